@@ -1,0 +1,273 @@
+// Package vyukov is the default [ring.Ring] backend: Dmitry Vyukov's bounded
+// multi-producer multi-consumer queue, in the form crossbeam's ArrayQueue
+// gives it (crossbeam-queue/src/array_queue.rs), rendered in Go with
+// sync/atomic and no runtime internals.
+//
+// Producers contend only on the tail cursor and consumers only on the head
+// cursor; each cursor sits on its own 128-byte block so that the two sides do
+// not share a cache line (nor the adjacent-line pair that Intel CPUs since
+// Sandy Bridge fetch together). A successful operation is one compare-and-swap
+// on its cursor plus one load and one store of the claimed slot's stamp. It
+// allocates nothing.
+//
+// Unlike rings that give up after one lost compare-and-swap (xsync's
+// MPMCQueue, Workiva's RingBuffer), TryPush reports false only when the ring
+// is full and TryPop reports false only when it is empty: a lost race is
+// retried, and a slot that another goroutine has claimed but not yet published
+// is waited for. The price of that guarantee is the one Vyukov's design always
+// carries: a goroutine preempted between claiming a slot and publishing it
+// makes the next goroutine that needs that very slot wait (spinning, then
+// yielding with runtime.Gosched) until it resumes.
+package vyukov
+
+import (
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/ring"
+)
+
+// cacheBlock is the span that keeps head and tail apart: 128 bytes, crossbeam's
+// CachePadded on x86-64 and arm64, where the prefetcher pulls pairs of 64-byte
+// lines.
+const cacheBlock = 128
+
+// Ring is a bounded MPMC FIFO ring of exactly the capacity given to [New].
+// It is safe for concurrent use by any number of goroutines. A Ring must not
+// be copied after first use.
+//
+// # Slot ownership
+//
+// The ring has capacity slots. Each slot carries a stamp, and head and tail
+// are stamps too: a stamp packs a lap number in its high bits and a slot index
+// in its low bits (index = stamp & (oneLap-1), lap = stamp &^ (oneLap-1)),
+// where oneLap is the smallest power of two above capacity. Because the index
+// never reaches oneLap, any capacity >= 1 is exact; only the stamp arithmetic,
+// not the slot array, is rounded to a power of two.
+//
+// Slot i's stamp says who may touch its value:
+//
+//   - stamp == t, where t is a tail stamp with index i: the slot is empty and
+//     belongs to the producer that moves tail from t to the next stamp by
+//     compare-and-swap. Only that producer writes the value, then stores
+//     stamp = t+1, which publishes it.
+//   - stamp == h+1, where h is a head stamp with index i: the slot is full and
+//     belongs to the consumer that moves head from h to the next stamp by
+//     compare-and-swap. Only that consumer reads and zeroes the value, then
+//     stores stamp = h+oneLap, which hands the slot to the producer of the next
+//     lap.
+//   - anything else: some goroutine has claimed the slot (moved the cursor)
+//     but not yet published it; the value belongs to that goroutine and
+//     everyone else waits.
+//
+// The stamp store that ends each claim is the happens-before edge that makes
+// the plain write (or zeroing) of the value visible to the next owner, which
+// loads the stamp before touching the value. Go's atomics are sequentially
+// consistent, which supplies the full fence crossbeam issues before it reads
+// the opposite cursor to decide "full" or "empty".
+type Ring[T any] struct {
+	_ noCopy
+
+	slots    []slot[T]
+	oneLap   uint64
+	capacity int
+	_        [cacheBlock - 24 - 8 - 8]byte // keep the read-only fields off head's block
+
+	// head is the stamp of the next slot to pop. Only consumers move it.
+	head atomic.Uint64
+	_    [cacheBlock - 8]byte
+
+	// tail is the stamp of the next slot to push. Only producers move it.
+	tail atomic.Uint64
+	_    [cacheBlock - 8]byte
+}
+
+type slot[T any] struct {
+	stamp atomic.Uint64
+	value T
+}
+
+// New returns an empty ring that holds exactly capacity values. It panics if
+// capacity is below 1.
+func New[T any](capacity int) *Ring[T] {
+	if capacity < 1 {
+		panic(fmt.Sprintf("vyukov: capacity must be at least 1, got %d", capacity))
+	}
+	r := &Ring[T]{
+		slots:    make([]slot[T], capacity),
+		oneLap:   uint64(1) << bits.Len64(uint64(capacity)),
+		capacity: capacity,
+	}
+	for i := range r.slots {
+		r.slots[i].stamp.Store(uint64(i))
+	}
+	return r
+}
+
+// Factory returns New(capacity) as a [ring.Ring]; vyukov.Factory[T] is a
+// [ring.Factory].
+func Factory[T any](capacity int) ring.Ring[T] { return New[T](capacity) }
+
+// next returns the stamp after s: the next index in the same lap, or index 0
+// of the next lap at the end of the array.
+func (r *Ring[T]) next(s uint64) uint64 {
+	index := s & (r.oneLap - 1)
+	if index+1 < uint64(r.capacity) {
+		return s + 1
+	}
+	lap := s &^ (r.oneLap - 1)
+	return lap + r.oneLap
+}
+
+// TryPush appends v and reports true, or reports false and leaves the ring
+// unchanged when it is full. It never fails because of contention. It does
+// not allocate.
+func (r *Ring[T]) TryPush(v T) bool {
+	var b backoff
+	tail := r.tail.Load()
+	for {
+		s := &r.slots[tail&(r.oneLap-1)]
+		stamp := s.stamp.Load()
+		switch {
+		case stamp == tail:
+			// The slot is empty for this lap; claim it by moving tail.
+			if r.tail.CompareAndSwap(tail, r.next(tail)) {
+				s.value = v
+				s.stamp.Store(tail + 1) // publish: the consumer loads stamp before value
+				return true
+			}
+			b.spin()
+			tail = r.tail.Load()
+		case stamp+r.oneLap == tail+1:
+			// The slot still holds the previous lap's value. The ring is
+			// full only if head has not moved past that value.
+			if r.head.Load()+r.oneLap == tail {
+				return false
+			}
+			b.spin()
+			tail = r.tail.Load()
+		default:
+			// Another goroutine claimed the slot and has not published it,
+			// or tail moved on: wait, never report full.
+			b.snooze()
+			tail = r.tail.Load()
+		}
+	}
+}
+
+// TryPop removes and returns the oldest value, or returns the zero value and
+// false when the ring is empty. It never fails because of contention. The
+// slot is zeroed so that the ring keeps no reference to the value. It does
+// not allocate.
+func (r *Ring[T]) TryPop() (T, bool) {
+	var b backoff
+	head := r.head.Load()
+	for {
+		s := &r.slots[head&(r.oneLap-1)]
+		stamp := s.stamp.Load()
+		switch {
+		case stamp == head+1:
+			// The slot is full for this lap; claim it by moving head.
+			if r.head.CompareAndSwap(head, r.next(head)) {
+				v := s.value
+				var zero T
+				s.value = zero
+				s.stamp.Store(head + r.oneLap) // hand the slot to the next lap's producer
+				return v, true
+			}
+			b.spin()
+			head = r.head.Load()
+		case stamp == head:
+			// The slot is empty for this lap. The ring is empty only if
+			// tail has not moved past it.
+			if r.tail.Load() == head {
+				var zero T
+				return zero, false
+			}
+			b.spin()
+			head = r.head.Load()
+		default:
+			// A producer claimed the slot and has not published it yet, or
+			// head moved on: wait, never report empty.
+			b.snooze()
+			head = r.head.Load()
+		}
+	}
+}
+
+// Len returns the number of values in the ring. It reads tail, head and tail
+// again until the two tail reads agree, so the result is a consistent
+// snapshot between 0 and Cap.
+func (r *Ring[T]) Len() int {
+	for {
+		tail := r.tail.Load()
+		head := r.head.Load()
+		if r.tail.Load() != tail {
+			continue
+		}
+		hix := head & (r.oneLap - 1)
+		tix := tail & (r.oneLap - 1)
+		switch {
+		case hix < tix:
+			return int(tix - hix)
+		case hix > tix:
+			return r.capacity - int(hix) + int(tix)
+		case tail == head:
+			return 0
+		default:
+			return r.capacity
+		}
+	}
+}
+
+// Cap returns the capacity the ring was created with.
+func (r *Ring[T]) Cap() int { return r.capacity }
+
+// backoff is crossbeam's Backoff: spin a growing number of times, then yield
+// the processor. It lives on the caller's stack.
+type backoff struct{ step uint32 }
+
+const (
+	spinLimit   = 6  // spin up to 2^6 iterations after a lost race
+	yieldLimit  = 10 // after that, snooze yields instead of spinning
+	spinPerStep = 1
+)
+
+// spin waits briefly after a lost compare-and-swap.
+func (b *backoff) spin() {
+	for i := 0; i < spinPerStep<<min(b.step, spinLimit); i++ {
+		spinHint()
+	}
+	if b.step <= spinLimit {
+		b.step++
+	}
+}
+
+// snooze waits for another goroutine to finish with a slot: it spins at
+// first, then yields so that a preempted owner can run (on two cores the
+// owner may well be waiting for this very P).
+func (b *backoff) snooze() {
+	if b.step <= spinLimit {
+		for i := 0; i < spinPerStep<<b.step; i++ {
+			spinHint()
+		}
+	} else {
+		runtime.Gosched()
+	}
+	if b.step <= yieldLimit {
+		b.step++
+	}
+}
+
+// spinHint is a loop body the compiler keeps; Go has no portable PAUSE.
+//
+//go:noinline
+func spinHint() {}
+
+// noCopy lets go vet's copylocks check flag copies of a Ring.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
