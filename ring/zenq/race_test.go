@@ -1,0 +1,5 @@
+//go:build zenq && race
+
+package zenq_test
+
+const raceEnabled = true
