@@ -1,0 +1,172 @@
+package vyukov
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// block returns the cacheBlock-sized block of a Ring that holds the byte at
+// offset.
+func block(offset uintptr) uintptr { return offset / cacheBlock }
+
+func TestCursorsSitOnTheirOwnBlocks(t *testing.T) {
+	var r Ring[int]
+	head := unsafe.Offsetof(r.head)
+	tail := unsafe.Offsetof(r.tail)
+	readOnlyEnd := max(
+		unsafe.Offsetof(r.slots)+unsafe.Sizeof(r.slots),
+		unsafe.Offsetof(r.oneLap)+unsafe.Sizeof(r.oneLap),
+		unsafe.Offsetof(r.capacity)+unsafe.Sizeof(r.capacity),
+	) - 1 // the last byte of the read-only fields
+
+	require.GreaterOrEqual(t, tail-head, uintptr(cacheBlock), "head and tail must be a block apart")
+	require.NotEqual(t, block(head), block(tail), "head and tail share a block")
+	require.Less(t, block(readOnlyEnd), block(head), "the read-only fields share head's block")
+	require.Less(t, block(readOnlyEnd), block(tail), "the read-only fields share tail's block")
+	tailEnd := tail + unsafe.Sizeof(r.tail) - 1
+	require.LessOrEqual(t, (block(tailEnd)+1)*cacheBlock, unsafe.Sizeof(r),
+		"whatever the allocator places after the ring would share tail's block")
+}
+
+// The block offsets above hold in memory only if a Ring starts on a block
+// boundary. The allocator places an object on a boundary of its size class,
+// and every size class that is a multiple of 128 bytes keeps 128-byte
+// alignment, so the size of a Ring must stay a multiple of cacheBlock.
+func TestRingStartsOnABlockBoundary(t *testing.T) {
+	require.Zero(t, unsafe.Sizeof(Ring[int]{})%cacheBlock, "size %d", unsafe.Sizeof(Ring[int]{}))
+	require.Zero(t, unsafe.Sizeof(Ring[[3]string]{})%cacheBlock)
+	for range 64 {
+		r := New[int](1)
+		require.Zero(t, uintptr(unsafe.Pointer(r))%cacheBlock, "a ring at %p", r)
+	}
+}
+
+func TestStampsForCapacitiesThatAreNotPowersOfTwo(t *testing.T) {
+	for _, capacity := range []int{1, 2, 3, 5, 6, 7, 8, 9, 100, 1000} {
+		r := New[int](capacity)
+		oneLap := r.oneLap
+		require.Equal(t, uint64(0), oneLap&(oneLap-1), "capacity %d: oneLap %d is not a power of two", capacity, oneLap)
+		require.Greater(t, oneLap, uint64(capacity), "capacity %d: oneLap %d leaves no room for the index", capacity, oneLap)
+		require.LessOrEqual(t, oneLap, uint64(2*capacity), "capacity %d: oneLap %d is not the smallest power above", capacity, oneLap)
+
+		// stamp returns the stamp of the n-th position since the ring was
+		// made: lap n/capacity, index n%capacity.
+		stamp := func(n int) uint64 { return uint64(n/capacity)*oneLap + uint64(n%capacity) }
+
+		// Three laps, one value at a time: every cursor and slot stamp
+		// follows the scheme in the Ring documentation.
+		for n := range 3 * capacity {
+			i := n % capacity
+			require.Equal(t, stamp(n), r.tail.Load(), "capacity %d, push %d: tail", capacity, n)
+			require.Equal(t, stamp(n), r.slots[i].stamp.Load(), "capacity %d, push %d: slot %d is not empty for this lap", capacity, n, i)
+			require.True(t, r.TryPush(n))
+			require.Equal(t, stamp(n)+1, r.slots[i].stamp.Load(), "capacity %d, push %d: slot %d not published", capacity, n, i)
+			require.Equal(t, stamp(n+1), r.tail.Load(), "capacity %d, push %d: tail after", capacity, n)
+
+			require.Equal(t, stamp(n), r.head.Load(), "capacity %d, pop %d: head", capacity, n)
+			v, ok := r.TryPop()
+			require.True(t, ok)
+			require.Equal(t, n, v)
+			require.Equal(t, stamp(n)+oneLap, r.slots[i].stamp.Load(), "capacity %d, pop %d: slot %d not handed to the next lap", capacity, n, i)
+			require.Equal(t, stamp(n+1), r.head.Load(), "capacity %d, pop %d: head after", capacity, n)
+		}
+
+		// Full from an index other than 0: the cursors' indexes meet, their
+		// laps differ by one, and Len tells full from empty.
+		require.True(t, r.TryPush(-1))
+		_, _ = r.TryPop()
+		for k := range capacity {
+			require.True(t, r.TryPush(k))
+		}
+		require.False(t, r.TryPush(capacity), "capacity %d: push into a full ring", capacity)
+		require.Equal(t, r.head.Load()+oneLap, r.tail.Load(), "capacity %d: a full ring's tail is head plus one lap", capacity)
+		require.Equal(t, capacity, r.Len())
+		for k := range capacity {
+			v, ok := r.TryPop()
+			require.True(t, ok)
+			require.Equal(t, k, v)
+		}
+		require.Equal(t, r.head.Load(), r.tail.Load())
+		require.Zero(t, r.Len())
+	}
+}
+
+// requireWaits runs op in a new goroutine while another goroutine, which
+// claimed a slot that op needs, is stalled; it requires that op is still
+// waiting after the test has yielded the processor a thousand times, then
+// plays the stalled goroutine by running release, and waits for op. A ring
+// that gives up instead of waiting returns at once and fails; the new
+// goroutine runs at the test's first yield, so timing cannot hide that.
+func requireWaits(t *testing.T, what string, op, release func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		op()
+	}()
+	for range 1000 {
+		runtime.Gosched()
+	}
+	select {
+	case <-done:
+		t.Fatalf("%s returned while a goroutine that claimed the slot it needs was stalled", what)
+	default:
+	}
+	release()
+	<-done
+}
+
+func TestTryPushWaitsForAPopInFlight(t *testing.T) {
+	r := New[int](4)
+	for i := range 4 {
+		require.True(t, r.TryPush(i))
+	}
+	// Consumer A claims slot 0 by moving head, and stalls before it takes
+	// the value and hands the slot on.
+	h := r.head.Load()
+	require.True(t, r.head.CompareAndSwap(h, r.next(h)))
+	// Consumer B pops the next value and returns. FIFO puts A's pop first,
+	// so the ring now holds two values and is not full: TryPush must not
+	// fail, and can only wait for A.
+	v, ok := r.TryPop()
+	require.True(t, ok)
+	require.Equal(t, 1, v)
+
+	var pushed bool
+	requireWaits(t, "TryPush", func() { pushed = r.TryPush(4) }, func() {
+		r.slots[0].value = 0
+		r.slots[0].stamp.Store(h + r.oneLap)
+	})
+	require.True(t, pushed, "TryPush reported full while a pop was in flight and a later one had completed")
+	for _, want := range []int{2, 3, 4} {
+		v, ok := r.TryPop()
+		require.True(t, ok)
+		require.Equal(t, want, v)
+	}
+}
+
+func TestTryPopWaitsForAPushInFlight(t *testing.T) {
+	r := New[int](4)
+	// Producer A claims slot 0 by moving tail, and stalls before it
+	// publishes its value.
+	tl := r.tail.Load()
+	require.True(t, r.tail.CompareAndSwap(tl, r.next(tl)))
+	// Producer B pushes into slot 1 and returns: the ring is not empty, so
+	// TryPop must not fail, and can only wait for A's value, which is first.
+	require.True(t, r.TryPush(1))
+
+	var v int
+	var ok bool
+	requireWaits(t, "TryPop", func() { v, ok = r.TryPop() }, func() {
+		r.slots[0].value = 100
+		r.slots[0].stamp.Store(tl + 1)
+	})
+	require.True(t, ok, "TryPop reported empty while a push was in flight and a later one had completed")
+	require.Equal(t, 100, v)
+	v, ok = r.TryPop()
+	require.True(t, ok)
+	require.Equal(t, 1, v)
+}
