@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardedsink/shardedsink/bench/internal/report"
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// settle is how long a new sink is left alone before the idle CPU is
+// measured, so that its workers have gone idle.
+const settle = 100 * time.Millisecond
+
+// measure runs both measurements on one sink and returns the result and the
+// sink's shard count.
+func measure(o options) (Result, int, error) {
+	var seen atomic.Int64 // how long the last value took to reach Drain, in ns
+	got := make(chan struct{}, 1)
+	s, err := sink.New(sink.Config[time.Time]{
+		Shards: o.shards,
+		Idle:   o.mode,
+		Logger: slog.New(slog.DiscardHandler),
+	}, sink.ActionFunc[time.Time](func(_ context.Context, batch []time.Time) {
+		now := time.Now()
+		for _, pushed := range batch {
+			seen.Store(int64(now.Sub(pushed)))
+		}
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	}))
+	if err != nil {
+		return Result{}, 0, err
+	}
+	defer func() { _ = s.Shutdown(context.Background()) }()
+
+	time.Sleep(settle)
+	before, err := processCPU()
+	if err != nil {
+		return Result{}, 0, err
+	}
+	start := time.Now()
+	time.Sleep(o.duration)
+	after, err := processCPU()
+	if err != nil {
+		return Result{}, 0, err
+	}
+	idlePct := 100 * float64(after-before) / float64(time.Since(start))
+
+	lat := make([]float64, 0, o.samples)
+	h := s.Handle()
+	for range o.samples {
+		time.Sleep(2*time.Millisecond + rand.N(2*time.Millisecond))
+		seen.Store(-1)
+		select {
+		case <-got: // a stale signal
+		default:
+		}
+		h.Push(time.Now())
+		if o.busy {
+			// Keep the P, as a request handler that goes on working
+			// would, so the worker must be started on another P.
+			for seen.Load() < 0 {
+			}
+		} else {
+			// Block at once, as a goroutine that goes back to waiting
+			// would: the worker, readied into this P's run queue, runs
+			// next.
+			<-got
+		}
+		lat = append(lat, float64(seen.Load())/1e3)
+	}
+	slices.Sort(lat)
+	return Result{
+		Machine:     report.ReadMachine(),
+		IdleCPUPct:  idlePct,
+		PickupP50us: report.Percentile(lat, 0.50),
+		PickupP99us: report.Percentile(lat, 0.99),
+	}, s.Shards(), nil
+}

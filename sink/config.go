@@ -1,0 +1,247 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/shardedsink/shardedsink/ring"
+	"github.com/shardedsink/shardedsink/ring/vyukov"
+)
+
+// The defaults that the zero value of each [Config] field stands for.
+const (
+	DefaultName             = "sink"
+	DefaultMaxShards        = 8 // the default shard count is GOMAXPROCS clamped to [1, DefaultMaxShards]
+	DefaultRingCapacity     = 8192
+	DefaultBatchSize        = 256
+	DefaultOverloadInterval = 5 * time.Second
+	DefaultStealVictims     = 2
+	DefaultStealItems       = 64
+	// DefaultPollSleep is the sleep between two looks at the rings of an
+	// idle worker in [IdlePoll] mode: the original's 100 µs. Go's timers
+	// on small Linux VMs stretch it to about 1 ms; see the package doc.
+	DefaultPollSleep = 100 * time.Microsecond
+	// DefaultWakeRecheck is the longest a worker sleeps in [IdleWake] mode
+	// before it looks at its ring again without being woken: the safety net
+	// for a doorbell that a ring backend could let slip (see [IdleWake]).
+	DefaultWakeRecheck = 100 * time.Millisecond
+)
+
+// IdleMode says what a drain worker does when its own ring and the rings it
+// may steal from are empty.
+type IdleMode int
+
+const (
+	// IdleWake, the default, parks an idle worker until a producer rings
+	// its shard's doorbell. After a few empty rounds in which it yields the
+	// processor, the worker sets its shard's sleeping flag, looks at its ring
+	// once more and blocks on a one-slot doorbell channel. A producer whose
+	// push succeeds loads that flag (a read of a cache line that is written
+	// only when the worker falls asleep or wakes) and, when it is set, clears
+	// it with a compare-and-swap and sends on the doorbell without blocking;
+	// only the producer that wins the swap pays for the send.
+	//
+	// The flag store and the ring check on the worker's side, and the push
+	// and the flag load on the producer's, form a Dekker pair: Go's atomics
+	// are sequentially consistent, so with the default [vyukov] ring (whose
+	// push is a compare-and-swap on its tail and whose Len loads that tail)
+	// the producer sees the flag or the worker sees the value. A ring whose
+	// Len is not synchronised that way could let a doorbell slip; the
+	// sleeping worker then finds the value when its safety-net timer,
+	// [Config.IdleSleep] (default [DefaultWakeRecheck]), fires.
+	//
+	// [vyukov]: https://pkg.go.dev/github.com/shardedsink/shardedsink/ring/vyukov
+	IdleWake IdleMode = iota
+	// IdlePoll is the original's pure polling: an idle worker sleeps
+	// [Config.IdleSleep] (default [DefaultPollSleep]) and looks again.
+	// Producers never wake anyone and the push path reads no flag that a
+	// worker ever sets. It costs CPU while idle and bounds the latency of an
+	// idle sink by the real length of a short sleep, which is about 1 ms on
+	// small Linux VMs.
+	IdlePoll
+	// idleBackoff is adaptive polling (IdleSleep doubling up to
+	// DefaultWakeRecheck, reset by work). It is measured against the other
+	// two in the package benchmarks and not offered (see the package doc):
+	// Config.Idle rejects it, and only the unexported Config.backoff selects
+	// it.
+	idleBackoff
+)
+
+// String returns "wake", "poll", or "IdleMode(N)".
+func (m IdleMode) String() string {
+	switch m {
+	case IdleWake:
+		return "wake"
+	case IdlePoll:
+		return "poll"
+	case idleBackoff:
+		return "backoff"
+	default:
+		return fmt.Sprintf("IdleMode(%d)", int(m))
+	}
+}
+
+// Config configures a [Sink]. The zero value of every field means its
+// default, so Config[T]{} is a complete configuration; negative sizes and
+// durations are errors. Shard count and ring capacity are fixed for the life
+// of the sink.
+type Config[T any] struct {
+	// Name labels the sink in Stats, in Overload events and in log records.
+	// Default "sink".
+	Name string
+	// Shards is the number of rings, each with its own drain worker.
+	// Default: GOMAXPROCS clamped to [1, 8]. One shard gives one global FIFO
+	// order, at the price of one contended ring.
+	Shards int
+	// RingCapacity is the number of values each shard's ring holds. A push
+	// into a full ring is dropped and counted. Default 8192.
+	RingCapacity int
+	// BatchSize is the most values handed to one Drain call. Default 256,
+	// clamped to RingCapacity.
+	BatchSize int
+	// Ring creates each shard's ring. It must return a ring whose Cap is
+	// exactly the capacity asked for. Default vyukov.Factory[T].
+	Ring ring.Factory[T]
+	// OverloadInterval is how often the overload monitor sums the drop
+	// counters. Default 5 s.
+	OverloadInterval time.Duration
+	// OnOverload is called by the monitor, at most once per
+	// OverloadInterval, when values were dropped since its last check.
+	// Default: an Error record through Logger. A panic in it is recovered
+	// and logged.
+	OnOverload func(Overload)
+	// Logger receives the reports of drain panics and the default overload
+	// reports. Default: slog.Default() at the time of each report. Do not
+	// point it at a handler that writes into this same sink.
+	Logger *slog.Logger
+
+	// Idle chooses what an idle worker does. Default IdleWake.
+	Idle IdleMode
+	// IdleSleep is how long an idle worker sleeps when nothing wakes it:
+	// the poll interval in IdlePoll mode (default 100 µs, the original's),
+	// and the safety-net recheck in IdleWake mode (default 100 ms).
+	IdleSleep time.Duration
+
+	// DisableStealing turns work stealing off. By default a worker whose
+	// batch is short after draining its own ring tops it up from other
+	// shards: at most StealVictims shards per round, at most StealItems
+	// values from each, in a deterministic round-robin over the other
+	// shards. Stealing happens only on the drain side.
+	DisableStealing bool
+	// StealVictims is the most shards a worker steals from per round.
+	// Default 2, clamped to Shards-1.
+	StealVictims int
+	// StealItems is the most values taken from one victim per round.
+	// Default 64, clamped to BatchSize.
+	StealItems int
+
+	// backoff selects idleBackoff, for BenchmarkIdle only.
+	backoff bool
+}
+
+// settings is a Config after defaults, validation and normalisation.
+type settings[T any] struct {
+	name             string
+	shards           int
+	ringCapacity     int
+	batchSize        int
+	factory          ring.Factory[T]
+	overloadInterval time.Duration
+	onOverload       func(Overload) // nil: the default report through the logger
+	logger           *slog.Logger   // nil: slog.Default() at each report
+	idle             IdleMode
+	idleSleep        time.Duration
+	stealVictims     int // 0: stealing off
+	stealItems       int
+}
+
+// settle applies the defaults, validates every field and normalises the
+// result like the original: the batch is clamped to the ring, the steal
+// budgets to the shard count and the batch, and one shard turns stealing off.
+// The returned error joins one error per invalid field, each wrapping
+// ErrInvalidConfig and naming the field and its value.
+func (c Config[T]) settle(action Action[T]) (settings[T], error) {
+	var errs []error
+	bad := func(field string, value any, why string) {
+		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidConfig, field, value, why))
+	}
+	if action == nil {
+		bad("action", "nil", "a sink needs an Action")
+	} else if f, ok := action.(ActionFunc[T]); ok && f == nil {
+		bad("action", "ActionFunc(nil)", "a sink needs an Action")
+	}
+	if c.Shards < 0 {
+		bad("Shards", c.Shards, "must be positive, or zero for the default (GOMAXPROCS clamped to [1, 8])")
+	}
+	if c.RingCapacity < 0 {
+		bad("RingCapacity", c.RingCapacity, "must be positive, or zero for the default 8192")
+	}
+	if c.BatchSize < 0 {
+		bad("BatchSize", c.BatchSize, "must be positive, or zero for the default 256")
+	}
+	if c.OverloadInterval < 0 {
+		bad("OverloadInterval", c.OverloadInterval, "must be positive, or zero for the default 5s")
+	}
+	if c.Idle != IdleWake && c.Idle != IdlePoll {
+		bad("Idle", c.Idle, "must be IdleWake or IdlePoll")
+	}
+	if c.IdleSleep < 0 {
+		bad("IdleSleep", c.IdleSleep, "must be positive, or zero for the default of the idle mode")
+	}
+	if c.StealVictims < 0 {
+		bad("StealVictims", c.StealVictims, "must be positive, or zero for the default 2")
+	}
+	if c.StealItems < 0 {
+		bad("StealItems", c.StealItems, "must be positive, or zero for the default 64")
+	}
+	if len(errs) > 0 {
+		return settings[T]{}, errors.Join(errs...)
+	}
+
+	s := settings[T]{
+		name:             or(c.Name, DefaultName),
+		shards:           or(c.Shards, min(max(runtime.GOMAXPROCS(0), 1), DefaultMaxShards)),
+		ringCapacity:     or(c.RingCapacity, DefaultRingCapacity),
+		batchSize:        or(c.BatchSize, DefaultBatchSize),
+		factory:          c.Ring,
+		overloadInterval: or(c.OverloadInterval, DefaultOverloadInterval),
+		onOverload:       c.OnOverload,
+		logger:           c.Logger,
+		idle:             c.Idle,
+		idleSleep:        c.IdleSleep,
+		stealVictims:     or(c.StealVictims, DefaultStealVictims),
+		stealItems:       or(c.StealItems, DefaultStealItems),
+	}
+	if s.factory == nil {
+		s.factory = vyukov.Factory[T]
+	}
+	if c.backoff {
+		s.idle = idleBackoff
+	}
+	if s.idleSleep == 0 {
+		if s.idle == IdleWake {
+			s.idleSleep = DefaultWakeRecheck
+		} else {
+			s.idleSleep = DefaultPollSleep
+		}
+	}
+	s.batchSize = min(s.batchSize, s.ringCapacity)
+	s.stealVictims = min(s.stealVictims, s.shards-1)
+	s.stealItems = min(s.stealItems, s.batchSize)
+	if c.DisableStealing {
+		s.stealVictims = 0
+	}
+	return s, nil
+}
+
+// or returns v, or def when v is the zero value.
+func or[V comparable](v, def V) V {
+	var zero V
+	if v == zero {
+		return def
+	}
+	return v
+}

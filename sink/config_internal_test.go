@@ -1,0 +1,65 @@
+package sink
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var nopAction = ActionFunc[int](func(context.Context, []int) {})
+
+func settle(t *testing.T, c Config[int]) settings[int] {
+	t.Helper()
+	st, err := c.settle(nopAction)
+	require.NoError(t, err)
+	return st
+}
+
+func TestSettleAppliesDefaults(t *testing.T) {
+	st := settle(t, Config[int]{})
+	require.Equal(t, "sink", st.name)
+	require.Equal(t, min(max(runtime.GOMAXPROCS(0), 1), 8), st.shards)
+	require.Equal(t, 8192, st.ringCapacity)
+	require.Equal(t, 256, st.batchSize)
+	require.NotNil(t, st.factory)
+	require.Equal(t, 5*time.Second, st.overloadInterval)
+	require.Equal(t, IdleWake, st.idle)
+	require.Equal(t, DefaultWakeRecheck, st.idleSleep)
+	require.Equal(t, min(2, st.shards-1), st.stealVictims)
+	require.Equal(t, 64, st.stealItems)
+
+	require.Equal(t, DefaultPollSleep, settle(t, Config[int]{Idle: IdlePoll}).idleSleep)
+}
+
+func TestDefaultShardsFollowGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, want := range map[int]int{1: 1, 2: 2, 8: 8, 32: 8} {
+		runtime.GOMAXPROCS(procs)
+		require.Equal(t, want, settle(t, Config[int]{}).shards, "GOMAXPROCS=%d", procs)
+	}
+}
+
+// Port of clamps_drain_batch_to_ring_capacity.
+func TestSettleClampsBatchToRingCapacity(t *testing.T) {
+	require.Equal(t, 8, settle(t, Config[int]{RingCapacity: 8, BatchSize: 256}).batchSize)
+}
+
+// Port of clamps_steal_budgets.
+func TestSettleClampsStealBudgets(t *testing.T) {
+	st := settle(t, Config[int]{Shards: 3, BatchSize: 10, StealVictims: 100, StealItems: 100})
+	require.Equal(t, 2, st.stealVictims)
+	require.Equal(t, 10, st.stealItems)
+}
+
+// Port of single_shard_disables_stealing.
+func TestSettleSingleShardDisablesStealing(t *testing.T) {
+	require.Zero(t, settle(t, Config[int]{Shards: 1, StealVictims: 5}).stealVictims)
+}
+
+func TestSettleDisableStealing(t *testing.T) {
+	require.Zero(t, settle(t, Config[int]{Shards: 4, DisableStealing: true}).stealVictims)
+	require.Equal(t, 2, settle(t, Config[int]{Shards: 4}).stealVictims)
+}

@@ -1,0 +1,129 @@
+package sink_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/ring"
+	"github.com/shardedsink/shardedsink/ring/mutex"
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+func nop[T any]() sink.Action[T] {
+	return sink.ActionFunc[T](func(context.Context, []T) {})
+}
+
+// Port of rejects_zero_idle_sleep: zero means "default" in Go, so the
+// invalid value is a negative one.
+func TestNewRejectsNegativeIdleSleep(t *testing.T) {
+	_, err := sink.New(sink.Config[ev]{IdleSleep: -time.Millisecond}, nop[ev]())
+	require.ErrorIs(t, err, sink.ErrInvalidConfig)
+	require.ErrorContains(t, err, "IdleSleep = -1ms")
+}
+
+// Port of rejects_invalid_fields, and more: every invalid field is reported
+// in one error that names the field and the value.
+func TestNewRejectsInvalidFields(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  sink.Config[ev]
+		want string
+	}{
+		{"negative shards", sink.Config[ev]{Shards: -1}, "Shards = -1"},
+		{"negative ring capacity", sink.Config[ev]{RingCapacity: -8}, "RingCapacity = -8"},
+		{"negative batch size", sink.Config[ev]{BatchSize: -2}, "BatchSize = -2"},
+		{"negative overload interval", sink.Config[ev]{OverloadInterval: -time.Second}, "OverloadInterval = -1s"},
+		{"unknown idle mode", sink.Config[ev]{Idle: sink.IdleMode(42)}, "Idle = IdleMode(42)"},
+		{"the unoffered idle mode", sink.Config[ev]{Idle: sink.IdleMode(2)}, "Idle = backoff"},
+		{"negative idle sleep", sink.Config[ev]{IdleSleep: -1}, "IdleSleep = -1ns"},
+		{"negative steal victims", sink.Config[ev]{StealVictims: -1}, "StealVictims = -1"},
+		{"negative steal items", sink.Config[ev]{StealItems: -4}, "StealItems = -4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := sink.New(c.cfg, nop[ev]())
+			require.Nil(t, s)
+			require.ErrorIs(t, err, sink.ErrInvalidConfig)
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+
+	t.Run("all invalid fields are reported together", func(t *testing.T) {
+		_, err := sink.New(sink.Config[ev]{Shards: -1, RingCapacity: -2, BatchSize: -3, StealItems: -5}, nil)
+		require.ErrorIs(t, err, sink.ErrInvalidConfig)
+		msg := err.Error()
+		for _, want := range []string{"action = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3", "StealItems = -5"} {
+			require.Contains(t, msg, want)
+		}
+		require.Len(t, strings.Split(msg, "\n"), 5, "one line per invalid field")
+	})
+}
+
+// Port of try_spawn_rejects_invalid_config.
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	s, err := sink.New(sink.Config[ev]{Shards: -1}, nop[ev]())
+	require.Nil(t, s)
+	require.ErrorIs(t, err, sink.ErrInvalidConfig)
+}
+
+func TestNewRejectsNilActions(t *testing.T) {
+	_, err := sink.New(sink.Config[ev]{}, nil)
+	require.ErrorIs(t, err, sink.ErrInvalidConfig)
+	require.ErrorContains(t, err, "action = nil")
+
+	_, err = sink.New(sink.Config[ev]{}, sink.ActionFunc[ev](nil))
+	require.ErrorIs(t, err, sink.ErrInvalidConfig)
+	require.ErrorContains(t, err, "action = ActionFunc(nil)")
+}
+
+func TestNewRejectsBadRingFactories(t *testing.T) {
+	t.Run("a nil ring", func(t *testing.T) {
+		_, err := sink.New(sink.Config[ev]{Ring: func(int) ring.Ring[ev] { return nil }}, nop[ev]())
+		require.ErrorIs(t, err, sink.ErrInvalidConfig)
+		require.ErrorContains(t, err, "returned a nil ring for capacity 8192")
+	})
+	t.Run("a ring of the wrong capacity", func(t *testing.T) {
+		_, err := sink.New(sink.Config[ev]{
+			RingCapacity: 100,
+			Ring:         func(c int) ring.Ring[ev] { return mutex.New[ev](c + 1) },
+		}, nop[ev]())
+		require.ErrorIs(t, err, sink.ErrInvalidConfig)
+		require.ErrorContains(t, err, "returned a ring of capacity 101 for capacity 100")
+	})
+}
+
+func TestMustNewPanicsWithTheError(t *testing.T) {
+	defer func() {
+		r := recover()
+		err, ok := r.(error)
+		require.True(t, ok, "MustNew panicked with %v, not an error", r)
+		require.ErrorIs(t, err, sink.ErrInvalidConfig)
+	}()
+	sink.MustNew(sink.Config[ev]{BatchSize: -1}, nop[ev]())
+	t.Fatal("MustNew did not panic")
+}
+
+func TestZeroConfigUsesTheDefaults(t *testing.T) {
+	s := newSink(t, sink.Config[ev]{}, nop[ev]())
+	st := s.Stats()
+	require.Equal(t, "sink", st.Name)
+	require.Equal(t, "sink", s.Name())
+	require.GreaterOrEqual(t, st.Shards, 1)
+	require.LessOrEqual(t, st.Shards, 8)
+	require.Equal(t, st.Shards, s.Shards())
+}
+
+func TestIdleModeString(t *testing.T) {
+	require.Equal(t, "wake", sink.IdleWake.String())
+	require.Equal(t, "poll", sink.IdlePoll.String())
+	require.Equal(t, "IdleMode(9)", sink.IdleMode(9).String())
+}
+
+func TestErrorsAreDistinct(t *testing.T) {
+	require.False(t, errors.Is(sink.ErrShutdown, sink.ErrInvalidConfig))
+}

@@ -1,0 +1,124 @@
+package sink_test
+
+import (
+	"context"
+	"encoding/json"
+	"expvar"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// Event is a small telemetry record.
+type Event struct {
+	Route  string
+	Status int
+}
+
+// The original's quick start in Go: a sink named "events" whose Drain ships
+// each batch, a hot producer that keeps a handle, and a producer-quiesced
+// shutdown.
+func Example() {
+	var shipped atomic.Int64
+	s, err := sink.New(sink.Config[Event]{Name: "events"},
+		sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
+			// Encode and ship batch; keep no reference into it.
+			shipped.Add(int64(len(batch)))
+		}))
+	if err != nil {
+		panic(err)
+	}
+
+	// Hot producers take a handle once and keep it (one per request,
+	// connection or producer object).
+	h := s.Handle()
+	accepted := h.Push(Event{Route: "/", Status: 200})
+
+	// Stop the producers first, then shut down: what is buffered is drained.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("accepted:", accepted, "shipped:", shipped.Load())
+	// Output: accepted: true shipped: 1
+}
+
+// Many goroutines push without a handle; Flush waits until everything they
+// pushed has been drained.
+func ExampleSink_Push() {
+	var mu sync.Mutex
+	perStatus := map[int]int{}
+	s := sink.MustNew(sink.Config[Event]{}, sink.ActionFunc[Event](func(_ context.Context, batch []Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range batch {
+			perStatus[ev.Status]++
+		}
+	}))
+	defer s.Shutdown(context.Background())
+
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				s.Push(Event{Route: "/api", Status: 200 + 100*((g+i)%2)})
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Flush(context.Background()); err != nil {
+		panic(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(perStatus[200], perStatus[300], "dropped:", s.Dropped())
+	// Output: 400 400 dropped: 0
+}
+
+// A keyed handle sends every value for one key to one shard, so the values
+// of one tenant keep their order.
+func ExampleSink_HandleFor() {
+	var mu sync.Mutex
+	var order []int
+	s := sink.MustNew(sink.Config[int]{Shards: 4}, sink.ActionFunc[int](func(_ context.Context, batch []int) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, batch...)
+	}))
+	defer s.Shutdown(context.Background())
+
+	seed := maphash.MakeSeed()
+	h := s.HandleFor(maphash.String(seed, "tenant-42"))
+	for i := range 5 {
+		h.Push(i)
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		panic(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(order, s.HandleFor(maphash.String(seed, "tenant-42")) == h)
+	// Output: [0 1 2 3 4] true
+}
+
+// Stats marshals to JSON, so expvar can publish it at /debug/vars.
+func ExampleSink_Stats() {
+	s := sink.MustNew(sink.Config[Event]{Name: "events", Shards: 2}, sink.ActionFunc[Event](func(context.Context, []Event) {}))
+	defer s.Shutdown(context.Background())
+
+	if expvar.Get("sink_events") == nil { // Publish panics on a second call with one name
+		expvar.Publish("sink_events", expvar.Func(func() any { return s.Stats() }))
+	}
+
+	var st sink.Stats
+	if err := json.Unmarshal([]byte(expvar.Get("sink_events").String()), &st); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: %d shards, %d dropped, %d queued\n", st.Name, st.Shards, st.Dropped, st.Queued)
+	// Output: events: 2 shards, 0 dropped, 0 queued
+}

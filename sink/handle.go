@@ -1,0 +1,42 @@
+package sink
+
+// Handle pushes into one shard of a [Sink]. Take one from [Sink.Handle] or
+// [Sink.HandleFor] and keep it: a Handle is immutable, safe for concurrent
+// use, and costs nothing to hold. Every Handle of a sink's shard is the same
+// pointer.
+type Handle[T any] struct {
+	sh    *shard[T]
+	next  *Handle[T] // the next shard's handle, for Sink.Push
+	shard int
+}
+
+// Push pushes v into the handle's shard and reports whether it was accepted.
+// It never blocks. On success it is one TryPush on the shard's ring and one
+// load of the shard's sleeping flag: no counter, lock, timer or allocation.
+// When the ring is full, v is dropped, one add on the shard's padded drop
+// counter records it, and Push returns false.
+//
+// True means that the value was in a ring at that instant, not that it was
+// drained: a later Shutdown whose ctx ends first, or a panic in Drain, can
+// still lose it.
+func (h *Handle[T]) Push(v T) bool {
+	sh := h.sh
+	if sh.ring.TryPush(v) {
+		// The push (a compare-and-swap on the vyukov ring's tail) comes
+		// before this load; the worker stores the flag before it looks at
+		// the ring again (worker.park). Go's atomics are sequentially
+		// consistent, so one of the two sees the other's write: this load
+		// sees 1 and rings, or the worker's look finds the value and does
+		// not park. The load hits a line that is written only when the
+		// worker parks or wakes.
+		if sh.sleeping.Load() != 0 {
+			sh.wake()
+		}
+		return true
+	}
+	sh.dropped.Add(1)
+	return false
+}
+
+// Shard returns the index of the handle's shard, in [0, Shards).
+func (h *Handle[T]) Shard() int { return h.shard }

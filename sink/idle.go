@@ -1,0 +1,83 @@
+package sink
+
+import (
+	"runtime"
+	"time"
+)
+
+// spinRounds is how many empty rounds a worker in IdleWake mode spends
+// yielding the processor before it parks. Each round is a runtime.Gosched
+// and a fresh look at the rings: it keeps a worker under a steady trickle of
+// values from parking and being woken for every value, which would make the
+// producers pay the doorbell's compare-and-swap and send each time.
+const spinRounds = 4
+
+// idleWait is called after a round that found nothing to drain. What it does
+// depends on the idle mode; it returns early when Shutdown begins.
+func (w *worker[T]) idleWait() {
+	switch w.s.cfg.idle {
+	case IdlePoll:
+		w.sleep(w.s.cfg.idleSleep)
+	case idleBackoff:
+		// Adaptive polling: the sleep starts at IdleSleep and doubles
+		// after each empty round up to DefaultWakeRecheck; a batch resets
+		// it (idleRounds = 0).
+		if w.idleRounds == 0 {
+			w.backoff = w.s.cfg.idleSleep
+		}
+		w.idleRounds++
+		w.sleep(w.backoff)
+		w.backoff = min(2*w.backoff, DefaultWakeRecheck)
+	default:
+		w.park()
+	}
+}
+
+// park is IdleWake: yield for a few rounds, then sleep on the doorbell.
+func (w *worker[T]) park() {
+	if w.idleRounds < spinRounds {
+		w.idleRounds++
+		runtime.Gosched()
+		return
+	}
+	sh := w.sh
+	// Dekker's pattern with the producers' push. This store comes before
+	// the re-check of the ring below; a producer's successful push comes
+	// before its load of the flag (shard.push). Go's atomics are
+	// sequentially consistent, and with the vyukov ring the push is a
+	// compare-and-swap on the tail and Len loads the tail, so either the
+	// producer's load sees 1 and rings, or Len sees the value and the
+	// worker does not park. With a ring that gives no such edge, the timer
+	// below bounds the delay of a missed doorbell.
+	sh.sleeping.Store(1)
+	if sh.ring.Len() > 0 || w.s.stopping.Load() {
+		sh.sleeping.Store(0)
+		return
+	}
+	w.timer.Reset(w.s.cfg.idleSleep)
+	select {
+	case <-sh.doorbell:
+		// Woken by a producer (which cleared the flag), by another worker
+		// whose ring is backing up, or by Flush.
+		w.timer.Stop()
+		w.idleRounds = 0
+	case <-w.timer.C:
+		// The safety net. Park again at once if the round finds nothing.
+	case <-w.s.stop:
+		w.timer.Stop()
+	}
+	// Clear the flag if no waker did. A producer that still sees 1 may
+	// ring too: the token stays in the channel, and the next park returns
+	// at once, finds nothing, and parks again. Harmless.
+	sh.sleeping.Store(0)
+}
+
+// sleep blocks for d or until Shutdown begins.
+func (w *worker[T]) sleep(d time.Duration) {
+	w.timer.Reset(d)
+	select {
+	case <-w.timer.C:
+	case <-w.s.stop:
+		w.timer.Stop()
+	}
+}

@@ -1,0 +1,92 @@
+//go:build unix
+
+package sink
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkIdle measures the three idle strategies the design was chosen
+// from, IdleWake, IdlePoll and the adaptive backoff that is not offered, on
+// 2 and 8 shards: the process CPU time over one second of an idle sink as a
+// percentage of one core (idle-cpu-%), and the median time until Drain sees a
+// value pushed into the idle sink, when the pushing goroutine blocks at once
+// (pickup-block-µs) and when it keeps its P busy (pickup-busy-µs). Run it
+// once per configuration; b.N is ignored:
+//
+//	go test -run '^$' -bench Idle -benchtime 1x -count 5 ./sink/
+//
+// go run ./bench/idle measures the public modes the same way, with flags.
+func BenchmarkIdle(b *testing.B) {
+	for _, mode := range []IdleMode{IdleWake, IdlePoll, idleBackoff} {
+		for _, shards := range []int{2, 8} {
+			b.Run(fmt.Sprintf("mode=%s/shards=%d", mode, shards), func(b *testing.B) {
+				for b.Loop() {
+				}
+				benchIdle(b, mode, shards)
+			})
+		}
+	}
+}
+
+func benchIdle(b *testing.B, mode IdleMode, shards int) {
+	var lat atomic.Int64
+	cfg := Config[time.Time]{
+		Shards: shards,
+		Idle:   mode,
+		Logger: slog.New(slog.DiscardHandler),
+	}
+	if mode == idleBackoff {
+		cfg.Idle, cfg.backoff = IdlePoll, true // IdleSleep's default: 100 µs
+	}
+	s := MustNew(cfg, ActionFunc[time.Time](func(_ context.Context, batch []time.Time) {
+		now := time.Now()
+		for _, t := range batch {
+			lat.Store(int64(now.Sub(t)))
+		}
+	}))
+	defer func() { _ = s.Shutdown(context.Background()) }()
+
+	time.Sleep(100 * time.Millisecond)
+	before := processCPU(b)
+	start := time.Now()
+	time.Sleep(time.Second)
+	cpu := processCPU(b) - before
+	b.ReportMetric(100*float64(cpu)/float64(time.Since(start)), "idle-cpu-%")
+
+	pickup := func(busy bool) float64 {
+		var us []float64
+		h := s.Handle()
+		for range 100 {
+			time.Sleep(2*time.Millisecond + rand.N(2*time.Millisecond))
+			lat.Store(-1)
+			h.Push(time.Now())
+			for lat.Load() < 0 {
+				if !busy {
+					time.Sleep(time.Microsecond)
+				}
+			}
+			us = append(us, float64(lat.Load())/1e3)
+		}
+		slices.Sort(us)
+		return us[len(us)/2]
+	}
+	b.ReportMetric(pickup(false), "pickup-block-µs")
+	b.ReportMetric(pickup(true), "pickup-busy-µs")
+}
+
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

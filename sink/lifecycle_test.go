@@ -1,0 +1,306 @@
+package sink_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// Port of producer_quiesced_shutdown_drains_all_buffered_items.
+func TestShutdownDrainsAllBufferedValues(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			c := &collector[ev]{}
+			cfg := testCfg(4, 8192, 256)
+			cfg.Ring = b.factory
+			s, err := sink.New(cfg, c)
+			require.NoError(t, err)
+			var accepted []int
+			for i := range 2000 {
+				if s.Handle().Push(ev{i}) {
+					accepted = append(accepted, i)
+				}
+			}
+			require.NoError(t, s.Shutdown(context.Background()))
+			got := make([]int, 0, len(accepted))
+			for _, v := range c.values() {
+				got = append(got, v.id)
+			}
+			slices.Sort(got)
+			require.Equal(t, accepted, got)
+			require.Zero(t, s.Stats().Queued)
+		})
+	}
+}
+
+// Port of shutdown_is_idempotent.
+func TestShutdownIsIdempotent(t *testing.T) {
+	s, err := sink.New(testCfg(2, 16, 4), nop[ev]())
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.NoError(t, s.Shutdown(context.Background()))
+}
+
+func TestShutdownReturnsTheFirstResultEvenATimeout(t *testing.T) {
+	g := newGate[ev]()
+	s, err := sink.New(testCfg(1, 16, 4), g)
+	require.NoError(t, err)
+	defer g.release()
+	require.True(t, s.Handle().Push(ev{1}))
+	g.waitEntered(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	// The gated Drain returns when its ctx is cancelled, which Shutdown
+	// does when its ctx ends.
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	require.ErrorIs(t, s.Shutdown(context.Background()), context.DeadlineExceeded)
+}
+
+func TestConcurrentShutdownsWaitForTheFirst(t *testing.T) {
+	s, err := sink.New(testCfg(4, 1024, 64), nop[ev]())
+	require.NoError(t, err)
+	for i := range 500 {
+		s.Push(ev{i})
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- s.Shutdown(context.Background()) }()
+	}
+	for range 8 {
+		require.NoError(t, <-errs)
+	}
+	require.Zero(t, s.Stats().Queued)
+}
+
+// Port of shutdown_with_live_producers_does_not_hang_or_panic.
+func TestShutdownWithLiveProducersDoesNotHang(t *testing.T) {
+	s, err := sink.New(testCfg(2, 1024, 64), nop[ev]())
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h := s.Handle()
+		for i := range 1000 {
+			h.Push(ev{i})
+			if i%64 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
+	<-done
+}
+
+func TestShutdownCancelsInFlightDrain(t *testing.T) {
+	sawCancel := make(chan error, 1)
+	entered := make(chan struct{})
+	var once sync.Once
+	s, err := sink.New(testCfg(1, 16, 4), sink.ActionFunc[ev](func(ctx context.Context, _ []ev) {
+		once.Do(func() { close(entered) })
+		<-ctx.Done() // a Drain that honours ctx and never finishes otherwise
+		select {
+		case sawCancel <- ctx.Err():
+		default:
+		}
+	}))
+	require.NoError(t, err)
+	s.Handle().Push(ev{1})
+	<-entered
+	for i := range 10 {
+		s.Handle().Push(ev{i}) // left in the ring
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	err = s.Shutdown(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, <-sawCancel, context.Canceled)
+	// goleak in TestMain checks that the worker exited anyway.
+}
+
+func TestShutdownWithCancelledCtx(t *testing.T) {
+	g := newGate[ev]()
+	s, err := sink.New(testCfg(1, 16, 4), g)
+	require.NoError(t, err)
+	defer g.release()
+	s.Handle().Push(ev{1})
+	g.waitEntered(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.Canceled)
+}
+
+func TestShutdownGivesTheFinalDrainItsDeadline(t *testing.T) {
+	var mu sync.Mutex
+	var deadlines []time.Time
+	block := make(chan struct{})
+	var blocked atomic.Bool
+	s, err := sink.New(testCfg(1, 64, 4), sink.ActionFunc[ev](func(ctx context.Context, _ []ev) {
+		if blocked.CompareAndSwap(false, true) {
+			<-block // hold the worker until the values below are queued
+		}
+		d, _ := ctx.Deadline()
+		mu.Lock()
+		deadlines = append(deadlines, d)
+		mu.Unlock()
+	}))
+	require.NoError(t, err)
+	s.Handle().Push(ev{0})
+	require.Eventually(t, blocked.Load, 5*time.Second, time.Millisecond)
+	for i := range 8 {
+		s.Handle().Push(ev{i + 1})
+	}
+	deadline := time.Now().Add(time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Shutdown(ctx) }()
+	// Let Shutdown close the stop signal before the worker finishes the
+	// batch it holds; either way the queued values go through the final
+	// drain or the last rounds before it.
+	time.Sleep(10 * time.Millisecond)
+	close(block)
+	require.NoError(t, <-errc)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, deadlines, 3, "one held batch, then 8 values in batches of 4")
+	require.True(t, deadlines[len(deadlines)-1].Equal(deadline), "the final drain's ctx carries Shutdown's deadline")
+}
+
+// Flush must wait for a Drain call in flight even when every value has
+// already left the rings.
+func TestFlushWaitsForDrainToReturn(t *testing.T) {
+	entered := make(chan int64, 10)
+	first, second := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int64
+	c := &collector[ev]{}
+	s := newSink(t, testCfg(1, 64, 8), sink.ActionFunc[ev](func(ctx context.Context, batch []ev) {
+		n := calls.Add(1)
+		entered <- n
+		wait := map[int64]chan struct{}{1: first, 2: second}[n]
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-ctx.Done(): // a failed test's Shutdown
+			}
+		}
+		c.Drain(ctx, batch)
+	}))
+	h := s.Handle()
+	require.True(t, h.Push(ev{0}))
+	require.Equal(t, int64(1), <-entered)
+	for i := 1; i <= 4; i++ {
+		require.True(t, h.Push(ev{i}))
+	}
+	close(first)
+	require.Equal(t, int64(2), <-entered) // holds ev 1..4
+	require.Zero(t, s.Stats().Queued, "every value has left the ring")
+
+	flushed := make(chan error, 1)
+	go func() { flushed <- s.Flush(context.Background()) }()
+	select {
+	case err := <-flushed:
+		t.Fatalf("Flush returned %v while a Drain call was still running", err)
+	case <-time.After(30 * time.Millisecond):
+	}
+	close(second)
+	require.NoError(t, <-flushed)
+	require.Equal(t, 5, c.count())
+}
+
+func TestFlushHonoursCtx(t *testing.T) {
+	g := newGate[ev]()
+	s := newSink(t, testCfg(1, 64, 8), g)
+	t.Cleanup(g.release)
+	s.Handle().Push(ev{1})
+	g.waitEntered(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Flush(ctx), context.DeadlineExceeded)
+}
+
+func TestFlushOnAnEmptySinkReturnsAtOnce(t *testing.T) {
+	s := newSink(t, testCfg(4, 64, 8), nop[ev]())
+	require.NoError(t, s.Flush(context.Background()))
+}
+
+// Flush with stealing on and producers that keep pushing: every value
+// accepted before each Flush has been drained when it returns.
+func TestFlushWithLiveProducersAndStealing(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	s := newSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, StealItems: 8},
+		sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, v := range batch {
+				seen[v.id] = true
+			}
+		}))
+	const producers, per = 4, 20000
+	var wg sync.WaitGroup
+	var acceptedMu sync.Mutex
+	accepted := make([][]int, producers)
+	for p := range producers {
+		wg.Go(func() {
+			h := s.HandleFor(uint64(p % 2)) // skewed: two shards at most
+			for i := range per {
+				id := p*per + i
+				if h.Push(ev{id}) {
+					acceptedMu.Lock()
+					accepted[p] = append(accepted[p], id)
+					acceptedMu.Unlock()
+				}
+				if i%64 == 0 {
+					runtime.Gosched()
+				}
+			}
+		})
+	}
+	producing := make(chan struct{})
+	go func() { wg.Wait(); close(producing) }()
+	for flushes := 0; ; flushes++ {
+		acceptedMu.Lock()
+		var before []int
+		for _, a := range accepted {
+			before = append(before, a...)
+		}
+		acceptedMu.Unlock()
+		require.NoError(t, s.Flush(context.Background()))
+		mu.Lock()
+		for _, id := range before {
+			if !seen[id] {
+				mu.Unlock()
+				t.Fatalf("value %d was accepted before Flush %d and not drained when it returned", id, flushes)
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-producing:
+			require.Positive(t, flushes)
+			return
+		default:
+		}
+	}
+}
+
+func TestFlushAfterShutdown(t *testing.T) {
+	s, err := sink.New(testCfg(2, 64, 8), nop[ev]())
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.NoError(t, s.Flush(context.Background()), "nothing queued")
+	require.True(t, s.Push(ev{1}))
+	err = s.Flush(context.Background())
+	require.ErrorIs(t, err, sink.ErrShutdown, "a value queued after Shutdown is never drained")
+	require.False(t, errors.Is(err, context.DeadlineExceeded))
+}

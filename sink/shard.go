@@ -1,0 +1,83 @@
+package sink
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/ring"
+)
+
+// cacheBlock is the span that keeps the hot fields of a shard apart: 128
+// bytes, crossbeam's CachePadded on x86-64 and arm64, where the prefetcher
+// pulls pairs of 64-byte lines.
+const cacheBlock = 128
+
+// shard is one ring with the state around it. Its fields fall into three
+// groups, each alone on its own 128-byte block, so that no two groups (and
+// no two shards) share a cache line:
+//
+//   - the producer block, which every push reads: the ring, the doorbell and
+//     the sleeping flag. Producers only read it while the worker is busy; it
+//     is written when the worker falls asleep or wakes, and by the one
+//     producer that clears the flag to ring the doorbell.
+//   - the drop counter, written by producers only when a push is rejected.
+//   - the consumer block: the consumer mutex, the popped counter and the
+//     batch sequence number, touched only by drain workers and Flush.
+//
+// A shard is 384 bytes, three 128-byte strides, and each group is at most 32
+// bytes at the start of its stride. The shards of a sink live in one slice,
+// which Go does not align to 128 bytes (objects over 512 bytes that hold
+// pointers start 8 bytes into their allocation, after a header), but as long
+// as the slice starts less than 96 bytes past a 128-byte boundary (with Go's
+// size classes it starts 0, 8 or 72 bytes past one), every group still has
+// its 128-byte block to itself. A test checks this for 1 to 8 shards.
+type shard[T any] struct {
+	// ring is read-only after New.
+	ring ring.Ring[T]
+	// doorbell has one slot. A producer that clears sleeping sends on it
+	// without blocking; the sleeping worker receives.
+	doorbell chan struct{}
+	// sleeping is 1 while the worker is, or is about to be, parked on the
+	// doorbell (IdleWake only). See Handle.Push and worker.park for the
+	// Dekker pair it forms with the ring.
+	sleeping atomic.Uint32
+	_        [cacheBlock - 16 - 8 - 8]byte // interface, chan, flag (padded to 8)
+
+	// dropped counts pushes rejected because the ring was full. Producers
+	// add to it only on rejection; the monitor and Stats load it. Relaxed
+	// ordering would do; Go offers only sequentially consistent atomics,
+	// which cost the same on x86 for an add.
+	dropped atomic.Uint64
+	_       [cacheBlock - 8]byte
+
+	// mu serialises the consumers of this ring: the home worker locks it for
+	// each burst, a stealer takes it with TryLock and skips the shard when it
+	// is busy, and Flush locks it to read popped and the ring length as one
+	// snapshot. Producers never touch it.
+	mu sync.Mutex
+	// popped counts the values taken from the ring. It is only added to
+	// while mu is held, after the values were taken, so that under mu
+	// popped + ring.Len() is the number of values ever accepted (the ones
+	// taken and the ones still in the ring).
+	popped atomic.Uint64
+	// seq is the home worker's batch sequence number: odd from before the
+	// worker's first pop of a round until its batch has been drained and
+	// cleared (or found empty), even otherwise. Flush waits on it.
+	seq atomic.Uint64
+	_   [cacheBlock - 8 - 8 - 8]byte
+}
+
+// wake rings the doorbell of a sleeping worker. Of all the producers that see
+// the flag set, only the one whose compare-and-swap clears it sends, and the
+// send never blocks: the channel has one slot, and a token already in it
+// wakes the worker just as well.
+//
+//go:noinline
+func (sh *shard[T]) wake() {
+	if sh.sleeping.CompareAndSwap(1, 0) {
+		select {
+		case sh.doorbell <- struct{}{}:
+		default:
+		}
+	}
+}

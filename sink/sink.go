@@ -1,0 +1,268 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// Action receives the values that the drain workers take from the rings.
+type Action[T any] interface {
+	// Drain handles one batch of at most BatchSize values. It runs on the
+	// drain workers, never on a producer; several workers may call it at
+	// once, so it must be safe for concurrent use. It may block or do I/O: a
+	// slow Drain fills the rings, which then shed, but never blocks a
+	// producer. The batch slice is reused and cleared after Drain returns,
+	// so Drain must not keep it or any reference into it. ctx is cancelled
+	// only when the ctx given to Shutdown ends before the workers have
+	// finished. A panic in Drain is recovered and logged, and that batch is
+	// lost. Drain must not call runtime.Goexit (t.FailNow, log.Fatal): the
+	// worker's goroutine would end with it.
+	Drain(ctx context.Context, batch []T)
+}
+
+// ActionFunc adapts a function to an [Action].
+type ActionFunc[T any] func(ctx context.Context, batch []T)
+
+// Drain calls f(ctx, batch).
+func (f ActionFunc[T]) Drain(ctx context.Context, batch []T) { f(ctx, batch) }
+
+// Sink is a sharded fire-and-forget sink: producers push values into one of
+// its bounded rings without waiting, and one drain worker per ring hands
+// them to the [Action] in batches. See the package documentation for the
+// guarantees and the costs.
+//
+// A Sink is safe for concurrent use. It must not be copied.
+type Sink[T any] struct {
+	_ noCopy
+
+	cfg     settings[T]
+	action  Action[T]
+	shards  []shard[T]
+	handles []Handle[T] // handles[i] pushes into shards[i]; immutable
+
+	// homes caches a home *Handle per P for the handle-less Push; see Push.
+	homes sync.Pool
+
+	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
+	// given to Shutdown ends first, or when Shutdown has finished.
+	drainCtx    context.Context
+	cancelDrain context.CancelFunc
+	// finalCtx is the ctx of the Drain calls of the final drain: drainCtx
+	// with the deadline of Shutdown's ctx. Shutdown sets it before it sets
+	// stopping, and a worker reads it only after it loaded stopping as true:
+	// that atomic store and load are the happens-before edge.
+	finalCtx context.Context
+
+	stopping atomic.Bool   // set just before stop is closed
+	stop     chan struct{} // closed by the first Shutdown
+	running  atomic.Int32  // workers and monitor still running
+	done     chan struct{} // closed by the last of them to exit
+
+	shutdownOnce sync.Once
+	shutdownDone chan struct{} // closed once shutdownErr is set
+	shutdownErr  error
+
+	// cursor hands out shards round-robin for Handle and for the pool
+	// misses of Push. A successful push never touches it.
+	_      [cacheBlock]byte
+	cursor atomic.Uint64
+	_      [cacheBlock - 8]byte
+}
+
+// New validates cfg, builds the rings and starts one drain worker per shard
+// and the overload monitor. It returns an error wrapping [ErrInvalidConfig]
+// that names the field and the value of every invalid field: a negative size
+// or duration, an unknown idle mode, a nil action, or a Ring factory that
+// returns nil or a ring of the wrong capacity. Nothing is started then.
+//
+// The workers run until [Sink.Shutdown]; a sink that is dropped without
+// Shutdown keeps its goroutines.
+func New[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
+	s, err := build(cfg, action)
+	if err != nil {
+		return nil, err
+	}
+	s.start()
+	return s, nil
+}
+
+// build validates cfg and builds the sink without starting anything.
+func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
+	st, err := cfg.settle(action)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink[T]{
+		cfg:          st,
+		action:       action,
+		shards:       make([]shard[T], st.shards),
+		handles:      make([]Handle[T], st.shards),
+		stop:         make(chan struct{}),
+		done:         make(chan struct{}),
+		shutdownDone: make(chan struct{}),
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		r := st.factory(st.ringCapacity)
+		if r == nil {
+			return nil, fmt.Errorf("%w: Ring = %T: returned a nil ring for capacity %d",
+				ErrInvalidConfig, st.factory, st.ringCapacity)
+		}
+		if c := r.Cap(); c != st.ringCapacity {
+			return nil, fmt.Errorf("%w: Ring = %T: returned a ring of capacity %d for capacity %d",
+				ErrInvalidConfig, st.factory, c, st.ringCapacity)
+		}
+		sh.ring = r
+		sh.doorbell = make(chan struct{}, 1)
+		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
+	}
+	s.homes.New = func() any {
+		// A pool miss: the first push on a P, or one after two garbage
+		// collections emptied the pool. Hand out the next shard of the
+		// round-robin, so that the Ps spread over the shards. No allocation:
+		// the handles are the sink's own.
+		return s.Handle()
+	}
+	s.drainCtx, s.cancelDrain = context.WithCancel(context.Background())
+	s.finalCtx = s.drainCtx
+	return s, nil
+}
+
+// start starts the workers and the monitor.
+func (s *Sink[T]) start() {
+	s.running.Store(int32(len(s.shards)) + 1)
+	for i := range s.shards {
+		go newWorker(s, i).run()
+	}
+	go s.monitor()
+}
+
+// MustNew is like [New] but panics with New's error.
+func MustNew[T any](cfg Config[T], action Action[T]) *Sink[T] {
+	s, err := New(cfg, action)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Name returns the sink's name.
+func (s *Sink[T]) Name() string { return s.cfg.name }
+
+// Shards returns the number of shards.
+func (s *Sink[T]) Shards() int { return len(s.shards) }
+
+// Handle returns a handle for the next shard in round-robin order, the
+// original's issue(): handles taken one after another spread over all the
+// shards. It costs one atomic add on a per-sink counter and allocates
+// nothing; the handles of a sink are shared and immutable. Hot producers
+// take one handle and keep it (one per request, connection or producer
+// object).
+func (s *Sink[T]) Handle() *Handle[T] {
+	n := uint64(len(s.shards))
+	return &s.handles[(s.cursor.Add(1)-1)%n]
+}
+
+// HandleFor returns the handle of the shard that key maps to: the Go
+// rendering of the original's thread-local home shard, with a key the caller
+// chooses (a connection, a tenant, a goroutine's own id) instead of the OS
+// thread. The same key always maps to the same shard of this sink, so the
+// values pushed through handles for one key keep their order; different
+// sinks, or a different shard count, may map it elsewhere. The key is mixed
+// with the splitmix64 finalizer before it is reduced to a shard, so
+// sequential keys spread evenly. Hash strings with hash/maphash first.
+func (s *Sink[T]) HandleFor(key uint64) *Handle[T] {
+	return &s.handles[shardFor(key, len(s.shards))]
+}
+
+// shardFor maps key to [0, n): splitmix64's finalizer, then Lemire's
+// multiply-shift reduction.
+func shardFor(key uint64, n int) int {
+	key ^= key >> 30
+	key *= 0xbf58476d1ce4e5b9
+	key ^= key >> 27
+	key *= 0x94d049bb133111eb
+	key ^= key >> 31
+	hi, _ := bits.Mul64(key, uint64(n))
+	return int(hi)
+}
+
+// Push pushes v without a handle and reports whether it was accepted. When
+// it was not, v is dropped and counted once, like a rejected [Handle.Push].
+//
+// Go has no thread-locals, so the original's per-thread shard becomes a
+// per-P one: a sync.Pool caches a *Handle per P (in the pool's per-P private
+// slot), and Push takes the current P's handle, pushes through it and puts
+// it back. Get and Put write only to the current P's part of the pool, so a
+// successful Push writes to no cache line that another P writes: it is
+// Handle.Push plus a Get and a Put, with no allocation (the handles are the
+// sink's own). The per-sink round-robin cursor is touched only on a pool
+// miss (the first push on each P, and after garbage collections cleared the
+// pool) and hands out the next shard, so the Ps spread over the shards.
+//
+// When the P's home ring is full, Push moves the P's home on to the next
+// shard and tries that ring once, so that one busy P spills into the other
+// rings instead of shedding at once; a value is dropped only when both rings
+// were full. The drop is counted on the second shard.
+//
+// Pushes from one goroutine keep their order only while they stay on one P
+// and within one ring; use a Handle, or HandleFor with a key, where order
+// matters. See the package doc for the cost against Handle.Push, and for the
+// alternatives that were measured (a per-push random shard, a per-P
+// round-robin cursor).
+func (s *Sink[T]) Push(v T) bool {
+	h := s.homes.Get().(*Handle[T])
+	// Handle.Push, inline (a call level costs as much as the push itself
+	// when T is large), with one retry on the next shard; see there for the
+	// flag load.
+	sh := h.sh
+	if sh.ring.TryPush(v) {
+		if sh.sleeping.Load() != 0 {
+			sh.wake()
+		}
+		s.homes.Put(h)
+		return true
+	}
+	if h.next != h {
+		h = h.next
+		sh = h.sh
+		if sh.ring.TryPush(v) {
+			if sh.sleeping.Load() != 0 {
+				sh.wake()
+			}
+			s.homes.Put(h) // the P's new home
+			return true
+		}
+	}
+	sh.dropped.Add(1)
+	s.homes.Put(h)
+	return false
+}
+
+// Dropped returns the number of values dropped so far because their ring
+// was full: the sum of the per-shard counters.
+func (s *Sink[T]) Dropped() uint64 {
+	var total uint64
+	for i := range s.shards {
+		total += s.shards[i].dropped.Load()
+	}
+	return total
+}
+
+// logger returns the configured logger, or slog.Default() as it is now.
+func (s *Sink[T]) logger() *slog.Logger {
+	if s.cfg.logger != nil {
+		return s.cfg.logger
+	}
+	return slog.Default()
+}
+
+// noCopy lets go vet's copylocks check flag copies of a Sink.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

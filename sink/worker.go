@@ -1,0 +1,187 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// worker drains one home shard and steals from the others. Its fields are
+// private to its goroutine.
+type worker[T any] struct {
+	s     *Sink[T]
+	home  int
+	sh    *shard[T]
+	batch []T // len 0 between rounds, cap BatchSize; cleared after each Drain
+
+	// victim is the steal cursor: the next shard to visit, advanced on every
+	// visit so that victims are taken in a deterministic round-robin that
+	// starts after home.
+	victim int
+
+	// Idle state, see idle.go.
+	timer      *time.Timer // reused for every idle sleep
+	idleRounds int         // empty rounds since the last batch
+	backoff    time.Duration
+}
+
+func newWorker[T any](s *Sink[T], home int) *worker[T] {
+	w := &worker[T]{
+		s:      s,
+		home:   home,
+		sh:     &s.shards[home],
+		batch:  make([]T, 0, s.cfg.batchSize),
+		victim: home + 1,
+	}
+	w.timer = time.NewTimer(time.Hour)
+	w.timer.Stop()
+	return w
+}
+
+// run is the worker's goroutine: rounds of burst, steal and Drain until
+// Shutdown, then the final drain of the home ring.
+func (w *worker[T]) run() {
+	defer w.s.exited()
+	defer w.timer.Stop()
+	for !w.s.stopping.Load() {
+		// seq turns odd before the first pop of the round and even once the
+		// batch is drained and cleared: Flush relies on the order "seq odd,
+		// then pops, then popped counter", all by this goroutine.
+		w.sh.seq.Add(1)
+		own := w.burst()
+		if w.s.cfg.stealVictims > 0 && own < cap(w.batch) {
+			w.steal()
+		}
+		if len(w.batch) == 0 {
+			w.sh.seq.Add(1)
+			w.idleWait()
+			continue
+		}
+		w.idleRounds = 0
+		if own == cap(w.batch) && w.s.cfg.stealVictims > 0 {
+			// The home ring filled a whole batch and may be backing up:
+			// wake one sleeping worker, which will steal from it.
+			w.wakeHelper()
+		}
+		w.drain(w.s.drainCtx)
+		w.sh.seq.Add(1)
+		// Yield after every batch, so that a Drain that never blocks cannot
+		// hold a P for the whole 10 ms preemption slice: timers and other
+		// goroutines on this P run between batches.
+		runtime.Gosched()
+	}
+	w.finalDrain()
+}
+
+// finalDrain empties the home ring after Shutdown: bursts and Drains until a
+// burst comes back empty, without stealing, or until the ctx given to
+// Shutdown ends. Shutdown set finalCtx before it set stopping, and this
+// worker loaded stopping as true before it got here, so the read is ordered.
+func (w *worker[T]) finalDrain() {
+	ctx := w.s.finalCtx
+	for ctx.Err() == nil {
+		w.sh.seq.Add(1)
+		w.burst()
+		if len(w.batch) == 0 {
+			w.sh.seq.Add(1)
+			return
+		}
+		w.drain(ctx)
+		w.sh.seq.Add(1)
+		runtime.Gosched()
+	}
+}
+
+// burst appends values from the home ring to the batch until it is full or
+// the ring is empty, and returns how many it took.
+func (w *worker[T]) burst() int {
+	w.sh.mu.Lock()
+	n := w.take(w.sh, cap(w.batch)-len(w.batch))
+	w.sh.mu.Unlock()
+	return n
+}
+
+// steal tops the batch up from other shards: it visits them in round-robin
+// order from the persistent cursor, skipping home, and takes at most
+// stealItems from each of at most stealVictims victims, stopping when the
+// batch is full or every other shard has been visited once. A victim whose
+// consumer mutex is held (its home worker is in a burst, another worker is
+// stealing from it, or Flush is reading it) is skipped: stealing never waits.
+// It returns how many values it took.
+func (w *worker[T]) steal() int {
+	n := len(w.s.shards)
+	taken := 0
+	for tried, visits := 0, 0; tried < w.s.cfg.stealVictims && visits < n && len(w.batch) < cap(w.batch); visits++ {
+		v := w.victim % n
+		w.victim = v + 1
+		if v == w.home {
+			continue
+		}
+		tried++
+		sh := &w.s.shards[v]
+		if !sh.mu.TryLock() {
+			continue
+		}
+		taken += w.take(sh, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
+		sh.mu.Unlock()
+	}
+	return taken
+}
+
+// take pops up to limit values from sh into the batch. sh.mu must be held.
+func (w *worker[T]) take(sh *shard[T], limit int) int {
+	n := 0
+	for n < limit {
+		v, ok := sh.ring.TryPop()
+		if !ok {
+			break
+		}
+		w.batch = append(w.batch, v)
+		n++
+	}
+	if n > 0 {
+		// Under mu, after the pops: Flush, which reads popped and Len under
+		// mu, never sees a pop without its count.
+		sh.popped.Add(uint64(n))
+	}
+	return n
+}
+
+// wakeHelper rings the doorbell of the first sleeping worker after home.
+func (w *worker[T]) wakeHelper() {
+	n := len(w.s.shards)
+	for i := range n {
+		sh := &w.s.shards[(w.home+1+i)%n]
+		if sh != w.sh && sh.sleeping.Load() != 0 {
+			sh.wake()
+			return
+		}
+	}
+}
+
+// drain hands the batch to the Action, recovers a panic, and clears the
+// batch so that the garbage collector can free what it held. Drain gets a
+// slice whose capacity equals its length, so an append in Drain cannot write
+// into the worker's buffer.
+func (w *worker[T]) drain(ctx context.Context) {
+	n := len(w.batch)
+	defer func() {
+		if r := recover(); r != nil {
+			w.s.logger().Error("sink: Drain panicked; the batch is lost",
+				"sink", w.s.cfg.name, "shard", w.home, "batch", n,
+				"panic", fmt.Sprint(r))
+		}
+		clear(w.batch[:n])
+		w.batch = w.batch[:0]
+	}()
+	w.s.action.Drain(ctx, w.batch[:n:n])
+}
+
+// exited is called by each worker and the monitor as it exits; the last one
+// closes done.
+func (s *Sink[T]) exited() {
+	if s.running.Add(-1) == 0 {
+		close(s.done)
+	}
+}

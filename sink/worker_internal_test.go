@@ -1,0 +1,201 @@
+package sink
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// bare builds a sink whose workers are not started, so that a test can drive
+// one worker's burst and steal by hand.
+func bare(t *testing.T, c Config[int]) *Sink[int] {
+	t.Helper()
+	s, err := build(c, nopAction)
+	require.NoError(t, err)
+	return s
+}
+
+func fill(t *testing.T, s *Sink[int], shard, n int) {
+	t.Helper()
+	for i := range n {
+		require.True(t, s.handles[shard].Push(shard*1000+i))
+	}
+}
+
+// Port of drain_burst_stops_at_batch.
+func TestBurstStopsAtBatch(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 1, RingCapacity: 64, BatchSize: 10})
+	fill(t, s, 0, 50)
+	w := newWorker(s, 0)
+	require.Equal(t, 10, w.burst())
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, w.batch, "FIFO within the shard")
+	require.Equal(t, 40, s.shards[0].ring.Len())
+	require.Equal(t, uint64(10), s.shards[0].popped.Load())
+}
+
+// Port of drain_burst_stops_when_empty.
+func TestBurstStopsWhenEmpty(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 1, RingCapacity: 128, BatchSize: 100})
+	fill(t, s, 0, 5)
+	w := newWorker(s, 0)
+	require.Equal(t, 5, w.burst())
+	require.Zero(t, s.shards[0].ring.Len())
+	require.Zero(t, w.burst())
+}
+
+// Port of steal_respects_victim_and_item_budgets.
+func TestStealRespectsVictimAndItemBudgets(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 2, StealItems: 3})
+	for i := range 4 {
+		fill(t, s, i, 16)
+	}
+	w := newWorker(s, 0)
+	require.Equal(t, 6, w.steal())
+	require.Equal(t, []int{1000, 1001, 1002, 2000, 2001, 2002}, w.batch, "victims in round-robin order after home")
+	require.Equal(t, 16, s.shards[0].ring.Len(), "stealing never touches home")
+	require.Equal(t, uint64(3), s.shards[1].popped.Load())
+	require.Equal(t, uint64(3), s.shards[2].popped.Load())
+
+	// The cursor persists: the next round starts at shard 3, skips home and
+	// wraps to shard 1.
+	require.Equal(t, 6, w.steal())
+	require.Equal(t, []int{3000, 3001, 3002, 1003, 1004, 1005}, w.batch[6:])
+}
+
+// Port of steal_skips_home_shard.
+func TestStealSkipsHomeShard(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 3, StealItems: 8})
+	fill(t, s, 2, 10)
+	w := newWorker(s, 2)
+	require.Zero(t, w.steal())
+	require.Equal(t, 10, s.shards[2].ring.Len())
+}
+
+// Port of steal_is_bounded_when_batch_nearly_full.
+func TestStealIsBoundedWhenBatchNearlyFull(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 5, RingCapacity: 200, BatchSize: 2, StealVictims: 4, StealItems: 100})
+	for i := range 5 {
+		fill(t, s, i, 100)
+	}
+	w := newWorker(s, 0)
+	require.Equal(t, 2, w.steal())
+	require.Len(t, w.batch, 2)
+
+	w.batch = w.batch[:0]
+	w.batch = append(w.batch, -1)
+	require.Equal(t, 1, w.steal(), "only the room left in the batch")
+}
+
+func TestStealSkipsABusyVictim(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 2, StealItems: 4})
+	for i := range 4 {
+		fill(t, s, i, 16)
+	}
+	s.shards[1].mu.Lock() // its home worker is in a burst
+	w := newWorker(s, 0)
+	require.Equal(t, 4, w.steal(), "shard 1 counts as a victim tried but is skipped")
+	require.Equal(t, []int{2000, 2001, 2002, 2003}, w.batch)
+	require.Equal(t, 16, s.shards[1].ring.Len())
+	s.shards[1].mu.Unlock()
+}
+
+func TestBurstAndStealFillOneBatch(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 2, RingCapacity: 16, BatchSize: 8, StealItems: 8})
+	fill(t, s, 0, 3)
+	fill(t, s, 1, 16)
+	w := newWorker(s, 0)
+	require.Equal(t, 3, w.burst())
+	require.Equal(t, 5, w.steal(), "stealing tops the batch up to BatchSize")
+	require.Len(t, w.batch, 8)
+}
+
+func TestWakeHelperRingsOneSleepingWorker(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 3, RingCapacity: 4})
+	s.shards[1].sleeping.Store(1)
+	s.shards[2].sleeping.Store(1)
+	newWorker(s, 0).wakeHelper()
+	require.Zero(t, s.shards[1].sleeping.Load(), "the next sleeping shard after home is woken")
+	require.Len(t, s.shards[1].doorbell, 1)
+	require.Equal(t, uint32(1), s.shards[2].sleeping.Load(), "only one")
+	require.Empty(t, s.shards[2].doorbell)
+}
+
+func TestWakeRingsOnceForManyProducers(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 1, RingCapacity: 64})
+	s.shards[0].sleeping.Store(1)
+	for i := range 10 {
+		require.True(t, s.handles[0].Push(i))
+	}
+	require.Zero(t, s.shards[0].sleeping.Load())
+	require.Len(t, s.shards[0].doorbell, 1, "the first push clears the flag and rings; the rest only load it")
+}
+
+func TestSinkPushMovesOnWhenItsHomeIsFull(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 3, RingCapacity: 2})
+	// The pool is empty, so this push's home is the pool's New: shard 0.
+	// It is full, so the push, and the P's home, move on to shard 1.
+	fill(t, s, 0, 2)
+	require.True(t, s.Push(1))
+	require.Equal(t, 1, s.shards[1].ring.Len())
+	require.Zero(t, s.Dropped())
+
+	// Every ring full: whatever the P's home, two tries and one drop.
+	fill(t, s, 1, 1)
+	fill(t, s, 2, 2)
+	require.False(t, s.Push(2))
+	require.Equal(t, uint64(1), s.Dropped())
+}
+
+func TestSingleShardPushDoesNotRetry(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 1, RingCapacity: 1})
+	require.True(t, s.Push(1))
+	require.False(t, s.Push(2))
+	require.Equal(t, uint64(1), s.Dropped())
+}
+
+// The padding keeps the producer block, the drop counter and the consumer
+// block of every shard in 128-byte blocks of their own, whatever the
+// alignment of the slice (Go puts an 8-byte header before larger objects that
+// hold pointers).
+func TestShardLayout(t *testing.T) {
+	var sh shard[int]
+	require.Equal(t, uintptr(3*cacheBlock), unsafe.Sizeof(sh))
+	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(sh.dropped))
+	require.Equal(t, uintptr(2*cacheBlock), unsafe.Offsetof(sh.mu))
+	require.Equal(t, uintptr(3*cacheBlock), unsafe.Sizeof(shard[[64]byte]{}), "independent of T")
+
+	type group struct{ from, to uintptr } // [from, to) in bytes
+	for n := 1; n <= 8; n++ {
+		s := bare(t, Config[int]{Shards: n, RingCapacity: 1})
+		owner := map[uintptr]string{} // 128-byte block -> the group in it
+		for i := range s.shards {
+			sh := &s.shards[i]
+			for name, g := range map[string]group{
+				"producer": {uintptr(unsafe.Pointer(&sh.ring)), uintptr(unsafe.Pointer(&sh.sleeping)) + 4},
+				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.dropped)) + 8},
+				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.seq)) + 8},
+			} {
+				label := fmt.Sprintf("shard %d %s", i, name)
+				for b := g.from / cacheBlock; b <= (g.to-1)/cacheBlock; b++ {
+					if other, ok := owner[b]; ok {
+						t.Fatalf("%d shards: %s shares a 128-byte block with %s", n, label, other)
+					}
+					owner[b] = label
+				}
+			}
+		}
+	}
+}
+
+func TestShardForIsStableAndInRange(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for k := range uint64(1000) {
+			i := shardFor(k, n)
+			require.GreaterOrEqual(t, i, 0)
+			require.Less(t, i, n)
+			require.Equal(t, i, shardFor(k, n))
+		}
+	}
+}
