@@ -1,0 +1,401 @@
+package mpmc
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/ring"
+)
+
+// Bounded creates a channel that holds at most capacity values and returns
+// its first [Sender] and [Receiver]. It panics if capacity is below 1: a
+// channel of capacity 0 would be a rendezvous, which this package does not
+// offer (use a Go channel for that).
+//
+// The values live in a Vyukov ring (the algorithm of ring/vyukov) whose
+// tail word carries the channel's closed mark, as in concurrent-queue, the
+// queue under async-channel: so a send on a bounded channel costs one ring
+// push and nothing else, and closing is atomic with respect to every push.
+func Bounded[T any](capacity int) (*Sender[T], *Receiver[T]) {
+	if capacity < 1 {
+		panic(fmt.Sprintf("mpmc: capacity must be at least 1, got %d", capacity))
+	}
+	return newEnds(newChannel[T](newClosableRing[T](capacity), capacity))
+}
+
+// BoundedOn creates a bounded channel on the ring r, which the channel owns
+// from then on: nothing else may push to it or pop from it. Its capacity is
+// r.Cap(). BoundedOn lets the channel run over any [ring.Ring] backend, for
+// instance to benchmark one against another; r must keep the ring contract
+// (in particular: no spurious failure), or values may wait unnoticed.
+//
+// A ring has no closed state, so the channel counts the sends in flight
+// around each push (two atomic read-modify-writes on a word all senders
+// share), so that Close can wait for them: a send on such a channel costs
+// about 5 ns more than on one from [Bounded]. A ring that has the methods
+// Close() bool and IsClosed() bool is taken to close itself (after its
+// Close, every TryPush fails and leaves it unchanged; Close reports true
+// only the first time), and is used without the count. It panics if r is
+// nil.
+func BoundedOn[T any](r ring.Ring[T]) (*Sender[T], *Receiver[T]) {
+	if r == nil {
+		panic("mpmc: BoundedOn needs a ring, got nil")
+	}
+	var q queue[T]
+	if cq, ok := r.(queue[T]); ok {
+		q = cq // it closes in its push path itself
+	} else {
+		q = &guardedRing[T]{Ring: r}
+	}
+	return newEnds(newChannel[T](q, r.Cap()))
+}
+
+// Unbounded creates a channel that holds any number of values, and returns
+// its first [Sender] and [Receiver]. Sending to it never waits. Its values
+// live in linked blocks of 127 slots, so it allocates once per 127 values, not
+// once per value.
+func Unbounded[T any]() (*Sender[T], *Receiver[T]) {
+	return newEnds(newChannel[T](newSegQueue[T](), 0))
+}
+
+func newEnds[T any](c *channel[T]) (*Sender[T], *Receiver[T]) {
+	c.senders.Store(1)
+	c.receivers.Store(1)
+	return newSender(c), newReceiver(c)
+}
+
+// queue is what the channel needs of its storage: a closableRing (Bounded),
+// a guardedRing or a ring that closes itself (BoundedOn), or a segQueue
+// (Unbounded). The hot paths call a closableRing or a segQueue directly,
+// and other queues through this interface.
+type queue[T any] interface {
+	// TryPush appends v, or reports false and leaves the queue unchanged
+	// when it is full (never for a segQueue) or closed. A push that
+	// succeeds took effect before Close.
+	TryPush(v T) bool
+	TryPop() (T, bool)
+	Len() int
+	// Close makes every later TryPush fail, and reports whether this call
+	// did. When it returns true, no push is still in flight.
+	Close() bool
+	IsClosed() bool
+}
+
+// channel is the state that every end of one channel shares.
+//
+// # Closing
+//
+// Close is one atomic step in the queue (see bounded.go for why a closed
+// flag checked before the push is not enough): every push that succeeds
+// took effect before it, and none after. So:
+//
+//   - Sending to a closed channel fails with ErrClosed, and the value stays
+//     with the caller; a send that overlaps Close either fails, or succeeds
+//     and its value is received like any other.
+//   - A value accepted before the close stays receivable: closing does not
+//     touch the values.
+//   - closed is set after the queue is closed (and, for a guardedRing, after
+//     the pushes in flight have landed), so a receiver that finds the queue
+//     empty and then closed has seen the last value there will ever be:
+//     ErrClosed is final.
+//   - The last receiver's Release closes and then drains the queue; no push
+//     can land after the drain.
+type channel[T any] struct {
+	// Read-mostly: set at creation (closed changes once).
+	q        queue[T]         // the storage
+	ring     *closableRing[T] // q, when it is a closableRing: called directly on the hot paths
+	seg      *segQueue[T]     // q, when it is a segQueue: called directly on the hot paths
+	capacity int              // 0 for unbounded
+	closedCh chan struct{}    // closed by close, for Closed()
+	closed   atomic.Bool      // set once the queue is closed: no value will come any more
+	hooks    *testHooks       // nil outside tests
+	_        [cacheBlock - 64]byte
+
+	recvq waitQueue // receivers waiting for a value
+	sendq waitQueue // senders waiting for room (bounded only)
+
+	// The counts of strong ends. Clone adds one; Release takes one away, and
+	// the Release that takes a count to 0 closes the channel. A count never
+	// rises from 0 again: Upgrade adds only to a non-zero count.
+	senders   atomic.Int64
+	receivers atomic.Int64
+}
+
+// testHooks let the internal tests stop a waiting goroutine at the two
+// points where races are decided. ctx is the one the operation was called
+// with; send is true for Send, false for Recv.
+type testHooks struct {
+	beforeBlock func(ctx context.Context, send bool) // enqueued, retry failed, about to block
+	afterWake   func(ctx context.Context, send bool) // woken by a token, about to retry
+}
+
+func newChannel[T any](q queue[T], capacity int) *channel[T] {
+	c := &channel[T]{q: q, capacity: capacity, closedCh: make(chan struct{})}
+	c.ring, _ = q.(*closableRing[T])
+	c.seg, _ = q.(*segQueue[T])
+	return c
+}
+
+// push is q.TryPush, called directly when the type of q is one of ours.
+func (c *channel[T]) push(v T) bool {
+	if r := c.ring; r != nil {
+		return r.TryPush(v)
+	}
+	if q := c.seg; q != nil {
+		return q.TryPush(v)
+	}
+	return c.q.TryPush(v)
+}
+
+// pop is q.TryPop, called directly when the type of q is one of ours.
+func (c *channel[T]) pop() (T, bool) {
+	if r := c.ring; r != nil {
+		return r.TryPop()
+	}
+	if q := c.seg; q != nil {
+		return q.TryPop()
+	}
+	return c.q.TryPop()
+}
+
+// The hot paths (Sender.Send, Sender.TrySend, Receiver.Recv and
+// Receiver.TryRecv) are written out in those methods, so that an operation
+// that completes at once makes one call, to the queue, and nothing else: in
+// shape-instantiated generic code the compiler inlines little, and each
+// extra call level cost about a nanosecond. For the same reason they call
+// a closableRing or a segQueue directly rather than through the queue
+// interface (whose generic method wrappers cost another call each). What
+// follows is what they fall back to, and the complete operations that the
+// waiting loops use.
+
+// trySend is TrySend: no lock, no allocation, no select.
+func (c *channel[T]) trySend(v T) error {
+	if !c.push(v) {
+		return c.full()
+	}
+	c.pushed()
+	return nil
+}
+
+// full is the error of a send whose push failed: a closed channel reports
+// closed, never full.
+func (c *channel[T]) full() error {
+	if c.q.IsClosed() {
+		return ErrClosed
+	}
+	return ErrFull
+}
+
+// pushed runs after a successful push: it wakes one more receiver, one not
+// yet notified (notify-additional). Its load of recvq.waiting, after the
+// push, is the notifier's side of the Dekker argument in waiters.go.
+func (c *channel[T]) pushed() {
+	c.recvq.notify(1)
+}
+
+// popped runs after n successful pops: it wakes n more senders waiting for
+// room. An unbounded channel has none, so it costs one load there.
+func (c *channel[T]) popped(n int) {
+	c.sendq.notify(n) // its load is the notifier's side of the Dekker argument
+}
+
+// tryRecv is TryRecv: no lock, no allocation, no select.
+func (c *channel[T]) tryRecv() (T, error) {
+	if v, ok := c.pop(); ok {
+		c.popped(1)
+		return v, nil
+	}
+	return c.emptyOrClosed()
+}
+
+// emptyOrClosed is the result of a receive whose pop failed: ErrEmpty on an
+// open channel; on a closed one, a value that a send which took effect
+// before the close pushed between the failed pop and the closed load, or
+// else ErrClosed, which is final.
+func (c *channel[T]) emptyOrClosed() (T, error) {
+	if c.closed.Load() {
+		if v, ok := c.pop(); ok {
+			c.popped(1)
+			return v, nil
+		}
+		var zero T
+		return zero, ErrClosed
+	}
+	var zero T
+	return zero, ErrEmpty
+}
+
+// sendFull is Send after its push failed.
+func (c *channel[T]) sendFull(ctx context.Context, v T) error {
+	if c.q.IsClosed() {
+		return ErrClosed
+	}
+	return c.send(ctx, v)
+}
+
+// recvEmpty is Recv after its pop failed.
+func (c *channel[T]) recvEmpty(ctx context.Context) (T, error) {
+	if v, err := c.emptyOrClosed(); err != ErrEmpty {
+		return v, err
+	}
+	return c.recv(ctx)
+}
+
+// close closes the queue, marks the channel closed, closes closedCh and
+// wakes every waiter. It reports whether this call closed it; a call that
+// did not waits until the one that did has marked the channel closed, so
+// that after any close returns, receivers see the close as final.
+func (c *channel[T]) close() bool {
+	if !c.q.Close() {
+		var b backoff
+		for !c.closed.Load() {
+			b.snooze()
+		}
+		return false
+	}
+	// closed goes before the wake-ups: a waiter that enqueues after the
+	// notifyAll below took the queue lock after it, so its retry sees it.
+	c.closed.Store(true)
+	close(c.closedCh)
+	c.recvq.notifyAll()
+	c.sendq.notifyAll()
+	return true
+}
+
+// drain pops and discards every buffered value, zeroing its slot so that
+// the GC can free what it referenced.
+func (c *channel[T]) drain() {
+	for {
+		if _, ok := c.pop(); !ok {
+			return
+		}
+	}
+}
+
+// send is Send after the try path found the channel full: the wait loop.
+func (c *channel[T]) send(ctx context.Context, v T) error {
+	done := ctx.Done()
+	var w *waiter
+	for {
+		w = c.sendq.enqueue(w)
+		// Retry after enqueueing and before blocking: a pop that completed
+		// before the enqueue was not obliged to wake us (it may have read
+		// sendq.waiting as 0), so its room must be found here.
+		if err := c.trySend(v); err != ErrFull {
+			c.sendq.leave(w) // passes on a token it may have got meanwhile
+			return err
+		}
+		if c.hooks != nil && c.hooks.beforeBlock != nil {
+			c.hooks.beforeBlock(ctx, true)
+		}
+		if done == nil {
+			<-w.ready
+		} else {
+			select {
+			case <-w.ready:
+			case <-done:
+				// Nothing was pushed: the value stays with the caller. A
+				// token that arrived meanwhile goes to the next sender.
+				c.sendq.leave(w)
+				return ctx.Err()
+			}
+		}
+		// Woken, and out of the queue. The token is consumed: the retry
+		// below is what it was for.
+		if c.hooks != nil && c.hooks.afterWake != nil {
+			c.hooks.afterWake(ctx, true)
+		}
+		if err := c.trySend(v); err != ErrFull {
+			c.sendq.done(w)
+			return err
+		}
+		// Another sender took the room first: wait again, at the tail.
+	}
+}
+
+// recv is Recv after the try path found the channel empty: the wait loop.
+func (c *channel[T]) recv(ctx context.Context) (T, error) {
+	done := ctx.Done()
+	var w *waiter
+	for {
+		w = c.recvq.enqueue(w)
+		// Retry after enqueueing and before blocking: see send.
+		if v, err := c.tryRecv(); err != ErrEmpty {
+			c.recvq.leave(w)
+			return v, err
+		}
+		if c.hooks != nil && c.hooks.beforeBlock != nil {
+			c.hooks.beforeBlock(ctx, false)
+		}
+		if done == nil {
+			<-w.ready
+		} else {
+			select {
+			case <-w.ready:
+			case <-done:
+				// Nothing was popped. A token that arrived meanwhile goes
+				// to the next receiver, with the value it was for.
+				c.recvq.leave(w)
+				var zero T
+				return zero, ctx.Err()
+			}
+		}
+		if c.hooks != nil && c.hooks.afterWake != nil {
+			c.hooks.afterWake(ctx, false)
+		}
+		if v, err := c.tryRecv(); err != ErrEmpty {
+			c.recvq.done(w)
+			return v, err
+		}
+		// Another receiver took the value first: wait again, at the tail.
+	}
+}
+
+// forceSend is ForceSend.
+func (c *channel[T]) forceSend(v T) (old T, displaced bool, err error) {
+	for {
+		if c.push(v) {
+			c.pushed()
+			return old, displaced, nil
+		}
+		if c.q.IsClosed() {
+			// A value displaced before the close goes back to the caller
+			// with the error; v was not sent.
+			return old, displaced, ErrClosed
+		}
+		// Full: take the oldest value to make room. Its room is ours, so no
+		// sender waiter is woken for it.
+		x, ok := c.pop()
+		if !ok {
+			continue // emptied meanwhile: push again
+		}
+		if !displaced {
+			old, displaced = x, true
+		}
+		// Otherwise a concurrent send took the room this call made, and x
+		// is a second displaced value; it is dropped (see ForceSend).
+	}
+}
+
+func (c *channel[T]) isFull() bool {
+	return c.capacity > 0 && c.q.Len() == c.capacity
+}
+
+// releaseSender drops one sender count; the last one closes the channel.
+func (c *channel[T]) releaseSender() {
+	if c.senders.Add(-1) == 0 {
+		c.close()
+	}
+}
+
+// releaseReceiver drops one receiver count; the last one closes the channel
+// and then drops what is buffered. Close comes first, so no send can land a
+// value after the drain, and no weak receiver can upgrade (Upgrade fails on
+// a zero count and once closed).
+func (c *channel[T]) releaseReceiver() {
+	if c.receivers.Add(-1) == 0 {
+		c.close()
+		c.drain()
+	}
+}

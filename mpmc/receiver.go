@@ -1,0 +1,224 @@
+package mpmc
+
+import (
+	"context"
+	"iter"
+	"sync/atomic"
+)
+
+// Receiver is the receiving end of a channel. It is safe for concurrent use
+// by many goroutines: several goroutines may share one Receiver, each
+// waiting for the next value, and each value goes to exactly one of them.
+// [Receiver.Clone] makes another counted receiver; [Receiver.Release] says
+// that this one is done, and the last Release closes the channel and drops
+// what is buffered. A Receiver must not be copied; pass the pointer.
+//
+// Calling any method on a Receiver after its Release, or calling Release
+// twice, is a programming error and panics with a message that starts with
+// "mpmc: ".
+type Receiver[T any] struct {
+	// c is the channel, or nil once Release has run (see Sender.c).
+	c atomic.Pointer[channel[T]]
+}
+
+func newReceiver[T any](c *channel[T]) *Receiver[T] {
+	r := new(Receiver[T])
+	r.c.Store(c)
+	return r
+}
+
+// ch returns the channel, or panics if this Receiver was released.
+func (r *Receiver[T]) ch() *channel[T] {
+	c := r.c.Load()
+	if c == nil {
+		panicReleased("Receiver")
+	}
+	return c
+}
+
+// Recv receives the oldest value, waiting while the channel is empty. It
+// returns ErrClosed only when the channel is closed and no value is left,
+// and ctx.Err() if ctx ends first.
+//
+// Recv tries first and waits only if the channel is empty, so a Recv that
+// can complete at once costs what [Receiver.TryRecv] costs: no allocation,
+// no select, no lock (unless senders are waiting for room, one of which it
+// wakes). It may therefore succeed even when ctx is already done. A Recv
+// that returns ctx.Err() has taken nothing, and a wake-up it had received
+// passes on to the next waiting receiver with the value it was for, so no
+// receiver is left waiting while a value is buffered.
+//
+// Receivers waiting on an empty channel are woken in the order they
+// started to wait, one per value sent.
+func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
+	// TryRecv written out (see the note above channel.trySend).
+	c := r.c.Load()
+	if c == nil {
+		panicReleased("Receiver")
+	}
+	var v T
+	var ok bool
+	if r := c.ring; r != nil {
+		v, ok = r.TryPop()
+	} else if q := c.seg; q != nil {
+		v, ok = q.TryPop()
+	} else {
+		v, ok = c.q.TryPop()
+	}
+	if ok {
+		if c.sendq.waiting.Load() != 0 {
+			c.sendq.notifySlow(1)
+		}
+		return v, nil
+	}
+	return c.recvEmpty(ctx)
+}
+
+// TryRecv receives the oldest value without waiting. It returns ErrEmpty
+// if the channel holds no value, and ErrClosed if it is closed and holds
+// no value. It takes no lock and allocates nothing.
+func (r *Receiver[T]) TryRecv() (T, error) {
+	// channel.tryRecv written out.
+	c := r.c.Load()
+	if c == nil {
+		panicReleased("Receiver")
+	}
+	var v T
+	var ok bool
+	if r := c.ring; r != nil {
+		v, ok = r.TryPop()
+	} else if q := c.seg; q != nil {
+		v, ok = q.TryPop()
+	} else {
+		v, ok = c.q.TryPop()
+	}
+	if ok {
+		if c.sendq.waiting.Load() != 0 {
+			c.sendq.notifySlow(1)
+		}
+		return v, nil
+	}
+	return c.emptyOrClosed()
+}
+
+// RecvMany waits like [Receiver.Recv] for one value, then takes up to
+// len(dst)-1 more that are already buffered, without waiting, and stores
+// them in dst in order. It returns the number stored, and the error of the
+// wait: ErrClosed once the channel is closed and empty, or ctx.Err() (with
+// 0 values). An empty dst returns 0, nil at once.
+func (r *Receiver[T]) RecvMany(ctx context.Context, dst []T) (int, error) {
+	c := r.ch()
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	v, ok := c.pop()
+	freed := 0 // slots freed here, for which no sender was woken yet
+	if ok {
+		freed++
+	} else {
+		var err error
+		if v, err = c.recvEmpty(ctx); err != nil { // wakes a sender for its value
+			return 0, err
+		}
+	}
+	dst[0] = v
+	n := 1
+	for n < len(dst) {
+		if dst[n], ok = c.pop(); !ok {
+			break
+		}
+		n++
+		freed++
+	}
+	if freed > 0 {
+		c.popped(freed) // wake as many senders as slots were freed
+	}
+	return n, nil
+}
+
+// All returns an iterator over the values received, for a range-over-func
+// loop: the Go rendering of the original's Stream. Each step is a Recv
+// with ctx. The iteration ends when the channel is closed and empty, or
+// when ctx ends; check ctx.Err() after the loop to tell the two apart.
+// Breaking out of the loop takes no further value.
+func (r *Receiver[T]) All(ctx context.Context) iter.Seq[T] {
+	r.ch() // a released Receiver panics here, not at the first step
+	return func(yield func(T) bool) {
+		for {
+			c := r.ch()
+			v, ok := c.pop()
+			if ok {
+				c.popped(1)
+			} else {
+				var err error
+				if v, err = c.recvEmpty(ctx); err != nil {
+					return
+				}
+			}
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
+
+// Clone returns a new Receiver of the same channel and adds one to
+// [Receiver.ReceiverCount]. It works on a closed channel too.
+func (r *Receiver[T]) Clone() *Receiver[T] {
+	c := r.ch()
+	c.receivers.Add(1)
+	return newReceiver(c)
+}
+
+// Release says that this Receiver is done; it must not be used afterwards.
+// The Release of the last Receiver closes the channel and drops at once the
+// values left in it, clearing their references so that the GC can free
+// them: nothing could receive them any more. Releasing a Receiver twice
+// panics.
+func (r *Receiver[T]) Release() {
+	c := r.c.Swap(nil)
+	if c == nil {
+		panic("mpmc: Receiver released twice")
+	}
+	c.releaseReceiver()
+}
+
+// Downgrade returns a [WeakReceiver] of the same channel, which is not
+// counted and does not keep the channel open.
+func (r *Receiver[T]) Downgrade() *WeakReceiver[T] {
+	return &WeakReceiver[T]{c: r.ch()}
+}
+
+// Close closes the channel and reports whether this call closed it (see
+// [Sender.Close]). Values already in the channel stay receivable. Close does
+// not release this Receiver.
+func (r *Receiver[T]) Close() bool { return r.ch().close() }
+
+// Closed returns a channel that is closed when the channel closes, to wait
+// on in a select.
+func (r *Receiver[T]) Closed() <-chan struct{} { return r.ch().closedCh }
+
+// IsClosed reports whether the channel is closed. A closed channel may
+// still hold values to receive.
+func (r *Receiver[T]) IsClosed() bool { return r.ch().q.IsClosed() }
+
+// Len returns the number of values in the channel (a snapshot).
+func (r *Receiver[T]) Len() int { return r.ch().q.Len() }
+
+// Cap returns the capacity of a bounded channel, or 0 for an unbounded one.
+func (r *Receiver[T]) Cap() int { return r.ch().capacity }
+
+// IsEmpty reports whether the channel holds no value (a snapshot).
+func (r *Receiver[T]) IsEmpty() bool { return r.ch().q.Len() == 0 }
+
+// IsFull reports whether a bounded channel holds as many values as its
+// capacity (a snapshot). An unbounded channel is never full.
+func (r *Receiver[T]) IsFull() bool { return r.ch().isFull() }
+
+// SenderCount returns the number of Senders of the channel that have not
+// been released.
+func (r *Receiver[T]) SenderCount() int { return int(r.ch().senders.Load()) }
+
+// ReceiverCount returns the number of Receivers of the channel that have
+// not been released.
+func (r *Receiver[T]) ReceiverCount() int { return int(r.ch().receivers.Load()) }

@@ -1,0 +1,184 @@
+package mpmc
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// Sender is the sending end of a channel. It is safe for concurrent use by
+// many goroutines. [Sender.Clone] makes another counted sender of the same
+// channel; [Sender.Release] says that this one is done, and the last
+// Release closes the channel. A Sender must not be copied; pass the pointer.
+//
+// Calling any method on a Sender after its Release, or calling Release
+// twice, is a programming error and panics with a message that starts with
+// "mpmc: ".
+type Sender[T any] struct {
+	// c is the channel, or nil once Release has run. One atomic load gives
+	// both the channel and the use-after-Release check. atomic.Pointer
+	// carries a noCopy, so go vet flags copies of a Sender.
+	c atomic.Pointer[channel[T]]
+}
+
+func newSender[T any](c *channel[T]) *Sender[T] {
+	s := new(Sender[T])
+	s.c.Store(c)
+	return s
+}
+
+// ch returns the channel, or panics if this Sender was released.
+func (s *Sender[T]) ch() *channel[T] {
+	c := s.c.Load()
+	if c == nil {
+		panicReleased("Sender")
+	}
+	return c
+}
+
+//go:noinline
+func panicReleased(end string) {
+	panic("mpmc: " + end + " used after Release")
+}
+
+// Send sends v, waiting while the channel is full. It returns nil once v is
+// in the channel; ErrClosed if the channel is closed, v then staying with
+// the caller; or ctx.Err() if ctx ends first.
+//
+// Send tries first and waits only if the channel is full, so a Send that can
+// complete at once costs what [Sender.TrySend] costs: no allocation, no
+// select, no lock (unless receivers are waiting, one of which it wakes). It
+// may therefore succeed even when ctx is already done. A Send that returns
+// ctx.Err() has sent nothing, and a wake-up it had received passes on to the
+// next waiting sender, so no sender is left waiting while there is room.
+//
+// Senders waiting on a full channel are woken in the order they started to
+// wait, one per value received.
+func (s *Sender[T]) Send(ctx context.Context, v T) error {
+	// TrySend written out (see the note above channel.trySend).
+	c := s.c.Load()
+	if c == nil {
+		panicReleased("Sender")
+	}
+	var ok bool
+	if r := c.ring; r != nil {
+		ok = r.TryPush(v)
+	} else if q := c.seg; q != nil {
+		ok = q.TryPush(v)
+	} else {
+		ok = c.q.TryPush(v)
+	}
+	if !ok {
+		return c.sendFull(ctx, v)
+	}
+	if c.recvq.waiting.Load() != 0 { // the notifier's side of the Dekker argument (waiters.go)
+		c.recvq.notifySlow(1)
+	}
+	return nil
+}
+
+// TrySend sends v if the channel has room, without waiting. It returns nil,
+// ErrFull if the channel is full, or ErrClosed if it is closed (closed
+// wins over full). On an error v stays with the caller and the channel is
+// unchanged. It takes no lock and allocates nothing.
+func (s *Sender[T]) TrySend(v T) error {
+	// channel.trySend written out.
+	c := s.c.Load()
+	if c == nil {
+		panicReleased("Sender")
+	}
+	var ok bool
+	if r := c.ring; r != nil {
+		ok = r.TryPush(v)
+	} else if q := c.seg; q != nil {
+		ok = q.TryPush(v)
+	} else {
+		ok = c.q.TryPush(v)
+	}
+	if !ok {
+		return c.full()
+	}
+	if c.recvq.waiting.Load() != 0 {
+		c.recvq.notifySlow(1)
+	}
+	return nil
+}
+
+// ForceSend sends v without waiting. When a bounded channel is full it makes
+// room by taking the oldest value out, and returns it with displaced true;
+// otherwise old is the zero value and displaced false. On a closed channel
+// it returns ErrClosed and v was not sent. On an unbounded channel it is
+// TrySend.
+//
+// ForceSend displaces one value as long as no other goroutine sends to the
+// full channel at the same time. If a concurrent send takes the room that
+// ForceSend made, ForceSend takes the next oldest value as well; it returns
+// the first value it took and drops the others (their references cleared).
+// The channel still holds at most its capacity.
+func (s *Sender[T]) ForceSend(v T) (old T, displaced bool, err error) {
+	return s.ch().forceSend(v)
+}
+
+// Clone returns a new Sender of the same channel and adds one to
+// [Sender.SenderCount]. It works on a closed channel too.
+func (s *Sender[T]) Clone() *Sender[T] {
+	c := s.ch()
+	c.senders.Add(1)
+	return newSender(c)
+}
+
+// Release says that this Sender is done; it must not be used afterwards.
+// The Release of the last Sender closes the channel: receivers take what is
+// buffered and then get ErrClosed. Releasing a Sender twice panics.
+//
+// Release is the Go rendering of dropping a Rust sender. Unlike a Go
+// channel, which one owner closes, an mpmc channel closes when every sender
+// has released it, so each goroutine can release its own clone.
+func (s *Sender[T]) Release() {
+	c := s.c.Swap(nil)
+	if c == nil {
+		panic("mpmc: Sender released twice")
+	}
+	c.releaseSender()
+}
+
+// Downgrade returns a [WeakSender] of the same channel, which is not
+// counted and does not keep the channel open.
+func (s *Sender[T]) Downgrade() *WeakSender[T] {
+	return &WeakSender[T]{c: s.ch()}
+}
+
+// Close closes the channel and reports whether this call closed it: true
+// for the first Close of the channel (from either end, or by a last
+// Release), false after. Sends then fail with ErrClosed; receivers take
+// what is buffered, then get ErrClosed. Every waiting Send and Recv is
+// woken. Close does not release this Sender.
+func (s *Sender[T]) Close() bool { return s.ch().close() }
+
+// Closed returns a channel that is closed when the channel closes, to wait
+// on in a select.
+func (s *Sender[T]) Closed() <-chan struct{} { return s.ch().closedCh }
+
+// IsClosed reports whether the channel is closed.
+func (s *Sender[T]) IsClosed() bool { return s.ch().q.IsClosed() }
+
+// Len returns the number of values in the channel: a snapshot, which may be
+// stale by the time it is read when other goroutines use the channel.
+func (s *Sender[T]) Len() int { return s.ch().q.Len() }
+
+// Cap returns the capacity of a bounded channel, or 0 for an unbounded one.
+func (s *Sender[T]) Cap() int { return s.ch().capacity }
+
+// IsEmpty reports whether the channel holds no value (a snapshot).
+func (s *Sender[T]) IsEmpty() bool { return s.ch().q.Len() == 0 }
+
+// IsFull reports whether a bounded channel holds as many values as its
+// capacity (a snapshot). An unbounded channel is never full.
+func (s *Sender[T]) IsFull() bool { return s.ch().isFull() }
+
+// SenderCount returns the number of Senders of the channel that have not
+// been released. Weak senders are not counted.
+func (s *Sender[T]) SenderCount() int { return int(s.ch().senders.Load()) }
+
+// ReceiverCount returns the number of Receivers of the channel that have
+// not been released. Weak receivers are not counted.
+func (s *Sender[T]) ReceiverCount() int { return int(s.ch().receivers.Load()) }

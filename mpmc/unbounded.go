@@ -1,0 +1,404 @@
+package mpmc
+
+import (
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// This file is the queue behind [Unbounded]: a lock-free segmented queue,
+// the algorithm of crossbeam's SegQueue and of smol-rs/concurrent-queue's
+// unbounded queue (the queue under async-channel), rendered in Go.
+//
+// Values live in blocks of segBlockCap slots linked into a list. Producers
+// claim positions by compare-and-swap on the tail index, consumers on the
+// head index; both indices count positions, segLap of them per block, the
+// last of which (offset segBlockCap) is a sentinel that nobody claims: an
+// index resting on it means "the next block is being installed, wait".
+//
+// # Reusing blocks
+//
+// A block whose every slot has been read goes to a spare place, and the
+// producer that needs the next block takes a spare before it allocates. A
+// queue keeps up to segSpares spare blocks, and no more than segSpareBytes
+// of them, so a queue of 8-byte values whose length swings by up to about
+// 2000 values allocates nothing in steady state; one that grows further
+// allocates one block per segBlockCap values, and blocks beyond the spare
+// places go to the garbage collector. (Allocating
+// every block instead, and leaving the old ones to the GC, saves the
+// per-pop READ mark below but measured slower in wall-clock time: the
+// collector's work lands on the other core.)
+//
+// When is every slot read? crossbeam's destruction protocol answers it
+// without a shared counter: each reader sets READ on its slot after taking
+// the value; the reader of the last slot then scans the others, and at the
+// first slot not yet READ it sets DESTROY and stops, handing the scan on to
+// that slot's reader, which sees DESTROY when it sets READ and resumes the
+// scan after its slot. Whoever finishes the scan knows that every reader
+// is done; producers are done before (a reader waits for WRITE). Only then
+// is the block cleared and offered for reuse.
+//
+// Reuse cannot confuse a goroutine that holds a stale block pointer: a
+// goroutine dereferences a block only after its compare-and-swap on an
+// index of that block has succeeded, and indices only grow, so the
+// compare-and-swap fails once the block has been left behind.
+
+const (
+	// segLap is the number of index positions per block: segBlockCap slots
+	// plus the sentinel. A power of two, so that offsets are cheap.
+	segLap = 128
+	// segBlockCap is the number of slots in a block: 127 slots of 16 bytes
+	// (for an 8-byte value) make a block of about 2 KiB.
+	segBlockCap = segLap - 1
+	// segSpares is the most emptied blocks a queue keeps for reuse, and
+	// segSpareBytes the most memory they may take together.
+	segSpares     = 16
+	segSpareBytes = 64 << 10
+	// Each index keeps a flag in its low bit; positions start at bit 1. In
+	// the head index, segHasNext says that the head block is known to have
+	// a successor, so a pop need not read the tail index to rule out an
+	// empty queue. In the tail index, segClosed is the closed mark (as in
+	// concurrent-queue): Close sets it with one atomic OR, and every push
+	// compare-and-swaps the tail index, so no push succeeds after it.
+	segShift   = 1
+	segHasNext = 1
+	segClosed  = 1
+)
+
+// The bits of a slot's state.
+const (
+	slotWrite   = 1 // the producer has stored the value
+	slotRead    = 2 // the consumer has taken the value
+	slotDestroy = 4 // the block's scan stopped here; this slot's reader resumes it
+)
+
+// segSlot holds one value.
+type segSlot[T any] struct {
+	// state holds the slot* bits. It is a plain uint32 used only through
+	// the sync/atomic functions (and reset by retire, see there): the
+	// functions are compiler intrinsics everywhere, whereas the methods of
+	// atomic.Uint32 have to be inlined first, and a generic body
+	// instantiated in another package did not get Add and Or inlined (a
+	// call each, measured in bench/channels).
+	state uint32
+	value T
+}
+
+// segBlock is one link of the list.
+type segBlock[T any] struct {
+	next  atomic.Pointer[segBlock[T]]
+	slots [segBlockCap]segSlot[T]
+}
+
+// waitNext returns b.next, waiting for the producer that claimed b's last
+// slot to install it.
+func (b *segBlock[T]) waitNext() *segBlock[T] {
+	var bo backoff
+	for {
+		if next := b.next.Load(); next != nil {
+			return next
+		}
+		bo.snooze()
+	}
+}
+
+// segQueue is an unbounded MPMC FIFO queue. Its zero value is not usable;
+// call newSegQueue.
+//
+// Ownership: position p (tail index p<<segShift) belongs to the producer
+// whose compare-and-swap moves the tail index past it; only that producer
+// writes the slot's value, then sets WRITE, which publishes it. The
+// consumer whose compare-and-swap moves the head index past p owns the slot
+// from then on: it waits for WRITE, takes the value, zeroes the slot and
+// sets READ. The block belongs to whoever finishes its scan (see above).
+type segQueue[T any] struct {
+	// head is read and moved by consumers only. headBlock is the block that
+	// holds the head position (or the one being left, while the head index
+	// rests on a sentinel).
+	headIndex atomic.Uint64
+	headBlock atomic.Pointer[segBlock[T]]
+	_         [cacheBlock - 16]byte
+
+	// tail is read and moved by producers, and read by consumers to decide
+	// "empty"; it carries the closed mark.
+	tailIndex atomic.Uint64
+	tailBlock atomic.Pointer[segBlock[T]]
+	_         [cacheBlock - 16]byte
+
+	// spares hold cleared blocks ready for reuse (nil where there is
+	// none). Consumers that finish a block's scan put it here; a producer
+	// that claims a block's last slot takes one. Both happen once per
+	// block, not per value.
+	spares    [segSpares]atomic.Pointer[segBlock[T]]
+	numSpares int // how many of spares are used: segSpareBytes worth of blocks, at least 1
+}
+
+// cacheBlock is the span that keeps hot fields apart: 128 bytes, because
+// Intel CPUs since Sandy Bridge prefetch pairs of 64-byte lines.
+const cacheBlock = 128
+
+func newSegQueue[T any]() *segQueue[T] {
+	q := new(segQueue[T])
+	q.numSpares = max(1, min(segSpares, segSpareBytes/int(unsafe.Sizeof(segBlock[T]{}))))
+	// The first block is installed up front, so that neither side ever
+	// sees a nil block (crossbeam installs it lazily on the first push).
+	b := new(segBlock[T])
+	q.headBlock.Store(b)
+	q.tailBlock.Store(b)
+	return q
+}
+
+// newBlock returns a spare block, or a new one.
+func (q *segQueue[T]) newBlock() *segBlock[T] {
+	for i := range q.numSpares {
+		if q.spares[i].Load() != nil {
+			if b := q.spares[i].Swap(nil); b != nil {
+				return b
+			}
+		}
+	}
+	return new(segBlock[T])
+}
+
+// putSpare offers the cleared block b for reuse; if every spare place is
+// taken, b goes to the garbage collector.
+func (q *segQueue[T]) putSpare(b *segBlock[T]) {
+	for i := range q.numSpares {
+		if q.spares[i].Load() == nil && q.spares[i].CompareAndSwap(nil, b) {
+			return
+		}
+	}
+}
+
+// TryPush appends v and reports true, or reports false when the queue is
+// closed. It never fails otherwise.
+func (q *segQueue[T]) TryPush(v T) bool {
+	var bo backoff
+	tail := q.tailIndex.Load()
+	block := q.tailBlock.Load()
+	var next *segBlock[T]
+	for {
+		if tail&segClosed != 0 {
+			if next != nil {
+				q.putSpare(next)
+			}
+			return false
+		}
+		offset := (tail >> segShift) % segLap
+		if offset == segBlockCap {
+			// Another producer claimed the last slot and is installing
+			// the next block: wait for it.
+			bo.snooze()
+			tail = q.tailIndex.Load()
+			block = q.tailBlock.Load()
+			continue
+		}
+		// About to claim the last slot: get the next block before the
+		// compare-and-swap, so that the other producers wait on the
+		// sentinel as briefly as possible. If the compare-and-swap is lost,
+		// the block is kept for the next attempt.
+		if offset+1 == segBlockCap && next == nil {
+			next = q.newBlock()
+		}
+		newTail := tail + 1<<segShift
+		if q.tailIndex.CompareAndSwap(tail, newTail) {
+			// The index was still tail, so block, loaded after tail, is the
+			// block of this position: the tail block changes only after the
+			// index passes this block's last slot.
+			if offset+1 == segBlockCap {
+				// Install the next block, then move the index off the
+				// sentinel, then link it. The order matters: a consumer
+				// that takes the last slot waits for block.next and then
+				// moves head into the next block; by then the tail index
+				// has left the sentinel, so "head == tail" still means
+				// empty.
+				q.tailBlock.Store(next)
+				q.tailIndex.Add(1 << segShift) // an add, not a store: it keeps a closed mark set meanwhile
+				block.next.Store(next)
+			} else if next != nil {
+				// Got a block for a last slot that another producer took.
+				q.putSpare(next)
+			}
+			s := &block.slots[offset]
+			s.value = v
+			atomic.OrUint32(&s.state, slotWrite) // publish: the consumer loads state before value
+			return true
+		}
+		bo.spin()
+		tail = q.tailIndex.Load()
+		block = q.tailBlock.Load()
+	}
+}
+
+// TryPop removes and returns the oldest value, or reports false when the queue
+// is empty. Like the rings, it never fails because of contention: a slot
+// that a producer has claimed but not yet written is waited for.
+func (q *segQueue[T]) TryPop() (T, bool) {
+	var bo backoff
+	head := q.headIndex.Load()
+	block := q.headBlock.Load()
+	for {
+		offset := (head >> segShift) % segLap
+		if offset == segBlockCap {
+			// Another consumer took the last slot and is moving head to
+			// the next block.
+			bo.snooze()
+			head = q.headIndex.Load()
+			block = q.headBlock.Load()
+			continue
+		}
+		newHead := head + 1<<segShift
+		if newHead&segHasNext == 0 {
+			// seq-cst load after this consumer's own loads; it is the
+			// "empty" decision. A producer that claimed a position has
+			// already moved tail, so a claimed but unwritten slot is never
+			// reported empty.
+			tail := q.tailIndex.Load()
+			if head>>segShift == tail>>segShift {
+				var zero T
+				return zero, false
+			}
+			// Head and tail in different blocks: the head block has a
+			// successor, remember it so later pops skip the tail load.
+			if (head>>segShift)/segLap != (tail>>segShift)/segLap {
+				newHead |= segHasNext
+			}
+		}
+		if q.headIndex.CompareAndSwap(head, newHead) {
+			if offset+1 == segBlockCap {
+				// This consumer took the last slot: move head to the next
+				// block, keeping the successor flag if it already has one.
+				next := block.waitNext()
+				nextIndex := (newHead &^ segHasNext) + 1<<segShift
+				if next.next.Load() != nil {
+					nextIndex |= segHasNext
+				}
+				q.headBlock.Store(next)
+				q.headIndex.Store(nextIndex)
+			}
+			s := &block.slots[offset]
+			for atomic.LoadUint32(&s.state)&slotWrite == 0 { // claimed but not written yet
+				bo.snooze()
+			}
+			v := s.value
+			var zero T
+			s.value = zero // let the GC free what the value references
+			if offset+1 == segBlockCap {
+				// The last slot's reader starts the scan; its own slot
+				// needs no mark.
+				q.retire(block, segBlockCap-1, 0)
+			} else if atomic.AddUint32(&s.state, slotRead)&slotDestroy != 0 {
+				// The scan stopped at this slot: resume it after. (Add,
+				// not Or: only this reader sets READ, so the add carries
+				// nothing, and it is one locked instruction where an Or
+				// that returns the old value is a compare-and-swap loop.)
+				q.retire(block, int(offset), int(offset)+1)
+			}
+			return v, true
+		}
+		bo.spin()
+		head = q.headIndex.Load()
+		block = q.headBlock.Load()
+	}
+}
+
+// retire is called by the reader of slot own of b once it has taken its
+// value: by the reader of the last slot, which starts the scan (start 0),
+// or by the reader of the slot where a scan stopped (start own+1). It
+// resets the states of the slots whose readers are done as it passes them,
+// and at a slot whose reader has not finished it sets DESTROY and stops:
+// that reader resumes the scan. If the scan reaches the end, every reader
+// is done, and so is every producer (a reader waits for WRITE), and b goes
+// to a spare place.
+//
+// The resets are plain writes: a slot's state is touched by nobody once its
+// READ is seen (by its own reader, or by the atomic load or add here, which
+// synchronize with that reader's add). The values are zero already.
+func (q *segQueue[T]) retire(b *segBlock[T], own, start int) {
+	b.slots[own].state = 0
+	for i := start; i < segBlockCap-1; i++ {
+		s := &b.slots[i]
+		// DESTROY is set at most once per slot, so Add works as in TryPop.
+		if atomic.LoadUint32(&s.state)&slotRead == 0 && atomic.AddUint32(&s.state, slotDestroy)&slotRead == 0 {
+			return // slot i's reader resumes the scan
+		}
+		s.state = 0
+	}
+	b.next.Store(nil)
+	q.putSpare(b)
+}
+
+// Close sets the closed mark, after which every TryPush fails, and reports
+// whether this call set it.
+func (q *segQueue[T]) Close() bool { return q.tailIndex.Or(segClosed)&segClosed == 0 }
+
+// IsClosed reports whether Close has run.
+func (q *segQueue[T]) IsClosed() bool { return q.tailIndex.Load()&segClosed != 0 }
+
+// Len returns the number of values in the queue: a consistent snapshot of
+// the two indices (tail read twice around head), as crossbeam computes it.
+func (q *segQueue[T]) Len() int {
+	for {
+		tail := q.tailIndex.Load()
+		head := q.headIndex.Load()
+		if q.tailIndex.Load() != tail {
+			continue
+		}
+		tail &^= 1<<segShift - 1
+		head &^= 1<<segShift - 1
+		// An index on a sentinel counts as the start of the next block.
+		if (tail>>segShift)&(segLap-1) == segLap-1 {
+			tail += 1 << segShift
+		}
+		if (head>>segShift)&(segLap-1) == segLap-1 {
+			head += 1 << segShift
+		}
+		// Rebase both on head's block, then remove the sentinels between.
+		lap := (head >> segShift) / segLap
+		tail -= (lap * segLap) << segShift
+		head -= (lap * segLap) << segShift
+		tail >>= segShift
+		head >>= segShift
+		return int(tail - head - tail/segLap)
+	}
+}
+
+// backoff is crossbeam's Backoff: spin a growing number of times, then yield
+// the processor. It lives on the caller's stack.
+type backoff struct{ step uint32 }
+
+const (
+	spinLimit  = 6  // spin up to 2^6 iterations
+	yieldLimit = 10 // after that, snooze yields instead of spinning
+)
+
+// spin waits briefly after a lost compare-and-swap.
+func (b *backoff) spin() {
+	for i := 0; i < 1<<min(b.step, spinLimit); i++ {
+		spinHint()
+	}
+	if b.step <= spinLimit {
+		b.step++
+	}
+}
+
+// snooze waits for another goroutine to finish a step it has started. It
+// spins at first, then yields, so that a preempted goroutine can finish:
+// on two cores it may well be waiting for this very P.
+func (b *backoff) snooze() {
+	if b.step <= spinLimit {
+		for i := 0; i < 1<<b.step; i++ {
+			spinHint()
+		}
+	} else {
+		runtime.Gosched()
+	}
+	if b.step <= yieldLimit {
+		b.step++
+	}
+}
+
+// spinHint is a loop body the compiler keeps; Go has no portable PAUSE.
+//
+//go:noinline
+func spinHint() {}

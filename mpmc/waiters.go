@@ -1,0 +1,240 @@
+package mpmc
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// This file is the wait queue: where a Send waits for room and a Recv for a
+// value. It follows smol-rs/event-listener as async-channel uses it
+// (notify_additional, and a dropped listener that passes its notification
+// on), rendered with one 1-buffered Go channel per waiting goroutine.
+//
+// # The protocol
+//
+// A goroutine that must wait takes an idle waiter, enqueues it at the tail
+// of the queue, and then tries its operation once more before it
+// blocks. A goroutine that completes the opposite operation (a push wakes
+// receivers, a pop wakes senders) calls notify, which dequeues the oldest
+// waiter, marks it notified and puts a token in its channel. So:
+//
+//   - Waiters are woken in FIFO order.
+//   - Notify is notify-additional: a notified waiter is no longer in the
+//     queue, so the next notify goes to the next waiter even when the first
+//     one has not run yet. A slow waiter cannot absorb a wake-up meant for
+//     the next value.
+//   - A woken waiter owns its wake-up: it retries, and when the retry fails
+//     (another goroutine took the value or the room first) it enqueues again
+//     at the tail. Nothing was lost: whoever took the value or the room did
+//     what the wake-up was for.
+//   - A waiter that stops waiting without consuming a wake-up (its ctx
+//     ended, or its retry before blocking succeeded) calls leave. If it was
+//     still queued it just unlinks. If it had been notified, the token is
+//     still in its channel, and leave passes the wake-up on to the next
+//     queued waiter. That is what keeps a cancelled Recv from stranding a
+//     value and a cancelled Send from stranding room. Passing on a wake-up
+//     that turns out not to be needed costs a spurious retry, never a loss.
+//
+// # Why notify can skip the lock
+//
+// Notify runs on every successful push and pop, so when nobody waits it must
+// cost one atomic load, not a lock. waiting counts the queued, un-notified
+// waiters. The race to rule out is the store-buffer (Dekker) one:
+//
+//	waiter:   waiting.Add(1) ... retry the operation (atomics of the ring)
+//	notifier: complete the operation (atomics of the ring) ... waiting.Load()
+//
+// Go's atomics are sequentially consistent (the memory model: all atomic
+// operations behave as if executed in one order consistent with each
+// goroutine's program order), and sync.Mutex is built from them too. If the
+// notifier's load returns 0, it came before the waiter's Add in that order,
+// so the waiter's retry comes after the notifier's operation and sees its
+// effect: the value is there to take, or the room is there to fill. If the
+// load sees the waiter, notify takes the lock and wakes it (or an older
+// waiter). Either way no waiter sleeps through a completed operation.
+//
+// Close marks the channel closed before it takes the lock to wake everyone,
+// and a waiter enqueues under the same lock before its retry checks the
+// closed mark: either the closer finds the waiter in the queue, or the
+// waiter's retry finds the channel closed.
+
+// waiterState is where a waiter stands. It is guarded by its queue's mu.
+type waiterState uint8
+
+const (
+	// idle: in no queue, holding no token.
+	idle waiterState = iota
+	// queued: in the queue, not notified. Counted by waitQueue.waiting.
+	queued
+	// notified: dequeued by a notifier, which put a token in ready. The
+	// token stays there until the waiter receives it or leave drains it.
+	notified
+)
+
+// waiter is one blocked goroutine's place in a waitQueue.
+type waiter struct {
+	// ready has capacity 1 and holds at most one token: a waiter is queued
+	// only while its channel is empty, and is notified only while queued,
+	// so the notifier's send never blocks.
+	ready chan struct{}
+
+	state      waiterState // guarded by the queue's mu
+	prev, next *waiter     // guarded by the queue's mu; links while queued, next links the free list
+}
+
+// waitQueue is a FIFO queue of waiting goroutines: one for receivers
+// waiting for a value, one for senders waiting for room.
+type waitQueue struct {
+	// waiting is the number of queued, un-notified waiters. It changes only
+	// under mu; notify reads it without mu (see the file comment for why
+	// that is safe).
+	waiting atomic.Int64
+
+	mu         sync.Mutex
+	head, tail *waiter // oldest and newest queued waiter
+
+	// free keeps idle waiters, linked through next, so that a wait does
+	// not allocate once the channel has seen as many waiters at once as
+	// it sees now (up to maxFree are kept). The list belongs to this queue
+	// rather than to a global sync.Pool so that a waiter's Go channel never
+	// moves between channels: under testing/synctest, a Go channel created
+	// in one bubble must not be used from another, and an mpmc channel
+	// created in a bubble then keeps all of its waiters there.
+	free  *waiter
+	nfree int
+
+	// Senders read the receivers' waiting count on every push and
+	// receivers read the senders' on every pop; waiters write them. The
+	// padding keeps each queue on its own 128-byte block (the adjacent-line
+	// pair Intel CPUs prefetch) so that churn on one side's queue does not
+	// evict the other's count or the channel's read-mostly fields.
+	_ [128 - 8 - 8 - 16 - 16]byte
+}
+
+// maxFree bounds the idle waiters a queue keeps after a burst of waiting.
+const maxFree = 256
+
+// release puts the idle waiter w on the free list. The caller holds mu.
+func (q *waitQueue) release(w *waiter) {
+	w.state = idle
+	w.prev = nil
+	if q.nfree < maxFree {
+		w.next = q.free
+		q.free = w
+		q.nfree++
+	} else {
+		w.next = nil
+	}
+}
+
+// enqueue appends w at the tail of the queue and returns it. A nil w takes
+// an idle waiter from the free list, or a new one; otherwise w must be a
+// waiter that was notified and has consumed its token.
+func (q *waitQueue) enqueue(w *waiter) *waiter {
+	q.mu.Lock()
+	if w == nil {
+		if w = q.free; w != nil {
+			q.free = w.next
+			q.nfree--
+		} else {
+			w = &waiter{ready: make(chan struct{}, 1)}
+		}
+	}
+	w.state = queued
+	w.next = nil
+	w.prev = q.tail
+	if q.tail == nil {
+		q.head = w
+	} else {
+		q.tail.next = w
+	}
+	q.tail = w
+	q.waiting.Add(1) // seq-cst: the waiter's retry comes after this (Dekker, see above)
+	q.mu.Unlock()
+	return w
+}
+
+// unlink removes the queued waiter w. The caller holds mu.
+func (q *waitQueue) unlink(w *waiter) {
+	if w.prev == nil {
+		q.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		q.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	q.waiting.Add(-1)
+}
+
+// notify wakes up to n queued waiters that have not been notified yet,
+// oldest first (notify-additional). It costs one atomic load when nobody
+// waits.
+func (q *waitQueue) notify(n int) {
+	// seq-cst load after the caller's completed push or pop: see the file
+	// comment for the Dekker argument.
+	if q.waiting.Load() == 0 {
+		return
+	}
+	q.notifySlow(n)
+}
+
+func (q *waitQueue) notifySlow(n int) {
+	q.mu.Lock()
+	q.notifyLocked(n)
+	q.mu.Unlock()
+}
+
+// notifyLocked wakes up to n queued waiters. The caller holds mu.
+func (q *waitQueue) notifyLocked(n int) {
+	for ; n > 0 && q.head != nil; n-- {
+		w := q.head
+		q.unlink(w)
+		w.state = notified
+		// Never blocks: ready is empty while w is queued. The send is the
+		// happens-before edge to the waiter, which reads nothing we wrote
+		// except through its own later lock.
+		w.ready <- struct{}{}
+	}
+}
+
+// notifyAll wakes every queued waiter. Close uses it.
+func (q *waitQueue) notifyAll() {
+	q.mu.Lock()
+	q.notifyLocked(int(^uint(0) >> 1))
+	q.mu.Unlock()
+}
+
+// leave is called by a waiter that stops waiting without having received a
+// token from ready: its ctx ended, or its retry after enqueue succeeded or
+// found the channel closed. A queued waiter just unlinks. A notified one
+// drains the token it never consumed and passes the wake-up on to the next
+// queued waiter, so that the value or the room it was woken for does not go
+// unclaimed while another goroutine sleeps. w goes back to the free list;
+// the caller must not use it again.
+func (q *waitQueue) leave(w *waiter) {
+	q.mu.Lock()
+	switch w.state {
+	case queued:
+		q.unlink(w)
+	case notified:
+		<-w.ready // the notifier's token, sent under mu: it is there
+		q.notifyLocked(1)
+	}
+	q.release(w)
+	q.mu.Unlock()
+}
+
+// done is called by a waiter that received its token and stops waiting (its
+// retry succeeded or found the channel closed). w is in no queue and its
+// channel is empty; it goes back to the free list, and the caller must not
+// use it again. No notifier holds a reference to it: notifiers reach
+// waiters only through the queue.
+func (q *waitQueue) done(w *waiter) {
+	q.mu.Lock()
+	q.release(w)
+	q.mu.Unlock()
+}

@@ -1,0 +1,131 @@
+package mpmc
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Unit tests of the wait queue alone: who holds a token after each step.
+// The end-to-end protocol tests are in wakeup_test.go.
+
+func hasToken(w *waiter) bool { return len(w.ready) == 1 }
+
+func TestNotifyWakesTheOldestWaiterFirst(t *testing.T) {
+	var q waitQueue
+	w1 := q.enqueue(nil)
+	w2 := q.enqueue(nil)
+	require.Equal(t, 2, int(q.waiting.Load()))
+
+	q.notify(1)
+	require.True(t, hasToken(w1))
+	require.False(t, hasToken(w2))
+	require.Equal(t, 1, int(q.waiting.Load()))
+}
+
+// notify is notify-additional: a notified waiter that has not run yet does
+// not absorb the next notification.
+func TestNotifyIsAdditional(t *testing.T) {
+	var q waitQueue
+	w1 := q.enqueue(nil)
+	w2 := q.enqueue(nil)
+	q.notify(1)
+	q.notify(1)
+	require.True(t, hasToken(w1))
+	require.True(t, hasToken(w2))
+	require.Equal(t, 0, int(q.waiting.Load()))
+	q.notify(1) // nobody left: nothing happens
+}
+
+func TestNotifyWithNobodyWaitingCostsNoLock(t *testing.T) {
+	var q waitQueue
+	q.mu.Lock() // notify must not need it
+	q.notify(1)
+	q.mu.Unlock()
+}
+
+func TestAQueuedWaiterThatLeavesPassesNothingOn(t *testing.T) {
+	var q waitQueue
+	w1 := q.enqueue(nil)
+	w2 := q.enqueue(nil)
+	q.leave(w1)
+	require.False(t, hasToken(w2))
+	require.Equal(t, 1, int(q.waiting.Load()))
+	q.notify(1)
+	require.True(t, hasToken(w2), "w2 is now the oldest")
+}
+
+func TestANotifiedWaiterThatLeavesPassesItsTokenOn(t *testing.T) {
+	var q waitQueue
+	w1 := q.enqueue(nil)
+	w2 := q.enqueue(nil)
+	w3 := q.enqueue(nil)
+	q.notify(1)
+	require.True(t, hasToken(w1))
+
+	q.leave(w1) // gives up without consuming its token
+	require.False(t, hasToken(w1), "the token was drained")
+	require.True(t, hasToken(w2), "and passed to the next waiter")
+	require.False(t, hasToken(w3))
+	require.Equal(t, 1, int(q.waiting.Load()))
+}
+
+func TestANotifiedWaiterThatLeavesWithNobodyQueuedDropsItsToken(t *testing.T) {
+	var q waitQueue
+	w := q.enqueue(nil)
+	q.notify(1)
+	q.leave(w)
+	require.Equal(t, 0, int(q.waiting.Load()))
+	require.Equal(t, 1, q.nfree)
+	require.False(t, hasToken(q.free))
+}
+
+func TestNotifyAllWakesEveryQueuedWaiter(t *testing.T) {
+	var q waitQueue
+	ws := []*waiter{q.enqueue(nil), q.enqueue(nil), q.enqueue(nil)}
+	q.notify(1)
+	q.notifyAll()
+	for i, w := range ws {
+		require.True(t, hasToken(w), "waiter %d", i)
+	}
+	require.Equal(t, 0, int(q.waiting.Load()))
+}
+
+func TestAWokenWaiterReenqueuesAtTheTail(t *testing.T) {
+	var q waitQueue
+	w1 := q.enqueue(nil)
+	w2 := q.enqueue(nil)
+	q.notify(1)
+	<-w1.ready // w1 runs, finds its value taken, and waits again
+	require.Same(t, w1, q.enqueue(w1))
+	q.notify(1)
+	require.True(t, hasToken(w2), "w2 is ahead of w1 now")
+	require.False(t, hasToken(w1))
+}
+
+func TestWaitersAreReused(t *testing.T) {
+	var q waitQueue
+	w := q.enqueue(nil)
+	q.notify(1)
+	<-w.ready
+	q.done(w)
+	require.Same(t, w, q.enqueue(nil), "the free list gives the waiter back")
+
+	allocs := testing.AllocsPerRun(100, func() {
+		w := q.enqueue(nil)
+		q.leave(w)
+	})
+	require.Zero(t, allocs)
+}
+
+func TestTheFreeListIsBounded(t *testing.T) {
+	var q waitQueue
+	ws := make([]*waiter, maxFree+10)
+	for i := range ws {
+		ws[i] = q.enqueue(nil)
+	}
+	for _, w := range ws {
+		q.leave(w)
+	}
+	require.Equal(t, maxFree, q.nfree)
+}
