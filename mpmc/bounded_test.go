@@ -7,59 +7,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardedsink/shardedsink/ring"
-	"github.com/shardedsink/shardedsink/ring/ringtest"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
-
-// The ring behind Bounded keeps the whole ring contract while it is open.
-func TestClosableRingConforms(t *testing.T) {
-	ringtest.Run(t, func(capacity int) ring.Ring[int] { return newClosableRing[int](capacity) })
-}
-
-func TestClosableRingReleasesItsValues(t *testing.T) {
-	ringtest.RunReleases(t, func(capacity int) ring.Ring[*[64]byte] { return newClosableRing[*[64]byte](capacity) })
-}
-
-func TestClosableRingPanicsOnACapacityBelowOne(t *testing.T) {
-	require.PanicsWithValue(t, "mpmc: capacity must be at least 1, got 0", func() { newClosableRing[int](0) })
-}
-
-func TestAClosedRingRefusesPushesAndStillHandsOutItsValues(t *testing.T) {
-	for _, capacity := range []int{1, 2, 3, 8} {
-		r := newClosableRing[int](capacity)
-		for lap := range 3 { // start the close at several offsets
-			for i := range capacity - 1 {
-				require.True(t, r.TryPush(lap*100+i))
-			}
-			for range capacity - 1 {
-				_, ok := r.TryPop()
-				require.True(t, ok)
-			}
-		}
-		require.True(t, r.TryPush(1))
-		require.False(t, r.IsClosed())
-		require.True(t, r.Close())
-		require.False(t, r.Close(), "the second Close reports false")
-		require.True(t, r.IsClosed())
-		require.False(t, r.TryPush(2), "capacity %d: a closed ring refuses pushes", capacity)
-		require.Equal(t, 1, r.Len())
-		v, ok := r.TryPop()
-		require.True(t, ok)
-		require.Equal(t, 1, v)
-		_, ok = r.TryPop()
-		require.False(t, ok)
-		require.Equal(t, 0, r.Len())
-		require.False(t, r.TryPush(3), "room does not reopen a closed ring")
-	}
-}
 
 // A push either lands before the close, and is popped, or fails: no push
 // that starts after the close succeeds, and the pops after the close find
 // exactly the values that landed.
 func TestPushesRacingACloseEitherLandBeforeItOrFail(t *testing.T) {
 	for round := range 200 {
-		for _, q := range []queue[int]{newClosableRing[int](4), newSegQueue[int](), &guardedRing[int]{Ring: vyukov.New[int](4)}} {
+		for _, q := range []queue[int]{vyukov.New[int](4), newSegQueue[int](), &guardedRing[int]{Ring: vyukov.New[int](4)}} {
 			var pushed atomic.Int64
 			var wg sync.WaitGroup
 			for p := range 3 {

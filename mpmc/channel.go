@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shardedsink/shardedsink/ring"
+	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
 
 // Bounded creates a channel that holds at most capacity values and returns
@@ -13,7 +14,7 @@ import (
 // channel of capacity 0 would be a rendezvous, which this package does not
 // offer (use a Go channel for that).
 //
-// The values live in a Vyukov ring (the algorithm of ring/vyukov) whose
+// The values live in a ring/vyukov ring, whose
 // tail word carries the channel's closed mark, as in concurrent-queue, the
 // queue under async-channel: so a send on a bounded channel costs one ring
 // push and nothing else, and closing is atomic with respect to every push.
@@ -21,7 +22,7 @@ func Bounded[T any](capacity int) (*Sender[T], *Receiver[T]) {
 	if capacity < 1 {
 		panic(fmt.Sprintf("mpmc: capacity must be at least 1, got %d", capacity))
 	}
-	return newEnds(newChannel[T](newClosableRing[T](capacity), capacity))
+	return newEnds(newChannel[T](vyukov.New[T](capacity), capacity))
 }
 
 // BoundedOn creates a bounded channel on the ring r, which the channel owns
@@ -65,9 +66,9 @@ func newEnds[T any](c *channel[T]) (*Sender[T], *Receiver[T]) {
 	return newSender(c), newReceiver(c)
 }
 
-// queue is what the channel needs of its storage: a closableRing (Bounded),
+// queue is what the channel needs of its storage: a vyukov.Ring (Bounded),
 // a guardedRing or a ring that closes itself (BoundedOn), or a segQueue
-// (Unbounded). The hot paths call a closableRing or a segQueue directly,
+// (Unbounded). The hot paths call a vyukov.Ring or a segQueue directly,
 // and other queues through this interface.
 type queue[T any] interface {
 	// TryPush appends v, or reports false and leaves the queue unchanged
@@ -103,13 +104,13 @@ type queue[T any] interface {
 //     can land after the drain.
 type channel[T any] struct {
 	// Read-mostly: set at creation (closed changes once).
-	q        queue[T]         // the storage
-	ring     *closableRing[T] // q, when it is a closableRing: called directly on the hot paths
-	seg      *segQueue[T]     // q, when it is a segQueue: called directly on the hot paths
-	capacity int              // 0 for unbounded
-	closedCh chan struct{}    // closed by close, for Closed()
-	closed   atomic.Bool      // set once the queue is closed: no value will come any more
-	hooks    *testHooks       // nil outside tests
+	q        queue[T]        // the storage
+	ring     *vyukov.Ring[T] // q, when it is a vyukov.Ring: called directly on the hot paths
+	seg      *segQueue[T]    // q, when it is a segQueue: called directly on the hot paths
+	capacity int             // 0 for unbounded
+	closedCh chan struct{}   // closed by close, for Closed()
+	closed   atomic.Bool     // set once the queue is closed: no value will come any more
+	hooks    *testHooks      // nil outside tests
 	_        [cacheBlock - 64]byte
 
 	recvq waitQueue // receivers waiting for a value
@@ -132,7 +133,7 @@ type testHooks struct {
 
 func newChannel[T any](q queue[T], capacity int) *channel[T] {
 	c := &channel[T]{q: q, capacity: capacity, closedCh: make(chan struct{})}
-	c.ring, _ = q.(*closableRing[T])
+	c.ring, _ = q.(*vyukov.Ring[T])
 	c.seg, _ = q.(*segQueue[T])
 	return c
 }
@@ -164,7 +165,7 @@ func (c *channel[T]) pop() (T, bool) {
 // that completes at once makes one call, to the queue, and nothing else: in
 // shape-instantiated generic code the compiler inlines little, and each
 // extra call level cost about a nanosecond. For the same reason they call
-// a closableRing or a segQueue directly rather than through the queue
+// a vyukov.Ring or a segQueue directly rather than through the queue
 // interface (whose generic method wrappers cost another call each). What
 // follows is what they fall back to, and the complete operations that the
 // waiting loops use.

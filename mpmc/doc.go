@@ -96,8 +96,8 @@
 //
 // # Storage
 //
-// A channel from Bounded keeps its values in a Vyukov ring (the algorithm of
-// ring/vyukov) whose tail carries the closed mark, as concurrent-queue, the
+// A channel from Bounded keeps its values in a ring/vyukov ring, whose
+// tail word carries the closed mark ([vyukov.Ring.Close]), as concurrent-queue, the
 // queue under async-channel, does. A channel from [BoundedOn] runs over any
 // [ring.Ring] backend, for instance to compare backends; such a ring has no
 // closed mark, so the channel counts the sends in flight around each push

@@ -18,6 +18,7 @@ func TestCursorsSitOnTheirOwnBlocks(t *testing.T) {
 	tail := unsafe.Offsetof(r.tail)
 	readOnlyEnd := max(
 		unsafe.Offsetof(r.slots)+unsafe.Sizeof(r.slots),
+		unsafe.Offsetof(r.markBit)+unsafe.Sizeof(r.markBit),
 		unsafe.Offsetof(r.oneLap)+unsafe.Sizeof(r.oneLap),
 		unsafe.Offsetof(r.capacity)+unsafe.Sizeof(r.capacity),
 	) - 1 // the last byte of the read-only fields
@@ -47,10 +48,11 @@ func TestRingStartsOnABlockBoundary(t *testing.T) {
 func TestStampsForCapacitiesThatAreNotPowersOfTwo(t *testing.T) {
 	for _, capacity := range []int{1, 2, 3, 5, 6, 7, 8, 9, 100, 1000} {
 		r := New[int](capacity)
-		oneLap := r.oneLap
-		require.Equal(t, uint64(0), oneLap&(oneLap-1), "capacity %d: oneLap %d is not a power of two", capacity, oneLap)
-		require.Greater(t, oneLap, uint64(capacity), "capacity %d: oneLap %d leaves no room for the index", capacity, oneLap)
-		require.LessOrEqual(t, oneLap, uint64(2*capacity), "capacity %d: oneLap %d is not the smallest power above", capacity, oneLap)
+		markBit, oneLap := r.markBit, r.oneLap
+		require.Equal(t, uint64(0), markBit&(markBit-1), "capacity %d: markBit %d is not a power of two", capacity, markBit)
+		require.Greater(t, markBit, uint64(capacity), "capacity %d: markBit %d leaves no room for the index", capacity, markBit)
+		require.LessOrEqual(t, markBit, uint64(2*capacity), "capacity %d: markBit %d is not the smallest power above", capacity, markBit)
+		require.Equal(t, 2*markBit, oneLap, "capacity %d: a lap is two marks", capacity)
 
 		// stamp returns the stamp of the n-th position since the ring was
 		// made: lap n/capacity, index n%capacity.

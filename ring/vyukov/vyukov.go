@@ -38,14 +38,25 @@ const cacheBlock = 128
 // It is safe for concurrent use by any number of goroutines. A Ring must not
 // be copied after first use.
 //
+// Beyond [ring.Ring], a Ring can be closed: after [Ring.Close] every TryPush
+// fails, atomically with respect to every push (a push that succeeds took
+// effect before the close), while TryPop still returns what is buffered.
+// The mpmc channel relies on this; a ring that is never closed behaves as
+// the ring contract says, and the check costs a push one test of a bit in a
+// word it has already loaded.
+//
 // # Slot ownership
 //
 // The ring has capacity slots. Each slot carries a stamp, and head and tail
 // are stamps too: a stamp packs a lap number in its high bits and a slot index
-// in its low bits (index = stamp & (oneLap-1), lap = stamp &^ (oneLap-1)),
-// where oneLap is the smallest power of two above capacity. Because the index
-// never reaches oneLap, any capacity >= 1 is exact; only the stamp arithmetic,
-// not the slot array, is rounded to a power of two.
+// in its low bits (index = stamp & (markBit-1), lap = stamp &^ (oneLap-1)),
+// where markBit is the smallest power of two above capacity and oneLap is
+// twice that. Because the index never reaches markBit, any capacity >= 1 is
+// exact; only the stamp arithmetic, not the slot array, is rounded to a power
+// of two. The bit markBit itself is the closed mark (concurrent-queue's
+// design, under async-channel): it is only ever set in tail, by Close, and
+// every push compare-and-swaps the whole tail word, so no push can succeed
+// once it is set.
 //
 // Slot i's stamp says who may touch its value:
 //
@@ -71,15 +82,17 @@ type Ring[T any] struct {
 	_ noCopy
 
 	slots    []slot[T]
-	oneLap   uint64
+	markBit  uint64 // the closed mark in tail; index bits are below it
+	oneLap   uint64 // 2*markBit: one lap of stamps
 	capacity int
-	_        [cacheBlock - 24 - 8 - 8]byte // keep the read-only fields off head's block
+	_        [cacheBlock - 24 - 8 - 8 - 8]byte // keep the read-only fields off head's block
 
 	// head is the stamp of the next slot to pop. Only consumers move it.
 	head atomic.Uint64
 	_    [cacheBlock - 8]byte
 
-	// tail is the stamp of the next slot to push. Only producers move it.
+	// tail is the stamp of the next slot to push, with the closed mark.
+	// Producers move it; Close sets the mark.
 	tail atomic.Uint64
 	_    [cacheBlock - 8]byte
 }
@@ -95,9 +108,11 @@ func New[T any](capacity int) *Ring[T] {
 	if capacity < 1 {
 		panic(fmt.Sprintf("vyukov: capacity must be at least 1, got %d", capacity))
 	}
+	markBit := uint64(1) << bits.Len64(uint64(capacity))
 	r := &Ring[T]{
 		slots:    make([]slot[T], capacity),
-		oneLap:   uint64(1) << bits.Len64(uint64(capacity)),
+		markBit:  markBit,
+		oneLap:   markBit << 1,
 		capacity: capacity,
 	}
 	for i := range r.slots {
@@ -110,29 +125,31 @@ func New[T any](capacity int) *Ring[T] {
 // [ring.Factory].
 func Factory[T any](capacity int) ring.Ring[T] { return New[T](capacity) }
 
-// next returns the stamp after s: the next index in the same lap, or index 0
-// of the next lap at the end of the array.
+// next returns the stamp after s (s without the closed mark): the next index
+// in the same lap, or index 0 of the next lap at the end of the array.
 func (r *Ring[T]) next(s uint64) uint64 {
-	index := s & (r.oneLap - 1)
-	if index+1 < uint64(r.capacity) {
+	if s&(r.markBit-1)+1 < uint64(r.capacity) {
 		return s + 1
 	}
-	lap := s &^ (r.oneLap - 1)
-	return lap + r.oneLap
+	return s&^(r.oneLap-1) + r.oneLap
 }
 
 // TryPush appends v and reports true, or reports false and leaves the ring
-// unchanged when it is full. It never fails because of contention. It does
-// not allocate.
+// unchanged when it is full (or closed). It never fails because of
+// contention. It does not allocate.
 func (r *Ring[T]) TryPush(v T) bool {
 	var b backoff
 	tail := r.tail.Load()
 	for {
-		s := &r.slots[tail&(r.oneLap-1)]
+		if tail&r.markBit != 0 {
+			return false // closed
+		}
+		s := &r.slots[tail&(r.markBit-1)]
 		stamp := s.stamp.Load()
 		switch {
 		case stamp == tail:
-			// The slot is empty for this lap; claim it by moving tail.
+			// The slot is empty for this lap; claim it by moving tail. The
+			// compare-and-swap fails if Close set the mark meanwhile.
 			if r.tail.CompareAndSwap(tail, r.next(tail)) {
 				s.value = v
 				s.stamp.Store(tail + 1) // publish: the consumer loads stamp before value
@@ -165,7 +182,7 @@ func (r *Ring[T]) TryPop() (T, bool) {
 	var b backoff
 	head := r.head.Load()
 	for {
-		s := &r.slots[head&(r.oneLap-1)]
+		s := &r.slots[head&(r.markBit-1)]
 		stamp := s.stamp.Load()
 		switch {
 		case stamp == head+1:
@@ -182,7 +199,7 @@ func (r *Ring[T]) TryPop() (T, bool) {
 		case stamp == head:
 			// The slot is empty for this lap. The ring is empty only if
 			// tail has not moved past it.
-			if r.tail.Load() == head {
+			if r.tail.Load()&^r.markBit == head {
 				var zero T
 				return zero, false
 			}
@@ -207,14 +224,14 @@ func (r *Ring[T]) Len() int {
 		if r.tail.Load() != tail {
 			continue
 		}
-		hix := head & (r.oneLap - 1)
-		tix := tail & (r.oneLap - 1)
+		hix := head & (r.markBit - 1)
+		tix := tail & (r.markBit - 1)
 		switch {
 		case hix < tix:
 			return int(tix - hix)
 		case hix > tix:
 			return r.capacity - int(hix) + int(tix)
-		case tail == head:
+		case tail&^r.markBit == head:
 			return 0
 		default:
 			return r.capacity
@@ -224,6 +241,17 @@ func (r *Ring[T]) Len() int {
 
 // Cap returns the capacity the ring was created with.
 func (r *Ring[T]) Cap() int { return r.capacity }
+
+// Close marks the ring closed and reports whether this call did. From then
+// on every TryPush fails; TryPop still returns the values buffered. It is
+// one atomic OR on the tail word, so every push that succeeds took effect
+// before the close, and none after. A closed ring stays closed.
+func (r *Ring[T]) Close() bool {
+	return r.tail.Or(r.markBit)&r.markBit == 0
+}
+
+// IsClosed reports whether [Ring.Close] has been called.
+func (r *Ring[T]) IsClosed() bool { return r.tail.Load()&r.markBit != 0 }
 
 // backoff is crossbeam's Backoff: spin a growing number of times, then yield
 // the processor. It lives on the caller's stack.
