@@ -114,7 +114,7 @@
 //	idle CPU, 2 shards (% of a core)  0.14-0.31     4.2-7.0       0.14-0.26
 //	idle CPU, 8 shards                0.17-0.23     6.2-8.3       0.16-0.18
 //	pickup p50, producer blocks       5-10 µs       3-12 µs       0.05-5.7 ms
-//	pickup p50, producer keeps its P  0.12-2.3 ms   0.02-2.3 ms   1.1-2.4 ms
+//	pickup p50, producer keeps its P  0.12-2.6 ms   0.02-2.3 ms   1.1-2.4 ms
 //
 //	go run ./bench/idle [-mode wake|poll] [-shards 8] [-producer block|busy]
 //	go test -run '^$' -bench Idle -benchtime 1x -count 2 ./sink/   # all three
@@ -127,7 +127,7 @@
 // microseconds. When it keeps running, the worker must be started on another
 // P; the Go scheduler backs off before it takes a goroutine just readied on a
 // running P, and the OS must wake the idle P's thread, which on this loaded
-// machine took 0.1 to 2.3 ms whatever the idle mode (a C program's futex
+// machine took 0.1 to 2.6 ms whatever the idle mode (a C program's futex
 // wake-up on the same machine took 6 µs). Polling does as well in the
 // blocking case only because its 100 µs timer has usually expired, unrun,
 // when the producer's P next schedules, and it pays for that with 15 to 50
@@ -174,26 +174,30 @@
 //
 // Per-thread CPU time of a successful push, producers on locked OS threads,
 // 4 shards, rings that hold the whole burst (0 % dropped), medians of 10
-// runs, the range over two sets of runs; the same machine, load average 4 to
-// 6. drain=held holds the workers in Drain while the producers push, so the
-// figures are the push path alone; drain=live lets them drain meanwhile:
+// runs on the same machine with nothing else running. drain=held holds the
+// workers in Drain while the producers push, so the figures are the push
+// path alone; drain=live lets them drain meanwhile:
 //
-//	producers                        1          4          16         64         256
-//	Handle.Push, held          30.8-30.9  30.9-32.3  30.9-42.7  31.0-33.7  31.7-39.1 ns
-//	Sink.Push, held            35.9-36.3  36.5-36.7  36.5-38.5  37.2-38.4  38.2-39.5 ns
-//	Handle.Push, live          31.7-31.8  31.1-31.5  31.2-33.9  33.5-46.0  68.9-73.5 ns
-//	Sink.Push, live            37.0-38.4  36.8-37.1  37.1-37.2  36.8-37.6  38.8-39.3 ns
+//	producers              1        4        16       64       256
+//	Handle.Push, held      31.6     32.8     70.2     64.8     58.3 ns
+//	Sink.Push, held        37.0     37.7     43.1     39.9     40.3 ns
+//	Handle.Push, live      103      32.0     124      70.6     60.0 ns
+//	Sink.Push, live        93.8     37.2     40.2     40.9     44.9 ns
 //
-//	go test -run '^$' -bench Contended -benchtime 2000000x -count 10 ./sink/
+//	go test -run '^$' -bench Contended -benchtime 2000000x -count 10 ./sink/ > new.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl -filter '.unit:cpu-ns/op' new.txt
 //
-// Both allocate nothing. Held, Handle.Push at 256 producers costs at most 1.3
-// times its cost at 1, and Sink.Push at most 1.2 times Handle.Push. Live, at
-// 256 producers Handle.Push costs about 2.2 times as much (IdlePoll the same,
-// so the doorbell is not the cause): 64 producers share each ring, and each
-// push also shares ring cache lines with the worker popping behind it, which
-// varies with how the OS schedules the threads. Sink.Push stays flat, because
-// with a home shard per P the two producers running at a time never write the
-// same ring.
+// Both allocate nothing. Sink.Push stays flat from 1 to 256 producers and
+// costs at most 1.17 times Handle.Push, because with a home shard per P the
+// two producers running at a time never write the same ring. Handles are
+// spread round-robin, so from 16 producers on the two running producers
+// often share a ring and its tail: Handle.Push then costs 1.8 to 2.2 times
+// its 1-producer cost (on a machine shared with other jobs, where the two
+// cores rarely push at the same instant, it measured 1.0 to 1.3 times).
+// With one producer and its worker draining at the same time, the worker
+// pops right behind the producer and they trade the slots' cache lines (103
+// ns against 31.6 held). IdlePoll costs the same, so the doorbell is not the
+// cause.
 //
 // The alternatives, held (the same command with -bench PushDesign):
 //

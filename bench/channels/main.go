@@ -157,6 +157,8 @@ func perUnit(unit string) string {
 	switch unit {
 	case "op":
 		return " (per op)"
+	case "round":
+		return " (per round)"
 	case "msg":
 		return " (per message)"
 	}

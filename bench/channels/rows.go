@@ -16,8 +16,9 @@ type row struct {
 	name string // the case id, as in the JSON and the go test benchmarks
 	what string // what is timed, as the original's table says it
 
-	// unit is what ns counts: "op" for the single-goroutine rows (one
-	// send+recv, or one burst of 1024+1024), "run" for the crews (every
+	// unit is what ns counts: "op" for the ping rows (one send+recv),
+	// "round" for the burst rows (1024 try-sends then 1024 try-recvs), "run"
+	// for the crews (every
 	// message of every sender), "msg" for the row timed per message.
 	unit string
 
@@ -40,9 +41,9 @@ var rows = []row{
 		single: pingBounded, ops: func(items int) int { return items }},
 	{name: "ping-unbounded", what: "send+recv, 1 goroutine, unbounded", unit: "op",
 		single: pingUnbounded, ops: func(items int) int { return items }},
-	{name: "burst-bounded1024", what: "1024 try-sends then 1024 try-recvs, capacity 1024", unit: "op",
+	{name: "burst-bounded1024", what: "1024 try-sends then 1024 try-recvs, capacity 1024", unit: "round",
 		single: burstBounded, ops: bursts},
-	{name: "burst-unbounded", what: "1024 try-sends then 1024 try-recvs, unbounded", unit: "op",
+	{name: "burst-unbounded", what: "1024 try-sends then 1024 try-recvs, unbounded", unit: "round",
 		single: burstUnbounded, ops: bursts},
 	{name: "mpmc-4x4-threads-cap16", what: "4 sender and 4 receiver threads, capacity 16", unit: "run",
 		senders: 4, receivers: 4, threads: true, capacity: 16},
