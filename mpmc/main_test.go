@@ -2,7 +2,6 @@ package mpmc_test
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -24,20 +23,6 @@ func deadline(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), lostWakeup)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitFor polls cond until it holds, and fails the test if it does not
-// within lostWakeup.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(lostWakeup)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
-		time.Sleep(10 * time.Microsecond)
-	}
 }
 
 // parallel runs each function in its own goroutine and waits for all of
