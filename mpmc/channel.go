@@ -355,27 +355,38 @@ func (c *channel[T]) recv(ctx context.Context) (T, error) {
 
 // forceSend is ForceSend.
 func (c *channel[T]) forceSend(v T) (old T, displaced bool, err error) {
+	if r := c.ring; r != nil {
+		// One step in the ring: either v goes in, or the oldest value comes
+		// out and v takes its place. The room it made is v's, so no sender
+		// waiter is woken for it.
+		var ok bool
+		old, displaced, ok = r.ForcePush(v)
+		if !ok {
+			// Closed. A value displaced before the close goes back to the
+			// caller with the error; v was not sent.
+			return old, displaced, ErrClosed
+		}
+		c.pushed()
+		return old, displaced, nil
+	}
 	for {
 		if c.push(v) {
 			c.pushed()
 			return old, displaced, nil
 		}
 		if c.q.IsClosed() {
-			// A value displaced before the close goes back to the caller
-			// with the error; v was not sent.
 			return old, displaced, ErrClosed
 		}
-		// Full: take the oldest value to make room. Its room is ours, so no
-		// sender waiter is woken for it.
-		x, ok := c.pop()
-		if !ok {
-			continue // emptied meanwhile: push again
+		if displaced {
+			// A ring without ForcePush (BoundedOn), and a concurrent send
+			// took the room this call made: taking a second value would
+			// leave it nowhere to go. Give up with both values in hand.
+			return old, displaced, ErrFull
 		}
-		if !displaced {
+		// Full: take the oldest value to make room.
+		if x, ok := c.pop(); ok {
 			old, displaced = x, true
 		}
-		// Otherwise a concurrent send took the room this call made, and x
-		// is a second displaced value; it is dropped (see ForceSend).
 	}
 }
 

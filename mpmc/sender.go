@@ -109,11 +109,13 @@ func (s *Sender[T]) TrySend(v T) error {
 // it returns ErrClosed and v was not sent. On an unbounded channel it is
 // TrySend.
 //
-// ForceSend displaces one value as long as no other goroutine sends to the
-// full channel at the same time. If a concurrent send takes the room that
-// ForceSend made, ForceSend takes the next oldest value as well; it returns
-// the first value it took and drops the others (their references cleared).
-// The channel still holds at most its capacity.
+// On a channel from [Bounded] displacing the oldest value and sending v are
+// one atomic step in the ring (vyukov.Ring.ForcePush), so ForceSend
+// displaces at most one value, even while other goroutines send. On a
+// channel from [BoundedOn] whose ring has no such step, a concurrent send
+// can take the room ForceSend made; ForceSend then returns the value it
+// displaced, displaced true and [ErrFull], and v was not sent: no value is
+// ever dropped.
 func (s *Sender[T]) ForceSend(v T) (old T, displaced bool, err error) {
 	return s.ch().forceSend(v)
 }

@@ -174,6 +174,58 @@ func (r *Ring[T]) TryPush(v T) bool {
 	}
 }
 
+// ForcePush appends v even when the ring is full: it then takes the oldest
+// value out to make room, in one step, and returns it with displaced true
+// (crossbeam's ArrayQueue::force_push). ok is false only when the ring is
+// closed; v was not appended then (but a value may still have been
+// displaced, if Close came in the middle). Every value pushed is either
+// popped later or returned by exactly one ForcePush as displaced. It never
+// fails because of contention and does not allocate.
+func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
+	var b backoff
+	tail := r.tail.Load()
+	for {
+		if tail&r.markBit != 0 {
+			return old, false, false // closed
+		}
+		s := &r.slots[tail&(r.markBit-1)]
+		stamp := s.stamp.Load()
+		switch {
+		case stamp == tail:
+			if r.tail.CompareAndSwap(tail, r.next(tail)) {
+				s.value = v
+				s.stamp.Store(tail + 1)
+				return old, false, true
+			}
+			b.spin()
+		case stamp+r.oneLap == tail+1:
+			// Full: the slot holds the oldest value, and head sits on it one
+			// lap behind tail. Claim it as a pop would, by moving head past
+			// it; while the ring is full no producer can move tail, so only
+			// Close can change tail before the swap below.
+			head := tail - r.oneLap
+			if r.head.CompareAndSwap(head, r.next(head)) {
+				old = s.value // the stamp load above ordered the old write before this read
+				if !r.tail.CompareAndSwap(tail, r.next(tail)) {
+					// Close set the mark in between: finish as a pop, so
+					// that the ring stays consistent, and hand back old.
+					var zero T
+					s.value = zero
+					s.stamp.Store(head + r.oneLap)
+					return old, true, false
+				}
+				s.value = v
+				s.stamp.Store(tail + 1) // publish v for this lap's consumer
+				return old, true, true
+			}
+			b.spin()
+		default:
+			b.snooze()
+		}
+		tail = r.tail.Load()
+	}
+}
+
 // TryPop removes and returns the oldest value, or returns the zero value and
 // false when the ring is empty. It never fails because of contention. The
 // slot is zeroed so that the ring keeps no reference to the value. It does
