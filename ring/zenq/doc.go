@@ -49,6 +49,13 @@
 //     one reader at a time, reads finish in ticket order, and the argument
 //     on [Ring] shows that Write never parks and that Read waits only for a
 //     push that is already under way.
+//   - Pushes are serialised by a second mutex, held from the reservation to
+//     the end of Write. Otherwise a push could reserve before another and
+//     take its writer ticket after it: zenq's order would then differ from
+//     the order the counters (and so Len, the full check and the pops'
+//     claims) describe. The conformance kit's linearizability check found
+//     such a history in CI (Len 1 once one push had started, then a later
+//     push's value popped first).
 //
 // The ring is then exact (Cap is the capacity asked for, which may be any
 // value from 1 to 65,536; zenq's ring is the next power of two), FIFO, and
@@ -62,12 +69,13 @@
 // # What it costs
 //
 // Benchmark numbers measure zenq plus this adapter, not zenq alone. On top of
-// zenq's own work a TryPush performs one compare-and-swap on the counter
-// word; a TryPop performs a load of it (an empty ring stops there), a mutex
+// zenq's own work a TryPush performs a mutex lock and unlock and one
+// compare-and-swap on the counter word; a TryPop performs a load of it (an empty ring stops there), a mutex
 // lock and unlock, and two atomic adds on it, then one store to zero the
 // slot. The counter word is shared by producers and consumers, where zenq
-// keeps its reader and writer indexes on separate cache lines, and consumers
-// never run Read in parallel. zenq is built for blocking transfer, mostly to
+// keeps its reader and writer indexes on separate cache lines; producers
+// never run Write in parallel, and consumers never run Read in parallel. So
+// under contention the zenq rows measure zenq behind two locks. zenq is built for blocking transfer, mostly to
 // one reader; as a non-blocking multi-consumer ring it pays for the
 // guarantees the ring contract demands.
 //

@@ -73,6 +73,17 @@ type Ring[T any] struct {
 	count atomic.Uint64
 	_     [cacheBlock - 8]byte
 
+	// pushMu serialises pushes: the reservation and the whole Write (which
+	// takes zenq's writer ticket) happen under it, so reservations and
+	// writer tickets follow one order. Without it a push could reserve
+	// first and take its ticket after a later push's, and Len, the full
+	// check and the pops' claims (all counted in reservations) would then
+	// disagree with zenq's order: the conformance kit's linearizability
+	// check found such a history (Len 1 after one push had started, then a
+	// later push's value popped first).
+	pushMu sync.Mutex
+	_      [cacheBlock - 8]byte
+
 	// popMu serialises pops: the claim of a ready unit, the Read and the
 	// zeroing of the slot happen under it, so claims, reader tickets and
 	// completed Reads all follow one order.
@@ -112,13 +123,16 @@ func Factory[T any](capacity int) ring.Ring[T] { return New[T](capacity) }
 // unchanged when it is full. It never fails because of contention; when the
 // ring is full only because a pop is still under way, it waits for that pop.
 func (r *Ring[T]) TryPush(v T) bool {
+	r.pushMu.Lock()
+	defer r.pushMu.Unlock()
 	for spins := 0; ; {
 		c := r.count.Load()
 		used, ready := uint32(c), uint32(c>>32)
 		if used < r.capacity {
 			// Reserve a place and announce the value in one step, so a
-			// pop never sees ready > used. A lost race is retried: the
-			// ring was not full.
+			// pop never sees ready > used. The compare-and-swap can lose
+			// only to a pop (pushes hold pushMu); it is retried: the ring
+			// was not full.
 			if r.count.CompareAndSwap(c, c+usedOne+readyOne) {
 				break
 			}
@@ -136,7 +150,8 @@ func (r *Ring[T]) TryPush(v T) bool {
 		}
 	}
 	// Never parks: see "Why the counters keep zenq from blocking" above.
-	// The queue is never closed, so the result is always false.
+	// The queue is never closed, so the result is always false. Still under
+	// pushMu, so this Write's ticket follows the reservation order.
 	r.q.Write(v)
 	return true
 }
