@@ -3,6 +3,7 @@ package mpmc
 import (
 	"sync/atomic"
 
+	"github.com/shardedsink/shardedsink/internal/backoff"
 	"github.com/shardedsink/shardedsink/ring"
 )
 
@@ -52,9 +53,9 @@ func (g *guardedRing[T]) Close() bool {
 	}
 	// Wait for the pushes in flight. Each is a TryPush, which does not
 	// wait for room, so this ends as soon as they are scheduled.
-	var b backoff
+	var b backoff.Backoff
 	for g.state.Load() != 1 {
-		b.snooze()
+		b.Snooze()
 	}
 	return true
 }

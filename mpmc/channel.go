@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/shardedsink/shardedsink/internal/backoff"
 	"github.com/shardedsink/shardedsink/ring"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
@@ -249,9 +250,9 @@ func (c *channel[T]) recvEmpty(ctx context.Context) (T, error) {
 // that after any close returns, receivers see the close as final.
 func (c *channel[T]) close() bool {
 	if !c.q.Close() {
-		var b backoff
+		var b backoff.Backoff
 		for !c.closed.Load() {
-			b.snooze()
+			b.Snooze()
 		}
 		return false
 	}

@@ -1,9 +1,10 @@
 package mpmc
 
 import (
-	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/shardedsink/shardedsink/internal/backoff"
 )
 
 // This file is the queue behind [Unbounded]: a lock-free segmented queue,
@@ -93,12 +94,12 @@ type segBlock[T any] struct {
 // waitNext returns b.next, waiting for the producer that claimed b's last
 // slot to install it.
 func (b *segBlock[T]) waitNext() *segBlock[T] {
-	var bo backoff
+	var bo backoff.Backoff
 	for {
 		if next := b.next.Load(); next != nil {
 			return next
 		}
-		bo.snooze()
+		bo.Snooze()
 	}
 }
 
@@ -173,7 +174,7 @@ func (q *segQueue[T]) putSpare(b *segBlock[T]) {
 // TryPush appends v and reports true, or reports false when the queue is
 // closed. It never fails otherwise.
 func (q *segQueue[T]) TryPush(v T) bool {
-	var bo backoff
+	var bo backoff.Backoff
 	tail := q.tailIndex.Load()
 	block := q.tailBlock.Load()
 	var next *segBlock[T]
@@ -188,7 +189,7 @@ func (q *segQueue[T]) TryPush(v T) bool {
 		if offset == segBlockCap {
 			// Another producer claimed the last slot and is installing
 			// the next block: wait for it.
-			bo.snooze()
+			bo.Snooze()
 			tail = q.tailIndex.Load()
 			block = q.tailBlock.Load()
 			continue
@@ -224,7 +225,7 @@ func (q *segQueue[T]) TryPush(v T) bool {
 			atomic.OrUint32(&s.state, slotWrite) // publish: the consumer loads state before value
 			return true
 		}
-		bo.spin()
+		bo.Spin()
 		tail = q.tailIndex.Load()
 		block = q.tailBlock.Load()
 	}
@@ -234,7 +235,7 @@ func (q *segQueue[T]) TryPush(v T) bool {
 // is empty. Like the rings, it never fails because of contention: a slot
 // that a producer has claimed but not yet written is waited for.
 func (q *segQueue[T]) TryPop() (T, bool) {
-	var bo backoff
+	var bo backoff.Backoff
 	head := q.headIndex.Load()
 	block := q.headBlock.Load()
 	for {
@@ -242,7 +243,7 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 		if offset == segBlockCap {
 			// Another consumer took the last slot and is moving head to
 			// the next block.
-			bo.snooze()
+			bo.Snooze()
 			head = q.headIndex.Load()
 			block = q.headBlock.Load()
 			continue
@@ -278,7 +279,7 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 			}
 			s := &block.slots[offset]
 			for atomic.LoadUint32(&s.state)&slotWrite == 0 { // claimed but not written yet
-				bo.snooze()
+				bo.Snooze()
 			}
 			v := s.value
 			var zero T
@@ -296,7 +297,7 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 			}
 			return v, true
 		}
-		bo.spin()
+		bo.Spin()
 		head = q.headIndex.Load()
 		block = q.headBlock.Load()
 	}
@@ -362,43 +363,3 @@ func (q *segQueue[T]) Len() int {
 		return int(tail - head - tail/segLap)
 	}
 }
-
-// backoff is crossbeam's Backoff: spin a growing number of times, then yield
-// the processor. It lives on the caller's stack.
-type backoff struct{ step uint32 }
-
-const (
-	spinLimit  = 6  // spin up to 2^6 iterations
-	yieldLimit = 10 // after that, snooze yields instead of spinning
-)
-
-// spin waits briefly after a lost compare-and-swap.
-func (b *backoff) spin() {
-	for i := 0; i < 1<<min(b.step, spinLimit); i++ {
-		spinHint()
-	}
-	if b.step <= spinLimit {
-		b.step++
-	}
-}
-
-// snooze waits for another goroutine to finish a step it has started. It
-// spins at first, then yields, so that a preempted goroutine can finish:
-// on two cores it may well be waiting for this very P.
-func (b *backoff) snooze() {
-	if b.step <= spinLimit {
-		for i := 0; i < 1<<b.step; i++ {
-			spinHint()
-		}
-	} else {
-		runtime.Gosched()
-	}
-	if b.step <= yieldLimit {
-		b.step++
-	}
-}
-
-// spinHint is a loop body the compiler keeps; Go has no portable PAUSE.
-//
-//go:noinline
-func spinHint() {}

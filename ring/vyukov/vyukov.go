@@ -23,9 +23,9 @@ package vyukov
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
 	"sync/atomic"
 
+	"github.com/shardedsink/shardedsink/internal/backoff"
 	"github.com/shardedsink/shardedsink/ring"
 )
 
@@ -138,7 +138,7 @@ func (r *Ring[T]) next(s uint64) uint64 {
 // unchanged when it is full (or closed). It never fails because of
 // contention. It does not allocate.
 func (r *Ring[T]) TryPush(v T) bool {
-	var b backoff
+	var b backoff.Backoff
 	tail := r.tail.Load()
 	for {
 		if tail&r.markBit != 0 {
@@ -155,7 +155,7 @@ func (r *Ring[T]) TryPush(v T) bool {
 				s.stamp.Store(tail + 1) // publish: the consumer loads stamp before value
 				return true
 			}
-			b.spin()
+			b.Spin()
 			tail = r.tail.Load()
 		case stamp+r.oneLap == tail+1:
 			// The slot still holds the previous lap's value. The ring is
@@ -163,12 +163,12 @@ func (r *Ring[T]) TryPush(v T) bool {
 			if r.head.Load()+r.oneLap == tail {
 				return false
 			}
-			b.spin()
+			b.Spin()
 			tail = r.tail.Load()
 		default:
 			// Another goroutine claimed the slot and has not published it,
 			// or tail moved on: wait, never report full.
-			b.snooze()
+			b.Snooze()
 			tail = r.tail.Load()
 		}
 	}
@@ -182,7 +182,7 @@ func (r *Ring[T]) TryPush(v T) bool {
 // popped later or returned by exactly one ForcePush as displaced. It never
 // fails because of contention and does not allocate.
 func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
-	var b backoff
+	var b backoff.Backoff
 	tail := r.tail.Load()
 	for {
 		if tail&r.markBit != 0 {
@@ -197,7 +197,7 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 				s.stamp.Store(tail + 1)
 				return old, false, true
 			}
-			b.spin()
+			b.Spin()
 		case stamp+r.oneLap == tail+1:
 			// Full: the slot holds the oldest value, and head sits on it one
 			// lap behind tail. Claim it as a pop would, by moving head past
@@ -218,9 +218,9 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 				s.stamp.Store(tail + 1) // publish v for this lap's consumer
 				return old, true, true
 			}
-			b.spin()
+			b.Spin()
 		default:
-			b.snooze()
+			b.Snooze()
 		}
 		tail = r.tail.Load()
 	}
@@ -231,7 +231,7 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 // slot is zeroed so that the ring keeps no reference to the value. It does
 // not allocate.
 func (r *Ring[T]) TryPop() (T, bool) {
-	var b backoff
+	var b backoff.Backoff
 	head := r.head.Load()
 	for {
 		s := &r.slots[head&(r.markBit-1)]
@@ -246,7 +246,7 @@ func (r *Ring[T]) TryPop() (T, bool) {
 				s.stamp.Store(head + r.oneLap) // hand the slot to the next lap's producer
 				return v, true
 			}
-			b.spin()
+			b.Spin()
 			head = r.head.Load()
 		case stamp == head:
 			// The slot is empty for this lap. The ring is empty only if
@@ -255,12 +255,12 @@ func (r *Ring[T]) TryPop() (T, bool) {
 				var zero T
 				return zero, false
 			}
-			b.spin()
+			b.Spin()
 			head = r.head.Load()
 		default:
 			// A producer claimed the slot and has not published it yet, or
 			// head moved on: wait, never report empty.
-			b.snooze()
+			b.Snooze()
 			head = r.head.Load()
 		}
 	}
@@ -304,47 +304,6 @@ func (r *Ring[T]) Close() bool {
 
 // IsClosed reports whether [Ring.Close] has been called.
 func (r *Ring[T]) IsClosed() bool { return r.tail.Load()&r.markBit != 0 }
-
-// backoff is crossbeam's Backoff: spin a growing number of times, then yield
-// the processor. It lives on the caller's stack.
-type backoff struct{ step uint32 }
-
-const (
-	spinLimit   = 6  // spin up to 2^6 iterations after a lost race
-	yieldLimit  = 10 // after that, snooze yields instead of spinning
-	spinPerStep = 1
-)
-
-// spin waits briefly after a lost compare-and-swap.
-func (b *backoff) spin() {
-	for i := 0; i < spinPerStep<<min(b.step, spinLimit); i++ {
-		spinHint()
-	}
-	if b.step <= spinLimit {
-		b.step++
-	}
-}
-
-// snooze waits for another goroutine to finish with a slot: it spins at
-// first, then yields so that a preempted owner can run (on two cores the
-// owner may well be waiting for this very P).
-func (b *backoff) snooze() {
-	if b.step <= spinLimit {
-		for i := 0; i < spinPerStep<<b.step; i++ {
-			spinHint()
-		}
-	} else {
-		runtime.Gosched()
-	}
-	if b.step <= yieldLimit {
-		b.step++
-	}
-}
-
-// spinHint is a loop body the compiler keeps; Go has no portable PAUSE.
-//
-//go:noinline
-func spinHint() {}
 
 // noCopy lets go vet's copylocks check flag copies of a Ring.
 type noCopy struct{}
