@@ -3,7 +3,6 @@ package chanring_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/shardedsink/shardedsink/ring"
@@ -28,26 +27,9 @@ func FuzzRing(f *testing.F) {
 }
 
 func TestNewPanicsOnCapacityBelowOne(t *testing.T) {
-	require.PanicsWithValue(t, "chanring: capacity must be at least 1, got 0", func() { chanring.New[int](0) })
-	require.PanicsWithValue(t, "chanring: capacity must be at least 1, got -1", func() { chanring.New[int](-1) })
-	require.PanicsWithValue(t, "chanring: capacity must be at least 1, got -1", func() { chanring.Factory[int](-1) })
+	ringtest.RunBadCapacity(t, chanring.Factory[int], "chanring")
 }
 
 func TestTryPushAndTryPopDoNotAllocate(t *testing.T) {
-	r := chanring.New[int](4)
-	require.Zero(t, testing.AllocsPerRun(1000, func() {
-		r.TryPush(1)
-		r.TryPop()
-	}), "a successful TryPush and TryPop")
-	require.Zero(t, testing.AllocsPerRun(1000, func() { r.TryPop() }), "TryPop on an empty ring")
-	for r.TryPush(1) {
-	}
-	require.Zero(t, testing.AllocsPerRun(1000, func() { r.TryPush(1) }), "TryPush on a full ring")
-
-	var ri ring.Ring[*[64]byte] = chanring.New[*[64]byte](4)
-	p := new([64]byte)
-	require.Zero(t, testing.AllocsPerRun(1000, func() {
-		ri.TryPush(p)
-		ri.TryPop()
-	}), "a successful TryPush and TryPop of a pointer through the ring.Ring interface")
+	ringtest.RunNoAllocs(t, chanring.Factory[int])
 }

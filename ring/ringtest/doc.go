@@ -21,6 +21,11 @@
 //		ringtest.Fuzz(f, myring.Factory[int])
 //	}
 //
+// Two more checks are separate because they are not the ring's behaviour
+// under operations: [RunBadCapacity] (a capacity below 1 panics with the
+// package name and the value) and [RunNoAllocs] (no allocation per
+// operation, which the sink and the channel rely on).
+//
 // Run it under the race detector (go test -race) and on several cores:
 // several checks start goroutines that share one ring, and a data race inside
 // the ring is a failure the checks alone may not see. The race detector also

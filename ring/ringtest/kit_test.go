@@ -1,12 +1,14 @@
 package ringtest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/shardedsink/shardedsink/ring"
+	"github.com/shardedsink/shardedsink/ring/mutex"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -143,4 +145,17 @@ func requireCaught[T any](t *testing.T, b brokenRing[T]) {
 	for _, c := range b.missedBy {
 		require.NoError(t, c.run(b.factory, true), "%s saw the fault", c.name)
 	}
+}
+
+func TestBadCapacityCheckFailsOnRingsThatDoNotPanicAsAgreed(t *testing.T) {
+	silent := func(c int) ring.Ring[int] { return mutex.New[int](max(c, 1)) }
+	require.Error(t, checkBadCapacity(silent, "mutex", 0), "no panic")
+	wrongPrefix := func(c int) ring.Ring[int] { panic(fmt.Sprintf("capacity must be at least 1, got %d", c)) }
+	require.Error(t, checkBadCapacity(wrongPrefix, "mutex", 0), "no package prefix")
+	noValue := func(c int) ring.Ring[int] { panic("mutex: bad capacity") }
+	require.Error(t, checkBadCapacity(noValue, "mutex", -1), "the value is not shown")
+	notString := func(c int) ring.Ring[int] { panic(fmt.Errorf("mutex: capacity %d", c)) }
+	require.Error(t, checkBadCapacity(notString, "mutex", 0), "an error, not a string")
+	require.NoError(t, checkBadCapacity(mutex.Factory[int], "mutex", 0))
+	require.NoError(t, checkBadCapacity(mutex.Factory[int], "mutex", -1))
 }

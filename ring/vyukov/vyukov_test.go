@@ -3,7 +3,6 @@ package vyukov_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/shardedsink/shardedsink/ring"
@@ -28,26 +27,9 @@ func FuzzRing(f *testing.F) {
 }
 
 func TestNewPanicsOnCapacityBelowOne(t *testing.T) {
-	require.PanicsWithValue(t, "vyukov: capacity must be at least 1, got 0", func() { vyukov.New[int](0) })
-	require.PanicsWithValue(t, "vyukov: capacity must be at least 1, got -1", func() { vyukov.New[int](-1) })
-	require.PanicsWithValue(t, "vyukov: capacity must be at least 1, got -1", func() { vyukov.Factory[int](-1) })
+	ringtest.RunBadCapacity(t, vyukov.Factory[int], "vyukov")
 }
 
 func TestTryPushAndTryPopDoNotAllocate(t *testing.T) {
-	r := vyukov.New[int](4)
-	require.Zero(t, testing.AllocsPerRun(1000, func() {
-		r.TryPush(1)
-		r.TryPop()
-	}), "a successful TryPush and TryPop")
-	require.Zero(t, testing.AllocsPerRun(1000, func() { r.TryPop() }), "TryPop on an empty ring")
-	for r.TryPush(1) {
-	}
-	require.Zero(t, testing.AllocsPerRun(1000, func() { r.TryPush(1) }), "TryPush on a full ring")
-
-	var ri ring.Ring[*[64]byte] = vyukov.New[*[64]byte](4)
-	p := new([64]byte)
-	require.Zero(t, testing.AllocsPerRun(1000, func() {
-		ri.TryPush(p)
-		ri.TryPop()
-	}), "a successful TryPush and TryPop of a pointer through the ring.Ring interface")
+	ringtest.RunNoAllocs(t, vyukov.Factory[int])
 }

@@ -112,8 +112,7 @@ func TestZenqUsesTheByteAtomicsThisPackageSupplies(t *testing.T) {
 }
 
 func TestNewPanicsOnCapacityOutOfRange(t *testing.T) {
-	require.PanicsWithValue(t, "zenq: capacity must be at least 1, got 0", func() { zenq.New[int](0) })
-	require.PanicsWithValue(t, "zenq: capacity must be at least 1, got -1", func() { zenq.Factory[int](-1) })
+	ringtest.RunBadCapacity(t, zenq.Factory[int], "zenq")
 	require.PanicsWithValue(t,
 		"zenq: capacity must be at most 65536 (zenq rings have at most 2^16 slots), got 65537",
 		func() { zenq.New[int](65537) })
@@ -255,15 +254,7 @@ func TestEightWritersDeliverEveryValueExactlyOnce(t *testing.T) {
 
 func TestTryPushAndTryPopDoNotAllocate(t *testing.T) {
 	needZenq(t)
-	r := zenq.New[int](4)
-	require.Zero(t, testing.AllocsPerRun(1000, func() {
-		r.TryPush(1)
-		r.TryPop()
-	}), "a successful TryPush and TryPop")
-	require.Zero(t, testing.AllocsPerRun(1000, func() { r.TryPop() }), "TryPop on an empty ring")
-	for r.TryPush(1) {
-	}
-	require.Zero(t, testing.AllocsPerRun(1000, func() { r.TryPush(1) }), "TryPush on a full ring")
+	ringtest.RunNoAllocs(t, zenq.Factory[int])
 }
 
 func TestCloseDropsTheValuesItHolds(t *testing.T) {
