@@ -84,6 +84,23 @@ func (m IdleMode) String() string {
 	}
 }
 
+// MarshalText returns the name that [IdleMode.String] gives.
+func (m IdleMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText sets m from "wake" or "poll", so that an IdleMode can come
+// from a flag (flag.TextVar) or a configuration file.
+func (m *IdleMode) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "wake":
+		*m = IdleWake
+	case "poll":
+		*m = IdlePoll
+	default:
+		return fmt.Errorf("sink: unknown idle mode %q (want wake or poll)", text)
+	}
+	return nil
+}
+
 // Config configures a [Sink]. The zero value of every field means its
 // default, so Config[T]{} is a complete configuration; negative sizes and
 // durations are errors. Shard count and ring capacity are fixed for the life

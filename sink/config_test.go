@@ -127,3 +127,16 @@ func TestIdleModeString(t *testing.T) {
 func TestErrorsAreDistinct(t *testing.T) {
 	require.False(t, errors.Is(sink.ErrShutdown, sink.ErrInvalidConfig))
 }
+
+func TestIdleModeReadsAndWritesItsNames(t *testing.T) {
+	for _, m := range []sink.IdleMode{sink.IdleWake, sink.IdlePoll} {
+		text, err := m.MarshalText()
+		require.NoError(t, err)
+		var back sink.IdleMode = 7
+		require.NoError(t, back.UnmarshalText(text))
+		require.Equal(t, m, back, "%s", text)
+	}
+	m := sink.IdlePoll
+	require.EqualError(t, m.UnmarshalText([]byte("spin")), `sink: unknown idle mode "spin" (want wake or poll)`)
+	require.Equal(t, sink.IdlePoll, m, "a failed UnmarshalText leaves the mode unchanged")
+}

@@ -164,6 +164,17 @@ func runTrial(im *impl, sz sizing) (trialResult, error) {
 	if err != nil {
 		return trialResult{}, fmt.Errorf("%s: %w", im.name, err)
 	}
+	t, err := runOn(inst, sz)
+	if err != nil {
+		return trialResult{}, fmt.Errorf("%s: %w", im.name, err)
+	}
+	return t, nil
+}
+
+// runOn runs the producers of one trial against inst, stops it, and
+// summarises what they measured. The accept-path trials and the shed rows
+// differ only in the instance they hand it.
+func runOn(inst instance, sz sizing) (trialResult, error) {
 	pushers := make([]pushFunc, sz.producers)
 	for i := range pushers {
 		pushers[i] = inst.pusher()
@@ -173,7 +184,7 @@ func runTrial(im *impl, sz sizing) (trialResult, error) {
 		results[i] = produce(i, pushers[i], sz.warmup(), sz.per)
 	})
 	if err := stopInstance(inst); err != nil {
-		return trialResult{}, fmt.Errorf("%s: %w", im.name, err)
+		return trialResult{}, err
 	}
 	return summarizeTrial(results, sz.per)
 }

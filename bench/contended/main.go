@@ -93,7 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	out := fs.String("o", "", "write the output to this file instead of standard output")
 	quiet := fs.Bool("q", false, "do not print progress to standard error")
 	from := fs.String("from", "", "measure nothing: render the JSON that an earlier -format json run wrote to this file")
-	idle := fs.String("idle", "wake", "idle mode of the sink rows: wake (the sink's default) or poll (the original's 100 µs polling)")
+	var idle sink.IdleMode
+	fs.TextVar(&idle, "idle", sink.IdleWake, "idle mode of the sink rows: wake (the sink's default) or poll (the original's 100 µs polling)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./bench/contended [flags]\n\n"+
 			"Measures the contended accept path (and the shed path) of the sink, single queues and peers.\n\nFlags:\n")
@@ -105,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	o := &options{items: *items, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from}
+	o := &options{items: *items, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from, idle: idle}
 	var err error
 	if o.producers, err = parseCounts(*producers); err != nil {
 		return nil, err
@@ -118,14 +119,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.shards < 1 {
 		return nil, fmt.Errorf("-shards: need at least 1, got %d", o.shards)
-	}
-	switch *idle {
-	case "wake":
-		o.idle = sink.IdleWake
-	case "poll":
-		o.idle = sink.IdlePoll
-	default:
-		return nil, fmt.Errorf("-idle: want wake or poll, got %q", *idle)
 	}
 	if o.impls, err = selectImpls(*implList); err != nil {
 		return nil, err

@@ -36,20 +36,9 @@ func measureShed(im *impl, sz sizing, trials int) (ShedRow, error) {
 		if err != nil {
 			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
 		}
-		pushers := make([]pushFunc, sz.producers)
-		for i := range pushers {
-			pushers[i] = inst.pusher()
-		}
-		results := make([]producerResult, sz.producers)
-		runProducers(sz.producers, func(i int) {
-			results[i] = produce(i, pushers[i], sz.warmup(), sz.per)
-		})
-		if err := stopInstance(inst); err != nil {
-			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
-		}
-		t, err := summarizeTrial(results, sz.per)
+		t, err := runOn(inst, sz)
 		if err != nil {
-			return ShedRow{}, err
+			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
 		}
 		cpu = append(cpu, t.cpuNsPerOp)
 		attempted += t.attempted

@@ -75,7 +75,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	format := fs.String("format", "markdown", "output format: markdown or json")
 	duration := fs.Duration("duration", 5*time.Second, "how long to measure the CPU time of the idle sink")
 	samples := fs.Int("samples", 200, "how many values to push into the idle sink for the pickup latency")
-	mode := fs.String("mode", "wake", "idle mode of the sink: wake (the default) or poll (the original's polling)")
+	var mode sink.IdleMode
+	fs.TextVar(&mode, "mode", sink.IdleWake, "idle mode of the sink: wake (the default) or poll (the original's polling)")
 	shards := fs.Int("shards", 0, "shards of the sink; 0 for the default (GOMAXPROCS clamped to [1, 8])")
 	producer := fs.String("producer", "block", "what the pushing goroutine does until Drain sees the value: block, or busy (keeps its P)")
 	fs.Usage = func() {
@@ -102,14 +103,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if *shards < 0 {
 		return options{}, fmt.Errorf("-shards: must not be negative, got %d", *shards)
 	}
-	switch *mode {
-	case "wake":
-		o.mode = sink.IdleWake
-	case "poll":
-		o.mode = sink.IdlePoll
-	default:
-		return options{}, fmt.Errorf("-mode: unknown idle mode %q (want wake or poll)", *mode)
-	}
+	o.mode = mode
 	switch *producer {
 	case "busy":
 		o.busy = true
