@@ -199,7 +199,9 @@
 // ns against 31.6 held). IdlePoll costs the same, so the doorbell is not the
 // cause.
 //
-// The alternatives, held (the same command with -bench PushDesign):
+// The alternatives, held, as ranges over two sets of 10 runs taken while
+// other jobs ran (load average 4 to 6; the same command with -bench
+// PushDesign):
 //
 //	producers                        1          4          16         64         256
 //	per-P round-robin Push     33.9-35.2  72.3-83.4   105-140    109-141   50.8-158 ns
