@@ -2,6 +2,7 @@ package vyukov
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -39,6 +40,12 @@ func TestCursorsSitOnTheirOwnBlocks(t *testing.T) {
 func TestRingStartsOnABlockBoundary(t *testing.T) {
 	require.Zero(t, unsafe.Sizeof(Ring[int]{})%cacheBlock, "size %d", unsafe.Sizeof(Ring[int]{}))
 	require.Zero(t, unsafe.Sizeof(Ring[[3]string]{})%cacheBlock)
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		// The size classes of 32-bit platforms do not keep this alignment:
+		// there head and tail are still a block apart, but the block
+		// boundaries fall elsewhere.
+		t.Skip("the allocator's 128-byte placement is checked on 64-bit platforms only")
+	}
 	for range 64 {
 		r := New[int](1)
 		require.Zero(t, uintptr(unsafe.Pointer(r))%cacheBlock, "a ring at %p", r)
@@ -62,18 +69,18 @@ func TestStampsForCapacitiesThatAreNotPowersOfTwo(t *testing.T) {
 		// follows the scheme in the Ring documentation.
 		for n := range 3 * capacity {
 			i := n % capacity
-			require.Equal(t, stamp(n), r.tail.Load(), "capacity %d, push %d: tail", capacity, n)
-			require.Equal(t, stamp(n), r.slots[i].stamp.Load(), "capacity %d, push %d: slot %d is not empty for this lap", capacity, n, i)
+			require.Equal(t, stamp(n), atomic.LoadUint64(&r.tail), "capacity %d, push %d: tail", capacity, n)
+			require.Equal(t, stamp(n), atomic.LoadUint64(&r.slots[i].stamp), "capacity %d, push %d: slot %d is not empty for this lap", capacity, n, i)
 			require.True(t, r.TryPush(n))
-			require.Equal(t, stamp(n)+1, r.slots[i].stamp.Load(), "capacity %d, push %d: slot %d not published", capacity, n, i)
-			require.Equal(t, stamp(n+1), r.tail.Load(), "capacity %d, push %d: tail after", capacity, n)
+			require.Equal(t, stamp(n)+1, atomic.LoadUint64(&r.slots[i].stamp), "capacity %d, push %d: slot %d not published", capacity, n, i)
+			require.Equal(t, stamp(n+1), atomic.LoadUint64(&r.tail), "capacity %d, push %d: tail after", capacity, n)
 
-			require.Equal(t, stamp(n), r.head.Load(), "capacity %d, pop %d: head", capacity, n)
+			require.Equal(t, stamp(n), atomic.LoadUint64(&r.head), "capacity %d, pop %d: head", capacity, n)
 			v, ok := r.TryPop()
 			require.True(t, ok)
 			require.Equal(t, n, v)
-			require.Equal(t, stamp(n)+oneLap, r.slots[i].stamp.Load(), "capacity %d, pop %d: slot %d not handed to the next lap", capacity, n, i)
-			require.Equal(t, stamp(n+1), r.head.Load(), "capacity %d, pop %d: head after", capacity, n)
+			require.Equal(t, stamp(n)+oneLap, atomic.LoadUint64(&r.slots[i].stamp), "capacity %d, pop %d: slot %d not handed to the next lap", capacity, n, i)
+			require.Equal(t, stamp(n+1), atomic.LoadUint64(&r.head), "capacity %d, pop %d: head after", capacity, n)
 		}
 
 		// Full from an index other than 0: the cursors' indexes meet, their
@@ -84,14 +91,14 @@ func TestStampsForCapacitiesThatAreNotPowersOfTwo(t *testing.T) {
 			require.True(t, r.TryPush(k))
 		}
 		require.False(t, r.TryPush(capacity), "capacity %d: push into a full ring", capacity)
-		require.Equal(t, r.head.Load()+oneLap, r.tail.Load(), "capacity %d: a full ring's tail is head plus one lap", capacity)
+		require.Equal(t, atomic.LoadUint64(&r.head)+oneLap, atomic.LoadUint64(&r.tail), "capacity %d: a full ring's tail is head plus one lap", capacity)
 		require.Equal(t, capacity, r.Len())
 		for k := range capacity {
 			v, ok := r.TryPop()
 			require.True(t, ok)
 			require.Equal(t, k, v)
 		}
-		require.Equal(t, r.head.Load(), r.tail.Load())
+		require.Equal(t, atomic.LoadUint64(&r.head), atomic.LoadUint64(&r.tail))
 		require.Zero(t, r.Len())
 	}
 }
@@ -128,8 +135,8 @@ func TestTryPushWaitsForAPopInFlight(t *testing.T) {
 	}
 	// Consumer A claims slot 0 by moving head, and stalls before it takes
 	// the value and hands the slot on.
-	h := r.head.Load()
-	require.True(t, r.head.CompareAndSwap(h, r.next(h)))
+	h := atomic.LoadUint64(&r.head)
+	require.True(t, atomic.CompareAndSwapUint64(&r.head, h, r.next(h)))
 	// Consumer B pops the next value and returns. FIFO puts A's pop first,
 	// so the ring now holds two values and is not full: TryPush must not
 	// fail, and can only wait for A.
@@ -140,7 +147,7 @@ func TestTryPushWaitsForAPopInFlight(t *testing.T) {
 	var pushed bool
 	requireWaits(t, "TryPush", func() { pushed = r.TryPush(4) }, func() {
 		r.slots[0].value = 0
-		r.slots[0].stamp.Store(h + r.oneLap)
+		atomic.StoreUint64(&r.slots[0].stamp, h + r.oneLap)
 	})
 	require.True(t, pushed, "TryPush reported full while a pop was in flight and a later one had completed")
 	for _, want := range []int{2, 3, 4} {
@@ -154,8 +161,8 @@ func TestTryPopWaitsForAPushInFlight(t *testing.T) {
 	r := New[int](4)
 	// Producer A claims slot 0 by moving tail, and stalls before it
 	// publishes its value.
-	tl := r.tail.Load()
-	require.True(t, r.tail.CompareAndSwap(tl, r.next(tl)))
+	tl := atomic.LoadUint64(&r.tail)
+	require.True(t, atomic.CompareAndSwapUint64(&r.tail, tl, r.next(tl)))
 	// Producer B pushes into slot 1 and returns: the ring is not empty, so
 	// TryPop must not fail, and can only wait for A's value, which is first.
 	require.True(t, r.TryPush(1))
@@ -164,11 +171,31 @@ func TestTryPopWaitsForAPushInFlight(t *testing.T) {
 	var ok bool
 	requireWaits(t, "TryPop", func() { v, ok = r.TryPop() }, func() {
 		r.slots[0].value = 100
-		r.slots[0].stamp.Store(tl + 1)
+		atomic.StoreUint64(&r.slots[0].stamp, tl + 1)
 	})
 	require.True(t, ok, "TryPop reported empty while a push was in flight and a later one had completed")
 	require.Equal(t, 100, v)
 	v, ok = r.TryPop()
 	require.True(t, ok)
 	require.Equal(t, 1, v)
+}
+
+// The cursors and stamps are plain uint64 fields used with sync/atomic's
+// functions, which need 8-byte alignment on 32-bit platforms. The
+// zero-length atomic.Uint64 arrays provide it; this holds on every
+// GOARCH, and CI runs it under GOARCH=386, where a misaligned 64-bit
+// atomic would also panic.
+func TestAtomicFieldsAreEightByteAligned(t *testing.T) {
+	var r Ring[int8]
+	require.Zero(t, unsafe.Offsetof(r.head)%8, "head at %d", unsafe.Offsetof(r.head))
+	require.Zero(t, unsafe.Offsetof(r.tail)%8, "tail at %d", unsafe.Offsetof(r.tail))
+	require.Equal(t, uintptr(8), unsafe.Alignof(r), "Ring alignment")
+	var s slot[int8]
+	require.Zero(t, unsafe.Offsetof(s.stamp)%8)
+	require.Equal(t, uintptr(8), unsafe.Alignof(s), "slot alignment")
+	require.Zero(t, unsafe.Sizeof(s)%8, "slot size %d: the next element's stamp would be misaligned", unsafe.Sizeof(s))
+	small := New[int8](3)
+	for i := range small.slots {
+		require.Zero(t, uintptr(unsafe.Pointer(&small.slots[i].stamp))%8, "slot %d", i)
+	}
 }
