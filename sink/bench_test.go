@@ -77,7 +77,7 @@ func (h *Handle[T]) pushWithoutFlag(v T) bool {
 	if h.sh.ring.TryPush(v) {
 		return true
 	}
-	h.sh.dropped.Add(1)
+	h.sh.countDrop()
 	return false
 }
 
@@ -88,7 +88,7 @@ func (h *Handle[T]) pushWithoutFlagNoinline(v T) bool {
 	if h.sh.ring.TryPush(v) {
 		return true
 	}
-	h.sh.dropped.Add(1)
+	h.sh.countDrop()
 	return false
 }
 

@@ -29,12 +29,12 @@ func (h *Handle[T]) Push(v T) bool {
 		// sees 1 and rings, or the worker's look finds the value and does
 		// not park. The load hits a line that is written only when the
 		// worker parks or wakes.
-		if sh.sleeping.Load() != 0 {
+		if sh.isSleeping() {
 			sh.wake()
 		}
 		return true
 	}
-	sh.dropped.Add(1)
+	sh.countDrop()
 	return false
 }
 

@@ -49,9 +49,9 @@ func (w *worker[T]) park() {
 	// producer's load sees 1 and rings, or Len sees the value and the
 	// worker does not park. With a ring that gives no such edge, the timer
 	// below bounds the delay of a missed doorbell.
-	sh.sleeping.Store(1)
+	sh.setSleeping(true)
 	if sh.ring.Len() > 0 || w.s.stopping.Load() {
-		sh.sleeping.Store(0)
+		sh.setSleeping(false)
 		return
 	}
 	w.timer.Reset(w.s.cfg.idleSleep)
@@ -69,7 +69,7 @@ func (w *worker[T]) park() {
 	// Clear the flag if no waker did. A producer that still sees 1 may
 	// ring too: the token stays in the channel, and the next park returns
 	// at once, finds nothing, and parks again. Harmless.
-	sh.sleeping.Store(0)
+	sh.setSleeping(false)
 }
 
 // sleep blocks for d or until Shutdown begins.

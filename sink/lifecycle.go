@@ -37,7 +37,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 			sh := &s.shards[i]
 			if sh.popped.Load() < targets[i] {
 				met = false
-				if sh.sleeping.Load() != 0 {
+				if sh.isSleeping() {
 					sh.wake()
 				}
 			}

@@ -3,6 +3,7 @@ package sink
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/shardedsink/shardedsink/ring"
 )
@@ -31,6 +32,18 @@ const cacheBlock = 128
 // as the slice starts less than 96 bytes past a 128-byte boundary (with Go's
 // size classes it starts 0, 8 or 72 bytes past one), every group still has
 // its 128-byte block to itself. A test checks this for 1 to 8 shards.
+//
+// # Atomics
+//
+// The fields that producers touch (sleeping, dropped) are plain integers
+// used only through sync/atomic's functions, in the small methods below.
+// A shard is generic, so its code is compiled in the package that
+// instantiates the sink, and there the methods of sync/atomic's types
+// (atomic.Uint32.Load, ...) are calls unless that package imports
+// sync/atomic; the functions are intrinsics everywhere (see
+// internal/hotpath, whose test reads the assembly of a program that
+// imports only the library). The zero-length atomic.Uint64 array before
+// dropped keeps it 8-byte aligned on 32-bit platforms.
 type shard[T any] struct {
 	// ring is read-only after New.
 	ring ring.Ring[T]
@@ -40,14 +53,17 @@ type shard[T any] struct {
 	// sleeping is 1 while the worker is, or is about to be, parked on the
 	// doorbell (IdleWake only). See Handle.Push and worker.park for the
 	// Dekker pair it forms with the ring.
-	sleeping atomic.Uint32
-	_        [cacheBlock - 16 - 8 - 8]byte // interface, chan, flag (padded to 8)
+	// It is a plain uint32 used only through sleeping's methods below, as
+	// is dropped: see shard's "Atomics" note.
+	sleeping uint32
+	_        [cacheBlock - 2*unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(uintptr(0)) - 4]byte // interface, chan, flag
 
 	// dropped counts pushes rejected because the ring was full. Producers
 	// add to it only on rejection; the monitor and Stats load it. Relaxed
 	// ordering would do; Go offers only sequentially consistent atomics,
 	// which cost the same on x86 for an add.
-	dropped atomic.Uint64
+	_       [0]atomic.Uint64 // 8-byte alignment for dropped on 32-bit platforms
+	dropped uint64
 	_       [cacheBlock - 8]byte
 
 	// mu serialises the consumers of this ring: the home worker locks it for
@@ -74,10 +90,30 @@ type shard[T any] struct {
 //
 //go:noinline
 func (sh *shard[T]) wake() {
-	if sh.sleeping.CompareAndSwap(1, 0) {
+	if atomic.CompareAndSwapUint32(&sh.sleeping, 1, 0) {
 		select {
 		case sh.doorbell <- struct{}{}:
 		default:
 		}
 	}
 }
+
+// isSleeping reports whether the shard's worker is, or is about to be,
+// parked on the doorbell.
+func (sh *shard[T]) isSleeping() bool { return atomic.LoadUint32(&sh.sleeping) != 0 }
+
+// setSleeping stores the sleeping flag (the worker's side of the Dekker
+// pair; see worker.park).
+func (sh *shard[T]) setSleeping(on bool) {
+	var v uint32
+	if on {
+		v = 1
+	}
+	atomic.StoreUint32(&sh.sleeping, v)
+}
+
+// countDrop records one rejected push.
+func (sh *shard[T]) countDrop() { atomic.AddUint64(&sh.dropped, 1) }
+
+// droppedCount returns the number of rejected pushes so far.
+func (sh *shard[T]) droppedCount() uint64 { return atomic.LoadUint64(&sh.dropped) }

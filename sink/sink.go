@@ -69,9 +69,13 @@ type Sink[T any] struct {
 	// cursor hands out shards round-robin for Handle and for the pool
 	// misses of Push. A successful push never touches it.
 	_      [cacheBlock]byte
-	cursor atomic.Uint64
+	_      [0]atomic.Uint64
+	cursor uint64
 	_      [cacheBlock - 8]byte
 }
+	// A plain uint64 used through atomic.AddUint64 (see shard's "Atomics"
+	// note); the zero-length array keeps it 8-byte aligned on 32-bit
+	// platforms.
 
 // New validates cfg, builds the rings and starts one drain worker per shard
 // and the overload monitor. It returns an error wrapping [ErrInvalidConfig]
@@ -164,7 +168,7 @@ func (s *Sink[T]) Shards() int { return len(s.shards) }
 // object).
 func (s *Sink[T]) Handle() *Handle[T] {
 	n := uint64(len(s.shards))
-	return &s.handles[(s.cursor.Add(1)-1)%n]
+	return &s.handles[(atomic.AddUint64(&s.cursor, 1)-1)%n]
 }
 
 // HandleFor returns the handle of the shard that key maps to: the Go
@@ -221,7 +225,7 @@ func (s *Sink[T]) Push(v T) bool {
 	// flag load.
 	sh := h.sh
 	if sh.ring.TryPush(v) {
-		if sh.sleeping.Load() != 0 {
+		if sh.isSleeping() {
 			sh.wake()
 		}
 		s.homes.Put(h)
@@ -231,14 +235,14 @@ func (s *Sink[T]) Push(v T) bool {
 		h = h.next
 		sh = h.sh
 		if sh.ring.TryPush(v) {
-			if sh.sleeping.Load() != 0 {
+			if sh.isSleeping() {
 				sh.wake()
 			}
 			s.homes.Put(h) // the P's new home
 			return true
 		}
 	}
-	sh.dropped.Add(1)
+	sh.countDrop()
 	s.homes.Put(h)
 	return false
 }
@@ -248,7 +252,7 @@ func (s *Sink[T]) Push(v T) bool {
 func (s *Sink[T]) Dropped() uint64 {
 	var total uint64
 	for i := range s.shards {
-		total += s.shards[i].dropped.Load()
+		total += s.shards[i].droppedCount()
 	}
 	return total
 }

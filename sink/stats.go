@@ -31,7 +31,7 @@ func (s *Sink[T]) Stats() Stats {
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		ss := ShardStats{Shard: i, Dropped: sh.dropped.Load(), Queued: sh.ring.Len()}
+		ss := ShardStats{Shard: i, Dropped: sh.droppedCount(), Queued: sh.ring.Len()}
 		st.Dropped += ss.Dropped
 		st.Queued += ss.Queued
 		st.PerShard[i] = ss

@@ -153,7 +153,7 @@ func (w *worker[T]) wakeHelper() {
 	n := len(w.s.shards)
 	for i := range n {
 		sh := &w.s.shards[(w.home+1+i)%n]
-		if sh != w.sh && sh.sleeping.Load() != 0 {
+		if sh != w.sh && sh.isSleeping() {
 			sh.wake()
 			return
 		}

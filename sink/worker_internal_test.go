@@ -2,6 +2,7 @@ package sink
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -113,22 +114,22 @@ func TestBurstAndStealFillOneBatch(t *testing.T) {
 
 func TestWakeHelperRingsOneSleepingWorker(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 3, RingCapacity: 4})
-	s.shards[1].sleeping.Store(1)
-	s.shards[2].sleeping.Store(1)
+	s.shards[1].setSleeping(true)
+	s.shards[2].setSleeping(true)
 	newWorker(s, 0).wakeHelper()
-	require.Zero(t, s.shards[1].sleeping.Load(), "the next sleeping shard after home is woken")
+	require.Zero(t, atomic.LoadUint32(&s.shards[1].sleeping), "the next sleeping shard after home is woken")
 	require.Len(t, s.shards[1].doorbell, 1)
-	require.Equal(t, uint32(1), s.shards[2].sleeping.Load(), "only one")
+	require.Equal(t, uint32(1), atomic.LoadUint32(&s.shards[2].sleeping), "only one")
 	require.Empty(t, s.shards[2].doorbell)
 }
 
 func TestWakeRingsOnceForManyProducers(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 1, RingCapacity: 64})
-	s.shards[0].sleeping.Store(1)
+	s.shards[0].setSleeping(true)
 	for i := range 10 {
 		require.True(t, s.handles[0].Push(i))
 	}
-	require.Zero(t, s.shards[0].sleeping.Load())
+	require.Zero(t, atomic.LoadUint32(&s.shards[0].sleeping))
 	require.Len(t, s.shards[0].doorbell, 1, "the first push clears the flag and rings; the rest only load it")
 }
 

@@ -1,0 +1,185 @@
+package hotpath
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// hot lists the functions, by the name the assembly listing gives them,
+// that must compile to inline atomic instructions. Type arguments are
+// matched loosely: the compiler names instantiations by shape.
+var hot = []string{
+	`main\.main`, // where the probe's calls are inlined, as in a user's code
+	`ring/vyukov\.\(\*Ring\[.*\]\)\.(TryPush|TryPop|ForcePush|Len|Close|IsClosed)`,
+	`sink\.\(\*Handle\[.*\]\)\.Push`,
+	`sink\.\(\*Sink\[.*\]\)\.(Push|Handle|HandleFor|Dropped)`,
+	`sink\.\(\*shard\[.*\]\)\..*`,
+	`mpmc\.\(\*(Sender|Receiver|WeakSender|WeakReceiver)\[.*\]\)\..*`,
+	`mpmc\.\(\*(channel|segQueue|segBlock|guardedRing)\[.*\]\)\..*`,
+	`internal/backoff\..*`,
+}
+
+// mustAppear are hot functions that the probe instantiates and that must be
+// in the listing, so that a rename cannot make the test pass by matching
+// nothing.
+var mustAppear = []string{
+	`ring/vyukov\.\(\*Ring\[.*\]\)\.TryPush`,
+	`ring/vyukov\.\(\*Ring\[.*\]\)\.TryPop`,
+	`ring/vyukov\.\(\*Ring\[.*\]\)\.ForcePush`,
+	`sink\.\(\*Handle\[.*\]\)\.Push`,
+	`sink\.\(\*Sink\[.*\]\)\.Push`,
+	`mpmc\.\(\*Sender\[.*\]\)\.TrySend`,
+	`mpmc\.\(\*Sender\[.*\]\)\.Send`,
+	`mpmc\.\(\*Sender\[.*\]\)\.ForceSend`,
+	`mpmc\.\(\*Receiver\[.*\]\)\.TryRecv`,
+	`mpmc\.\(\*Receiver\[.*\]\)\.Recv`,
+	`mpmc\.\(\*Receiver\[.*\]\)\.RecvMany`,
+	`mpmc\.\(\*segQueue\[.*\]\)\.TryPush`,
+	`mpmc\.\(\*segQueue\[.*\]\)\.TryPop`,
+}
+
+// allowed are the sync/atomic functions that are calls in every package:
+// pointer stores need the garbage collector's write barrier.
+var allowed = regexp.MustCompile(`^sync/atomic\.(StorePointer|SwapPointer|CompareAndSwapPointer)\(SB\)$`)
+
+const modulePrefix = "github.com/shardedsink/shardedsink/"
+
+// atomicCall is one CALL into sync/atomic inside a listed function.
+type atomicCall struct {
+	function, callee, line string
+}
+
+// scan reads a -gcflags=-S listing and returns the functions it defines
+// (without the module prefix) and the calls into sync/atomic that the
+// functions matching hot make, except the allowed ones.
+func scan(r io.Reader, hot *regexp.Regexp) (defined []string, calls []atomicCall, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var fn string
+	var isHot bool
+	for sc.Scan() {
+		line := sc.Text()
+		if line != "" && line[0] != '\t' && line[0] != ' ' {
+			if i := strings.Index(line, " STEXT"); i > 0 {
+				fn = strings.ReplaceAll(line[:i], modulePrefix, "")
+				isHot = hot.MatchString(fn)
+				defined = append(defined, fn)
+			}
+			continue
+		}
+		if !isHot {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		for i, f := range fields {
+			if f != "CALL" || i+1 >= len(fields) {
+				continue
+			}
+			callee := strings.TrimSpace(fields[i+1])
+			if strings.HasPrefix(callee, "sync/atomic.") && !allowed.MatchString(callee) {
+				calls = append(calls, atomicCall{function: fn, callee: callee, line: strings.TrimSpace(line)})
+			}
+		}
+	}
+	return defined, calls, sc.Err()
+}
+
+func anchored(patterns []string) *regexp.Regexp {
+	return regexp.MustCompile(`^(` + strings.Join(patterns, "|") + `)$`)
+}
+
+// TestHotPathsHaveNoAtomicCalls builds the probe as a user would and reads
+// its assembly.
+func TestHotPathsHaveNoAtomicCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: builds a program with the go command")
+	}
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goCmd); err != nil {
+		var lookErr error
+		if goCmd, lookErr = exec.LookPath("go"); lookErr != nil {
+			t.Skipf("the go command is not available (%v, %v): cannot build the probe", err, lookErr)
+		}
+	}
+	probe, err := filepath.Abs(filepath.Join("testdata", "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goCmd, "build", "-o", filepath.Join(t.TempDir(), "probe"), "-gcflags=-S", ".")
+	cmd.Dir = probe
+	// amd64 so that the listing's CALL mnemonic is the one scan reads, on
+	// any host; no workspace, and no flags from the environment (-race
+	// would add calls of its own).
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false",
+		"GOARCH=amd64", "GOAMD64=v1", "CGO_ENABLED=0", "GOEXPERIMENT=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the probe failed: %v\n%s", err, tail(out))
+	}
+
+	defined, calls, err := scan(strings.NewReader(string(out)), anchored(hot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range mustAppear {
+		re := anchored([]string{want})
+		found := false
+		for _, fn := range defined {
+			if re.MatchString(fn) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no function matching %s in the probe's listing: renamed? update the lists", want)
+		}
+	}
+	for _, c := range calls {
+		t.Errorf("%s calls %s (not inlined where the package does not import sync/atomic: use the function forms on a plain field)\n\t%s",
+			c.function, c.callee, c.line)
+	}
+}
+
+// TestScanFindsAtomicCalls checks the scanner on a listing with one call it
+// must report, one it must allow, and one outside the hot set.
+func TestScanFindsAtomicCalls(t *testing.T) {
+	listing := strings.Join([]string{
+		modulePrefix + "ring/vyukov.(*Ring[go.shape.struct { main.a uint64 }]).TryPush STEXT size=300 args=0x28 locals=0x48 funcid=0x0 align=0x0",
+		"\t0x0010 00016 (vyukov.go:140)\tCALL\tsync/atomic.(*Uint64).Load(SB)",
+		"\t0x0020 00032 (vyukov.go:150)\tCALL\tsync/atomic.StorePointer(SB)",
+		"\t0x0030 00048 (vyukov.go:151)\tCALL\t" + modulePrefix + "internal/backoff.(*Backoff).Spin(SB)",
+		modulePrefix + "sink.(*Sink[go.shape.int]).Stats STEXT size=100",
+		"\t0x0010 00016 (stats.go:40)\tCALL\tsync/atomic.(*Uint64).Load(SB)",
+		"",
+	}, "\n")
+	defined, calls, err := scan(strings.NewReader(listing), anchored(hot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defined) != 2 {
+		t.Errorf("defined = %q, want the two functions", defined)
+	}
+	want := atomicCall{
+		function: "ring/vyukov.(*Ring[go.shape.struct { main.a uint64 }]).TryPush",
+		callee:   "sync/atomic.(*Uint64).Load(SB)",
+	}
+	if len(calls) != 1 || calls[0].function != want.function || calls[0].callee != want.callee {
+		t.Fatalf("calls = %+v, want exactly %+v", calls, want)
+	}
+}
+
+func tail(b []byte) string {
+	const max = 4000
+	if len(b) > max {
+		return fmt.Sprintf("...%s", b[len(b)-max:])
+	}
+	return string(b)
+}
