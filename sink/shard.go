@@ -53,8 +53,9 @@ type shard[T any] struct {
 	// sleeping is 1 while the worker is, or is about to be, parked on the
 	// doorbell (IdleWake only). See Handle.Push and worker.park for the
 	// Dekker pair it forms with the ring.
-	// It is a plain uint32 used only through sleeping's methods below, as
-	// is dropped: see shard's "Atomics" note.
+	// It is a plain uint32 used only through isSleeping, setSleeping and
+	// wake, as dropped is used only through countDrop and droppedCount: see
+	// shard's "Atomics" note.
 	sleeping uint32
 	_        [cacheBlock - 2*unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(uintptr(0)) - 4]byte // interface, chan, flag
 
