@@ -13,3 +13,11 @@ var ErrInvalidConfig = errors.New("sink: invalid config")
 // was drained. Values pushed after Shutdown are accepted (there is no closed
 // state) but nothing drains them.
 var ErrShutdown = errors.New("sink: workers have shut down")
+
+// ErrCalledFromDrain is returned at once by [Sink.Flush] and [Sink.Shutdown]
+// when they are called with the ctx that a Drain call of the same sink
+// received, or with a ctx derived from it. Such a call would wait for the
+// batch that its own Drain call holds, and so for ever, or until its ctx
+// ends. Shutdown does nothing then: the sink keeps running, and a later
+// Shutdown from outside Drain does the work.
+var ErrCalledFromDrain = errors.New("sink: Flush or Shutdown called with the ctx of a Drain call")

@@ -13,6 +13,13 @@ import (
 // sleeping workers, does not cancel any Drain call, and is not a hot path: it
 // waits by polling with a backoff from 20 µs to 1 ms.
 //
+// Flush must not wait for the Drain call it is called from: that call holds
+// its batch until it returns, so the flush could only end with its ctx.
+// Called with the ctx that Drain received, or a ctx derived from it, Flush
+// returns [ErrCalledFromDrain] at once. Called from inside Drain with an
+// unrelated ctx (context.Background(), a ctx saved from elsewhere), it
+// cannot tell, and it waits until that ctx ends: pass Drain's ctx on.
+//
 // How it knows: every pop from shard i happens under the shard's consumer
 // mutex and adds to its popped counter before the mutex is released, and
 // rings are FIFO. So, reading popped_i + Len_i under the mutex gives a target
@@ -23,6 +30,9 @@ import (
 // targets are met, a worker whose number is even, or has changed since,
 // holds none of those values any more.
 func (s *Sink[T]) Flush(ctx context.Context) error {
+	if s.calledFromDrain(ctx) {
+		return ErrCalledFromDrain
+	}
 	n := len(s.shards)
 	targets := make([]uint64, n)
 	for i := range s.shards {
@@ -96,12 +106,27 @@ func (s *Sink[T]) waitUntil(ctx context.Context, cond func() bool) error {
 }
 
 // Shutdown stops the sink: the workers drain what is buffered in their own
-// rings (no more stealing) and exit, and the overload monitor exits. It
-// returns nil once they all have, or ctx.Err() when ctx ends first; then
-// the ctx given to in-flight Drain calls is cancelled, the workers exit as
-// soon as their current Drain returns, and what is still in the rings stays
-// there (Stats().Queued shows it). The Drain calls of the final drain get a
-// ctx with the deadline of Shutdown's ctx.
+// rings (no more stealing) and exit, and the overload monitor makes a last
+// check of the drop counters and exits. It returns nil once they all have,
+// or ctx.Err() when ctx ends first; then the ctx given to in-flight Drain
+// calls is cancelled, the workers exit as soon as their current Drain
+// returns, and what is still in the rings stays there (Stats().Queued shows
+// it; [Sink.Done] is closed when the last of them has exited). The Drain
+// calls of the final drain get a ctx with the deadline of Shutdown's ctx.
+//
+// Shutdown returns nil only when nothing was lost to its ctx: the workers
+// have exited, and no Drain call returned after its ctx had ended, and, if
+// the deadline of ctx has passed, nothing is left in the rings. Otherwise it
+// returns ctx.Err(), or context.DeadlineExceeded when the deadline has
+// passed but ctx has not reported it yet. With a ctx that has already ended
+// when Shutdown is called, the result is nil only if the rings were empty,
+// no Drain call was in flight, and the workers had exited by the time
+// Shutdown looked; otherwise it is ctx.Err().
+//
+// Called with the ctx of one of this sink's Drain calls, or a ctx derived
+// from it, Shutdown returns [ErrCalledFromDrain] at once and does nothing:
+// it would wait for that Drain call to return. To stop the sink from inside
+// Drain, call Shutdown on another goroutine, with another ctx.
 //
 // Shutdown is producer-quiesced: stop pushing first. Values pushed while
 // Shutdown runs may be drained or may stay in the rings; a producer that
@@ -115,6 +140,9 @@ func (s *Sink[T]) waitUntil(ctx context.Context, cond func() bool) error {
 // There is no closed state: a push after Shutdown is accepted into its ring
 // until the ring is full, and nothing drains it.
 func (s *Sink[T]) Shutdown(ctx context.Context) error {
+	if s.calledFromDrain(ctx) {
+		return ErrCalledFromDrain
+	}
 	first := false
 	s.shutdownOnce.Do(func() { first = true })
 	if first {
@@ -143,12 +171,40 @@ func (s *Sink[T]) shutdown(ctx context.Context) error {
 	// Publishes finalCtx: the workers read it after they load stopping true.
 	s.stopping.Store(true)
 	close(s.stop) // wakes parked and sleeping workers and the monitor
+
+	defer s.cancelDrain() // AfterFunc may not have run yet
 	select {
 	case <-s.done:
-		s.cancelDrain()
-		return nil
 	case <-ctx.Done():
-		s.cancelDrain() // AfterFunc may not have run yet
-		return ctx.Err()
+		// The workers may have exited too: look once more, so that the
+		// result does not depend on the case the select picked.
+		select {
+		case <-s.done:
+		default:
+			return ctx.Err()
+		}
 	}
+	// Every worker has exited. Was anything lost to ctx? A Drain call that
+	// returned after its ctx ended may have given up on its batch, and a
+	// final drain cut short by the deadline leaves values in the rings.
+	// (Values left while finalCtx is live were pushed during Shutdown, and
+	// those are not Shutdown's to drain.) finalCtx derives from drainCtx,
+	// so its Err covers both the cancel that the AfterFunc above makes when
+	// ctx ends and the deadline of ctx.
+	if s.faults.cutShort.Load() || s.finalCtx.Err() != nil && s.queued() > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Only the deadline can have ended finalCtx while ctx.Err() is
+		// still nil: ctx's own timer has not fired yet.
+		return s.finalCtx.Err()
+	}
+	return nil
 }
+
+// Done returns a channel that is closed once every drain worker and the
+// overload monitor have exited, which only Shutdown makes them do. After a
+// Shutdown whose ctx ended first, it tells when the last Drain call has
+// returned: from then on nothing touches the Action or the rings' consumer
+// side, and Stats().Queued is what stays undrained.
+func (s *Sink[T]) Done() <-chan struct{} { return s.done }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -303,4 +304,113 @@ func TestFlushAfterShutdown(t *testing.T) {
 	err = s.Flush(context.Background())
 	require.ErrorIs(t, err, sink.ErrShutdown, "a value queued after Shutdown is never drained")
 	require.False(t, errors.Is(err, context.DeadlineExceeded))
+}
+
+// Flush and Shutdown called from inside Drain with the ctx it was given (or
+// one derived from it) would wait for the batch their own Drain call holds:
+// they return ErrCalledFromDrain at once instead, and the sink goes on.
+func TestFlushAndShutdownFromInsideDrainReturnAtOnce(t *testing.T) {
+	type result struct {
+		name    string
+		err     error
+		elapsed time.Duration
+	}
+	results := make(chan result, 3)
+	var s *sink.Sink[ev]
+	c := &collector[ev]{}
+	s = newSink(t, testCfg(2, 64, 8), sink.ActionFunc[ev](func(ctx context.Context, batch []ev) {
+		if batch[0].id == 0 {
+			// A bound, so that the test fails rather than hangs on a
+			// sink that waits for its own batch.
+			bounded, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			for _, call := range []struct {
+				name string
+				f    func(context.Context) error
+			}{
+				{"Flush", s.Flush},
+				{"Flush with a derived ctx", func(ctx context.Context) error {
+					return s.Flush(context.WithValue(ctx, struct{}{}, 1))
+				}},
+				{"Shutdown", s.Shutdown},
+			} {
+				start := time.Now()
+				err := call.f(bounded)
+				results <- result{call.name, err, time.Since(start)}
+			}
+		}
+		c.Drain(ctx, batch)
+	}))
+	require.True(t, s.Handle().Push(ev{0}))
+	for range 3 {
+		r := <-results
+		require.ErrorIs(t, r.err, sink.ErrCalledFromDrain, r.name)
+		require.Less(t, r.elapsed, time.Second, "%s returned at once", r.name)
+	}
+	// The sink was not shut down: it still drains, and Flush from outside
+	// works.
+	require.True(t, s.Handle().Push(ev{1}))
+	require.NoError(t, s.Flush(context.Background()))
+	require.Equal(t, 2, c.count())
+}
+
+// A ctx from a Drain call of one sink does not stop a Flush of another.
+func TestFlushOfAnotherSinkFromInsideDrainWorks(t *testing.T) {
+	other := newSink(t, testCfg(1, 16, 4), nop[ev]())
+	errc := make(chan error, 1)
+	s := newSink(t, testCfg(1, 16, 4), sink.ActionFunc[ev](func(ctx context.Context, _ []ev) {
+		if !other.Handle().Push(ev{1}) {
+			errc <- errors.New("the push into the other sink was rejected")
+			return
+		}
+		errc <- other.Flush(ctx)
+	}))
+	require.True(t, s.Handle().Push(ev{0}))
+	require.NoError(t, <-errc)
+}
+
+// lateCtx is a ctx whose deadline has passed but whose Done channel is still
+// open and whose Err is still nil: the state a context.WithDeadline is in
+// between its deadline and the run of its timer.
+type lateCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c lateCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// A Shutdown whose ctx has ended leaves values in the rings: it must say so,
+// even when it sees the workers exit before it sees its ctx end.
+func TestShutdownWithAnEndedCtxReportsValuesLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &collector[ev]{}
+		rings := &capturing{}
+		s, err := sink.New(sink.Config[ev]{Shards: 1, Ring: rings.factory}, c)
+		require.NoError(t, err)
+		synctest.Wait() // the worker is parked
+		for i := range 3 {
+			require.True(t, rings.rings[0].TryPush(ev{i})) // no doorbell
+		}
+		cctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ctx := lateCtx{cctx, time.Now().Add(-time.Second)}
+		err = s.Shutdown(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "3 values are still in the ring")
+		require.Equal(t, 3, s.Stats().Queued)
+		require.Zero(t, c.count())
+		require.ErrorIs(t, s.Shutdown(context.Background()), context.DeadlineExceeded, "the first result")
+	})
+}
+
+// A Shutdown of an idle sink whose ctx has ended loses nothing; when the
+// workers' exit is what it sees, it returns nil.
+func TestShutdownWithAnEndedCtxOnAnEmptySink(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sink.New(sink.Config[ev]{Shards: 2}, nop[ev]())
+		require.NoError(t, err)
+		synctest.Wait()
+		cctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		require.NoError(t, s.Shutdown(lateCtx{cctx, time.Now().Add(-time.Second)}))
+	})
 }

@@ -66,16 +66,20 @@ type Sink[T any] struct {
 	shutdownDone chan struct{} // closed once shutdownErr is set
 	shutdownErr  error
 
+	// faults is what the workers and the monitor record about failed
+	// Drain calls; see worker.go.
+	faults faults
+
 	// cursor hands out shards round-robin for Handle and for the pool
 	// misses of Push. A successful push never touches it.
+	// A plain uint64 used through atomic.AddUint64 (see shard's "Atomics"
+	// note); the zero-length array keeps it 8-byte aligned on 32-bit
+	// platforms.
 	_      [cacheBlock]byte
 	_      [0]atomic.Uint64
 	cursor uint64
 	_      [cacheBlock - 8]byte
 }
-	// A plain uint64 used through atomic.AddUint64 (see shard's "Atomics"
-	// note); the zero-length array keeps it 8-byte aligned on 32-bit
-	// platforms.
 
 // New validates cfg, builds the rings and starts one drain worker per shard
 // and the overload monitor. It returns an error wrapping [ErrInvalidConfig]
@@ -131,9 +135,22 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		// the handles are the sink's own.
 		return s.Handle()
 	}
-	s.drainCtx, s.cancelDrain = context.WithCancel(context.Background())
+	// The ctx of every Drain call carries the sink, so that Flush and
+	// Shutdown can tell a call made with it and refuse to wait for the
+	// batch that the calling Drain holds.
+	s.drainCtx, s.cancelDrain = context.WithCancel(context.WithValue(context.Background(), drainMarker{}, s))
 	s.finalCtx = s.drainCtx
 	return s, nil
+}
+
+// drainMarker is the key under which the ctx of every Drain call holds the
+// *Sink that made the call.
+type drainMarker struct{}
+
+// calledFromDrain reports whether ctx is, or derives from, the ctx of a
+// Drain call of this sink.
+func (s *Sink[T]) calledFromDrain(ctx context.Context) bool {
+	return ctx.Value(drainMarker{}) == any(s)
 }
 
 // start starts the workers and the monitor.

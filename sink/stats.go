@@ -38,3 +38,12 @@ func (s *Sink[T]) Stats() Stats {
 	}
 	return st
 }
+
+// queued returns the number of values in the rings.
+func (s *Sink[T]) queued() int {
+	n := 0
+	for i := range s.shards {
+		n += s.shards[i].ring.Len()
+	}
+	return n
+}

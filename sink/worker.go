@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -172,10 +173,22 @@ func (w *worker[T]) drain(ctx context.Context) {
 				"sink", w.s.cfg.name, "shard", w.home, "batch", n,
 				"panic", fmt.Sprint(r))
 		}
+		if ctx.Err() != nil {
+			w.s.faults.cutShort.Store(true)
+		}
 		clear(w.batch[:n])
 		w.batch = w.batch[:0]
 	}()
 	w.s.action.Drain(ctx, w.batch[:n:n])
+}
+
+// faults is what the workers and the monitor record about failed calls.
+// None of it is on a producer's path.
+type faults struct {
+	// cutShort is set by a worker whose Drain call returned after its ctx
+	// had ended: that call may have given up on its batch. Shutdown reads
+	// it after the workers have exited (done is closed after every set).
+	cutShort atomic.Bool
 }
 
 // exited is called by each worker and the monitor as it exits; the last one
