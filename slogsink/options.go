@@ -43,8 +43,8 @@ type Options struct {
 	// on the drain workers, possibly on several at once.
 	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
 
-	// Format makes the handler that formats records into a batch buffer,
-	// for example slog.NewTextHandler. Default slog.NewJSONHandler. It is
+	// Format makes the handler that formats records into a batch buffer:
+	// [JSON] (the default), [Text], or any other. It is
 	// called once per shard with a buffer as w and Level, AddSource and
 	// ReplaceAttr as opts; the handler it returns must write every record it
 	// handles to w before Handle returns and must not keep w for anything
@@ -123,7 +123,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		s.hopts.Level = slog.LevelInfo
 	}
 	if s.format == nil {
-		s.format = func(w io.Writer, opts *slog.HandlerOptions) slog.Handler { return slog.NewJSONHandler(w, opts) }
+		s.format = JSON
 	}
 	if s.shards == 0 {
 		s.shards = DefaultShards
@@ -136,4 +136,15 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	}
 	s.batchSize = min(s.batchSize, s.ringCapacity)
 	return s, nil
+}
+
+// JSON formats records as slog.NewJSONHandler does: the default
+// [Options.Format].
+func JSON(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
+	return slog.NewJSONHandler(w, opts)
+}
+
+// Text formats records as slog.NewTextHandler does, for [Options.Format].
+func Text(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
+	return slog.NewTextHandler(w, opts)
 }

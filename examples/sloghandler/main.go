@@ -1,12 +1,13 @@
-// Command sloghandler shows an slog.Handler built on the sink: logging never
-// blocks a request, records are written in batches, and under overload the
-// handler sheds records and counts them instead of slowing the callers down.
+// Command sloghandler shows slogsink, an slog.Handler on the sink: logging
+// never blocks a request, records are written in batches, and under
+// overload the handler sheds records, counts them, and says so in the log
+// itself.
 //
 // It runs -goroutines request handlers that each serve -records requests
-// (each waits -work, as if for a database, then logs one record) through the
-// handler into a writer that takes -write-delay per Write, as a slow disk or
-// network would, and prints how many records were written, in how many
-// writes, and how many were shed. With -print the records go to stdout.
+// (each waits -work, as if for a database, then logs one record) through
+// the handler into a writer that takes -write-delay per Write, as a slow
+// disk or network would, and prints how many records were written, in how
+// many writes, and how many were shed. With -print the records go to stdout.
 //
 //	go run ./examples/sloghandler                        # keeps up: nothing shed
 //	go run ./examples/sloghandler -write-delay 50ms      # a slow writer: records shed, callers unaffected
@@ -25,7 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/slogsink"
 )
 
 func main() {
@@ -36,29 +37,37 @@ func main() {
 	toStdout := flag.Bool("print", false, "write the records to stdout")
 	flag.Parse()
 
-	out := &countingWriter{delay: *delay, w: io.Discard}
+	out := &slowWriter{delay: *delay, w: io.Discard}
 	if *toStdout {
 		out.w = os.Stdout
 	}
-	h, err := NewHandler(out, Options{Sink: sink.Config[entry]{RingCapacity: 1024}})
-	if err != nil {
+	if err := run(out, *goroutines, *records, *work, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "sloghandler:", err)
 		os.Exit(1)
+	}
+}
+
+// run logs goroutines*records records through slogsink into out and
+// reports to report. It fails unless written + dropped = logged.
+func run(out *slowWriter, goroutines, records int, work time.Duration, report io.Writer) error {
+	h, err := slogsink.New(out, &slogsink.Options{RingCapacity: 1024})
+	if err != nil {
+		return err
 	}
 	logger := slog.New(h).With("service", "checkout")
 
 	start := time.Now()
 	var slowest atomic.Int64
 	var wg sync.WaitGroup
-	for g := range *goroutines {
+	for g := range goroutines {
+		reqLog := logger.With("worker", g) // a handler of its own: its records keep their order
 		wg.Go(func() {
-			reqLog := logger.With("worker", g)
-			for i := range *records {
-				time.Sleep(*work)
+			for i := range records {
+				time.Sleep(work)
 				t0 := time.Now()
 				reqLog.Info("request served", "route", "/cart", "status", 200, "request", i)
-				if d := int64(time.Since(t0)); d > slowest.Load() {
-					slowest.Store(d) // racy maximum, good enough for a demo
+				d := int64(time.Since(t0))
+				for m := slowest.Load(); d > m && !slowest.CompareAndSwap(m, d); m = slowest.Load() {
 				}
 			}
 		})
@@ -68,26 +77,30 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := h.Close(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "sloghandler: close:", err)
-		os.Exit(1)
+		return fmt.Errorf("close: %w", err)
 	}
-	total := *goroutines * *records
-	fmt.Fprintf(os.Stderr, "logged %d records in %v (slowest Info call %v)\n", total, logging.Round(time.Millisecond), time.Duration(slowest.Load()))
-	fmt.Fprintf(os.Stderr, "written %d records in %d writes; shed %d (%.1f %%)\n",
-		out.lines.Load(), out.writes.Load(), h.Dropped(), 100*float64(h.Dropped())/float64(total))
+	total := goroutines * records
+	fmt.Fprintf(report, "logged %d records in %v (slowest Info call %v)\n", total, logging.Round(time.Millisecond), time.Duration(slowest.Load()))
+	fmt.Fprintf(report, "written %d records in %d writes; shed %d (%.1f %%), reported in the log by %d %q records\n",
+		h.Written(), out.writes.Load(), h.Dropped(), 100*float64(h.Dropped())/float64(total), out.reports.Load(), slogsink.DroppedMessage)
+	if got := h.Written() + h.Dropped(); got != uint64(total) {
+		return fmt.Errorf("written %d + dropped %d != logged %d", h.Written(), h.Dropped(), total)
+	}
+	return nil
 }
 
-// countingWriter counts writes and lines and takes delay per Write.
-type countingWriter struct {
-	delay  time.Duration
-	w      io.Writer
-	writes atomic.Int64
-	lines  atomic.Int64
+// slowWriter takes delay per Write and counts the writes and the drop
+// reports in them.
+type slowWriter struct {
+	delay   time.Duration
+	w       io.Writer
+	writes  atomic.Int64
+	reports atomic.Int64
 }
 
-func (c *countingWriter) Write(p []byte) (int, error) {
-	time.Sleep(c.delay)
-	c.writes.Add(1)
-	c.lines.Add(int64(bytes.Count(p, []byte("\n"))))
-	return c.w.Write(p)
+func (s *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	s.writes.Add(1)
+	s.reports.Add(int64(bytes.Count(p, []byte(slogsink.DroppedMessage))))
+	return s.w.Write(p)
 }
