@@ -1,0 +1,311 @@
+package otelsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// spanT is what the sink carries: the span as OnEnd received it.
+type spanT = sdktrace.ReadOnlySpan
+
+// cacheBlock is what a hot field is padded to: two 64-byte lines, because
+// x86 prefetches lines in adjacent pairs.
+const cacheBlock = 128
+
+// SpanProcessor is an sdktrace.SpanProcessor that hands ended spans to a
+// sharded sink and exports them from the sink's drain workers. See the
+// package documentation for its guarantees and costs. Make one with [New] or
+// [NewSpanProcessor]. It is safe for concurrent use and must not be copied.
+type SpanProcessor struct {
+	_ noCopy
+
+	sink     *sink.Sink[spanT]
+	exporter sdktrace.SpanExporter
+	cfg      settings
+
+	// closed is loaded by every OnEnd and stored once, by Shutdown. It sits
+	// on its own cache lines so that the drain workers' counter updates
+	// below do not invalidate the line every producer reads.
+	_      [cacheBlock]byte
+	closed uint32
+	_      [cacheBlock - 4]byte
+
+	// The drain side. exportMu serialises ExportSpans: the SDK promises
+	// exporters that it never calls them concurrently, and the sink has one
+	// drain worker per shard.
+	exportMu     sync.Mutex
+	exporterDown bool // under exportMu: set by Shutdown before exporter.Shutdown
+
+	// Counters, updated with atomic adds off the producers' path (closedDrops
+	// only by an OnEnd after Shutdown).
+	exported     uint64 // spans in ExportSpans calls that returned nil
+	failed       uint64 // spans in ExportSpans calls that failed
+	exportErrors uint64 // ExportSpans calls that failed
+	closedDrops  uint64 // OnEnd after Shutdown
+	lateDrops    uint64 // spans a drain worker held when the exporter was already shut down
+	lastErr      atomic.Pointer[error]
+
+	// drained is set once the sink's Shutdown has returned: from then on
+	// nothing drains the rings, so what they hold counts as dropped.
+	drained uint32
+
+	shutdownOnce sync.Once
+	shutdownDone chan struct{} // closed once shutdownErr is set
+	shutdownErr  error
+
+	reg metric.Registration // nil without WithMeterProvider
+}
+
+var _ sdktrace.SpanProcessor = (*SpanProcessor)(nil)
+
+// processorID numbers the processors of this process for their default
+// names.
+var processorID atomic.Int64
+
+// New returns a SpanProcessor that exports through exporter, with its drain
+// workers started. It returns an error wrapping [ErrInvalidOption] that names
+// every bad option and its value (and a nil exporter or option), and then
+// starts nothing. The processor runs until Shutdown (the TracerProvider's
+// Shutdown calls it); one that is dropped without Shutdown keeps its
+// goroutines.
+func New(exporter sdktrace.SpanExporter, opts ...Option) (*SpanProcessor, error) {
+	var c config
+	var errs []error
+	if exporter == nil {
+		errs = append(errs, fmt.Errorf("%w: exporter = nil: a SpanProcessor needs an exporter", ErrInvalidOption))
+	}
+	for i, o := range opts {
+		if o == nil {
+			errs = append(errs, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i))
+			continue
+		}
+		o(&c)
+	}
+	st, err := c.settle(processorID.Add(1) - 1)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	p := &SpanProcessor{
+		exporter:     exporter,
+		cfg:          st,
+		shutdownDone: make(chan struct{}),
+	}
+	p.sink, err = sink.New(st.sink, exportAction{p})
+	if err != nil {
+		// settle checked every field that sink.New checks.
+		return nil, fmt.Errorf("otelsink: %w", err)
+	}
+	if st.meterProvider != nil {
+		if err := p.registerMetrics(st.meterProvider); err != nil {
+			_ = p.sink.Shutdown(context.Background()) // empty: nothing was pushed yet
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// NewSpanProcessor is [New] for the shape of sdktrace.NewBatchSpanProcessor:
+// it panics with New's error (which names the bad option and its value)
+// instead of returning it.
+func NewSpanProcessor(exporter sdktrace.SpanExporter, opts ...Option) *SpanProcessor {
+	p, err := New(exporter, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// OnStart does nothing.
+func (*SpanProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+// OnEnd hands s to the sink without waiting. An unsampled span is ignored
+// (neither queued nor counted). A sampled span is pushed into the current
+// P's shard ring (sink.Sink.Push: one try-push, and one more on the next
+// shard when that ring is full); when both rings are full, or after
+// Shutdown, s is dropped and counted in [SpanProcessor.Dropped].
+//
+// A successful OnEnd writes to no shared counter: it loads the closed flag
+// (a line that only Shutdown writes), the sampled flag, and does the push.
+func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	// Shutdown stores closed before it shuts the sink down. An OnEnd that
+	// loads 0 here and pushes while the sink's final drain runs is either
+	// drained by it or left in a ring, where Dropped counts it once the
+	// sink's Shutdown has returned.
+	if atomic.LoadUint32(&p.closed) != 0 {
+		atomic.AddUint64(&p.closedDrops, 1)
+		return
+	}
+	p.sink.Push(s)
+}
+
+// ForceFlush returns once every span ended (OnEnd returned) before the call
+// has been handed to the exporter and that ExportSpans call has returned. It
+// returns ctx.Err() when ctx ends first (the spans stay queued and are
+// exported later), and an error wrapping the last export error when an
+// ExportSpans call failed while it waited (that may be the export of spans
+// ended after the call began). After Shutdown it does nothing and returns
+// nil, as the SDK's contract asks; when Shutdown begins while it waits, it
+// returns the result of Shutdown's drain.
+//
+// It wakes the drain workers and waits by polling with a backoff from 20 µs
+// to 1 ms (sink.Sink.Flush); it does not block OnEnd.
+func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if atomic.LoadUint32(&p.closed) != 0 {
+		return nil
+	}
+	before := atomic.LoadUint64(&p.exportErrors)
+	err := p.sink.Flush(ctx)
+	if errors.Is(err, sink.ErrShutdown) {
+		// Shutdown stopped the workers while we waited. Its drain exports
+		// what this flush waited for; the sink's Shutdown returns its result
+		// (the first call's, waiting for it when it is still running).
+		err = p.sink.Shutdown(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if n := atomic.LoadUint64(&p.exportErrors) - before; n > 0 {
+		return fmt.Errorf("otelsink: %d export(s) failed while ForceFlush waited, the last one: %w", n, *p.lastErr.Load())
+	}
+	return nil
+}
+
+// Shutdown stops the processor: from its start every OnEnd drops its span
+// (counted); it drains what the rings hold through the exporter, stops the
+// drain workers, waits for an ExportSpans call in progress to return, and
+// then calls the exporter's Shutdown with ctx. It returns nil when all of
+// that succeeded, ctx.Err() when ctx ended before the drain finished (the
+// ctx of the export in progress is then cancelled, and the spans still in
+// the rings are counted as dropped), and otherwise the exporter's Shutdown
+// error, joined with that of unregistering the metric callback.
+//
+// It is idempotent: the first call does the work and every call returns its
+// result; a call made while the first runs waits for it, or returns its own
+// ctx.Err() when its ctx ends first. It relies on the exporter honouring
+// the ctx of ExportSpans and Shutdown, as the SDK's SpanExporter contract
+// asks: Shutdown cannot return before an ExportSpans call in progress does.
+func (p *SpanProcessor) Shutdown(ctx context.Context) error {
+	first := false
+	p.shutdownOnce.Do(func() { first = true })
+	if !first {
+		select {
+		case <-p.shutdownDone:
+			return p.shutdownErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.shutdownErr = p.shutdown(ctx)
+	close(p.shutdownDone)
+	return p.shutdownErr
+}
+
+func (p *SpanProcessor) shutdown(ctx context.Context) error {
+	atomic.StoreUint32(&p.closed, 1)
+	sinkErr := p.sink.Shutdown(ctx)
+	// The workers have exited (or, after a timeout, exit once their current
+	// export returns): what the rings hold now stays there.
+	atomic.StoreUint32(&p.drained, 1)
+	// Taking exportMu waits for an export in progress; a worker that gets
+	// the mutex after this counts its batch as dropped instead of exporting.
+	p.exportMu.Lock()
+	p.exporterDown = true
+	p.exportMu.Unlock()
+	errs := []error{sinkErr, p.exporter.Shutdown(ctx)}
+	if p.reg != nil {
+		errs = append(errs, p.reg.Unregister())
+	}
+	return join(errs...)
+}
+
+// join is errors.Join, except that a single error is returned as it is, so
+// that a ctx error stays comparable with ==.
+func join(errs ...error) error {
+	var only error
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			only = err
+			n++
+		}
+	}
+	if n <= 1 {
+		return only
+	}
+	return errors.Join(errs...)
+}
+
+// Dropped returns the number of sampled spans ended and never handed to the
+// exporter: those that found their rings full, those ended after Shutdown
+// began and not drained by it, and those a Shutdown whose ctx ended left in
+// the rings. Once Shutdown has returned and no OnEnd is running, every
+// sampled span ended is counted exactly once in Exported, Failed or Dropped
+// of [SpanProcessor.Stats].
+func (p *SpanProcessor) Dropped() uint64 {
+	return p.Stats().Dropped
+}
+
+// Stats is a snapshot of a processor's counters, from [SpanProcessor.Stats].
+type Stats struct {
+	Name         string     `json:"name"`
+	Exported     uint64     `json:"exported"`      // spans in ExportSpans calls that returned nil
+	Failed       uint64     `json:"failed"`        // spans in ExportSpans calls that returned an error or panicked
+	ExportErrors uint64     `json:"export_errors"` // ExportSpans calls that returned an error or panicked
+	Dropped      uint64     `json:"dropped"`       // see SpanProcessor.Dropped
+	Queued       int        `json:"queued"`        // spans waiting in the rings; 0 after Shutdown, when they count as Dropped
+	Capacity     int        `json:"capacity"`      // QueueCapacity
+	Sink         sink.Stats `json:"sink"`          // the sink's own view: drops at push, per shard
+}
+
+// Stats returns a snapshot of the counters. Each is read once; under
+// concurrency they are read one after another, not at one instant. It
+// allocates (the sink's per-shard slice).
+func (p *SpanProcessor) Stats() Stats {
+	ss := p.sink.Stats()
+	st := Stats{
+		Name:         p.cfg.name,
+		Exported:     atomic.LoadUint64(&p.exported),
+		Failed:       atomic.LoadUint64(&p.failed),
+		ExportErrors: atomic.LoadUint64(&p.exportErrors),
+		Dropped:      ss.Dropped + atomic.LoadUint64(&p.closedDrops) + atomic.LoadUint64(&p.lateDrops),
+		Queued:       ss.Queued,
+		Capacity:     p.QueueCapacity(),
+		Sink:         ss,
+	}
+	if atomic.LoadUint32(&p.drained) != 0 {
+		st.Dropped += uint64(ss.Queued)
+		st.Queued = 0
+	}
+	return st
+}
+
+// QueueCapacity returns the number of spans the rings hold in all: the
+// per-shard capacity times the shard count. At most this many spans, plus
+// one export batch per shard in the drain workers' hands, are buffered.
+func (p *SpanProcessor) QueueCapacity() int { return p.cfg.perShard * p.cfg.shards }
+
+// Name returns the processor's name (see [WithName]).
+func (p *SpanProcessor) Name() string { return p.cfg.name }
+
+// noCopy lets go vet's copylocks check flag copies of a SpanProcessor.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

@@ -1,0 +1,200 @@
+package otelsink_test
+
+// Behaviour that waits on time, in testing/synctest bubbles: the clock is
+// fake, so the durations are exact and the tests take no real time.
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/shardedsink/shardedsink/otelsink"
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// blockingExporter returns a testExporter whose exports block until their
+// ctx ends (returning ctx.Err()) or release is closed; started receives one
+// value when the first export begins.
+func blockingExporter() (exp *testExporter, started chan struct{}, release chan struct{}) {
+	exp = newTestExporter()
+	started, release = make(chan struct{}, 1), make(chan struct{})
+	exp.hook = func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-release:
+			return nil
+		}
+	}
+	return exp, started, release
+}
+
+func TestTheExportTimeoutIsHonoured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errs := recordErrors(t)
+		exp := newTestExporter()
+		var took time.Duration
+		var cause error
+		exp.hook = func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+			start := time.Now()
+			<-ctx.Done()
+			took, cause = time.Since(start), context.Cause(ctx)
+			return ctx.Err()
+		}
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithExportTimeout(250*time.Millisecond))
+		p.OnEnd(stub(1, true))
+		err := p.ForceFlush(context.Background())
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorContains(t, err, "1 export(s) failed")
+		require.Equal(t, 250*time.Millisecond, took, "the export's ctx ends at the timeout")
+		require.Equal(t, otelsink.ErrExportTimeout, cause)
+		require.Equal(t, uint64(1), p.Stats().Failed)
+		require.Len(t, errs.all(), 1)
+		require.NoError(t, p.Shutdown(context.Background()))
+	})
+}
+
+func TestAZeroExportTimeoutMeansNoTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp := newTestExporter()
+		var hasDeadline atomic.Bool
+		exp.hook = func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+			_, ok := ctx.Deadline()
+			hasDeadline.Store(ok)
+			return nil
+		}
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithExportTimeout(0))
+		p.OnEnd(stub(1, true))
+		require.NoError(t, p.ForceFlush(context.Background()))
+		require.False(t, hasDeadline.Load())
+		require.NoError(t, p.Shutdown(context.Background()))
+	})
+}
+
+func TestForceFlushReturnsCtxErrWhenCtxEndsFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := blockingExporter()
+		p := otelsink.NewSpanProcessor(exp)
+		p.OnEnd(stub(1, true))
+		<-started
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := p.ForceFlush(ctx)
+		require.Equal(t, context.DeadlineExceeded, err, "ctx.Err() itself")
+		require.Equal(t, 100*time.Millisecond, time.Since(start))
+
+		cancelled, cancel2 := context.WithCancel(context.Background())
+		cancel2()
+		require.Equal(t, context.Canceled, p.ForceFlush(cancelled), "a ctx that already ended")
+
+		close(release)
+		require.NoError(t, p.ForceFlush(context.Background()))
+		require.Len(t, exp.GetSpans(), 1, "the span was exported later")
+		require.NoError(t, p.Shutdown(context.Background()))
+	})
+}
+
+func TestSpansLeftByAShutdownThatTimedOutCountAsDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, _ := blockingExporter() // never released: only ctx ends the export
+		var exportErr error
+		inner := exp.hook
+		exp.hook = func(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+			exportErr = inner(ctx, spans)
+			return exportErr
+		}
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxExportBatchSize(1),
+			otelsink.WithExportTimeout(0))
+		p.OnEnd(stub(0, true))
+		<-started
+		for i := range 5 {
+			p.OnEnd(stub(1+i, true))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		err := p.Shutdown(ctx)
+		require.Equal(t, context.DeadlineExceeded, err, "Shutdown returns ctx.Err() itself")
+		require.Equal(t, time.Second, time.Since(start))
+		require.Equal(t, context.Canceled, exportErr, "the export in progress was cancelled and returned first")
+		st := p.Stats()
+		require.Equal(t, uint64(1), st.Failed, "the cancelled export failed")
+		require.Equal(t, uint64(5), st.Dropped, "the spans left in the ring count as dropped")
+		require.Zero(t, st.Queued)
+		require.Equal(t, int32(1), exp.shutdowns.Load(), "the exporter is shut down even so")
+		exp.checkContract(t)
+
+		// A later call returns the first one's result.
+		require.Equal(t, context.DeadlineExceeded, p.Shutdown(context.Background()))
+	})
+}
+
+func TestASecondShutdownHonoursItsOwnCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := blockingExporter()
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithExportTimeout(0))
+		p.OnEnd(stub(0, true))
+		<-started
+		first := make(chan error)
+		go func() { first <- p.Shutdown(context.Background()) }()
+		synctest.Wait() // the first Shutdown waits for the export
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		require.Equal(t, context.DeadlineExceeded, p.Shutdown(ctx))
+		close(release)
+		require.NoError(t, <-first)
+		require.NoError(t, p.Shutdown(context.Background()))
+		require.Len(t, exp.GetSpans(), 1)
+	})
+}
+
+func TestForceFlushDuringShutdownReturnsTheDrainsResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := blockingExporter()
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxExportBatchSize(1),
+			otelsink.WithExportTimeout(0))
+		p.OnEnd(stub(0, true))
+		<-started
+		p.OnEnd(stub(1, true))
+		flushed := make(chan error)
+		go func() { flushed <- p.ForceFlush(context.Background()) }()
+		synctest.Wait()
+		shut := make(chan error)
+		go func() { shut <- p.Shutdown(context.Background()) }()
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-shut)
+		require.NoError(t, <-flushed)
+		require.Len(t, exp.GetSpans(), 2)
+	})
+}
+
+func TestTheOverloadReportSeesTheDrops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := blockingExporter()
+		var reports []sink.Overload
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithName("checkout"), otelsink.WithShards(1),
+			otelsink.WithMaxQueueSize(4), otelsink.WithMaxExportBatchSize(1),
+			otelsink.WithOverloadReport(time.Second, func(o sink.Overload) { reports = append(reports, o) }))
+		p.OnEnd(stub(0, true))
+		<-started
+		for i := range 10 {
+			p.OnEnd(stub(1+i, true))
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, []sink.Overload{{Sink: "checkout", Delta: 6, Total: 6, Interval: time.Second}}, reports)
+		close(release)
+		require.NoError(t, p.Shutdown(context.Background()))
+	})
+}
