@@ -147,7 +147,7 @@ func TestTryPushWaitsForAPopInFlight(t *testing.T) {
 	var pushed bool
 	requireWaits(t, "TryPush", func() { pushed = r.TryPush(4) }, func() {
 		r.slots[0].value = 0
-		atomic.StoreUint64(&r.slots[0].stamp, h + r.oneLap)
+		atomic.StoreUint64(&r.slots[0].stamp, h+r.oneLap)
 	})
 	require.True(t, pushed, "TryPush reported full while a pop was in flight and a later one had completed")
 	for _, want := range []int{2, 3, 4} {
@@ -171,7 +171,7 @@ func TestTryPopWaitsForAPushInFlight(t *testing.T) {
 	var ok bool
 	requireWaits(t, "TryPop", func() { v, ok = r.TryPop() }, func() {
 		r.slots[0].value = 100
-		atomic.StoreUint64(&r.slots[0].stamp, tl + 1)
+		atomic.StoreUint64(&r.slots[0].stamp, tl+1)
 	})
 	require.True(t, ok, "TryPop reported empty while a push was in flight and a later one had completed")
 	require.Equal(t, 100, v)

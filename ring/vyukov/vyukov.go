@@ -174,7 +174,7 @@ func (r *Ring[T]) TryPush(v T) bool {
 			// compare-and-swap fails if Close set the mark meanwhile.
 			if atomic.CompareAndSwapUint64(&r.tail, tail, r.next(tail)) {
 				s.value = v
-				atomic.StoreUint64(&s.stamp, tail + 1) // publish: the consumer loads stamp before value
+				atomic.StoreUint64(&s.stamp, tail+1) // publish: the consumer loads stamp before value
 				return true
 			}
 			b.Spin()
@@ -216,7 +216,7 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 		case stamp == tail:
 			if atomic.CompareAndSwapUint64(&r.tail, tail, r.next(tail)) {
 				s.value = v
-				atomic.StoreUint64(&s.stamp, tail + 1)
+				atomic.StoreUint64(&s.stamp, tail+1)
 				return old, false, true
 			}
 			b.Spin()
@@ -233,11 +233,11 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 					// that the ring stays consistent, and hand back old.
 					var zero T
 					s.value = zero
-					atomic.StoreUint64(&s.stamp, head + r.oneLap)
+					atomic.StoreUint64(&s.stamp, head+r.oneLap)
 					return old, true, false
 				}
 				s.value = v
-				atomic.StoreUint64(&s.stamp, tail + 1) // publish v for this lap's consumer
+				atomic.StoreUint64(&s.stamp, tail+1) // publish v for this lap's consumer
 				return old, true, true
 			}
 			b.Spin()
@@ -265,7 +265,7 @@ func (r *Ring[T]) TryPop() (T, bool) {
 				v := s.value
 				var zero T
 				s.value = zero
-				atomic.StoreUint64(&s.stamp, head + r.oneLap) // hand the slot to the next lap's producer
+				atomic.StoreUint64(&s.stamp, head+r.oneLap) // hand the slot to the next lap's producer
 				return v, true
 			}
 			b.Spin()
