@@ -1,6 +1,7 @@
 package mpmc
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
@@ -8,7 +9,8 @@ import (
 )
 
 // This file holds the two ways a bounded channel's storage refuses a push
-// once the channel is closed.
+// once the channel is closed: a ring that closes itself ([ClosableRing]),
+// and the counted guard that the channel puts around any other ring.
 //
 // Why the channel cannot just check a closed flag before it pushes: a send
 // that reads the flag as open and is then delayed (preempted) before its
@@ -21,43 +23,142 @@ import (
 // to every push. concurrent-queue, under async-channel, does it with a mark
 // bit in the tail word that every push compare-and-swaps, and the vyukov
 // ring behind [Bounded] has that design (vyukov.Ring.Close). A ring.Ring from
-// BoundedOn that has no Close of its own gets guardedRing below, which
-// counts the pushes in flight instead: two more atomic read-modify-writes per
-// push.
+// BoundedOn that does not implement ClosableRing gets guardedRing below,
+// which counts the pushes in flight instead: two more atomic
+// read-modify-writes per push. Whether a ring closes itself is never
+// guessed from its method names: a ring with a Close that only sets a flag
+// which its TryPush checks would bring the race above back.
 
-// guardedRing makes any ring.Ring closable: state counts the pushes in
-// flight (in units of 2) and carries the closed mark in its low bit. A push
-// adds 2 before it pushes and takes 2 away after, and gives up if the add
-// returned the mark; Close sets the mark and then waits until no push is in
-// flight. When Close returns, every push that will ever succeed has
-// returned. The cost is two atomic read-modify-writes per push, on a word
-// that all senders share.
+// ClosableRing is a [ring.Ring] that the channel can close itself, with
+// the contract the channel relies on. [BoundedOn] uses such a ring as it
+// is; any other ring gets a guard that counts the pushes in flight (two
+// more atomic read-modify-writes per send, on a word all senders share).
+// *vyukov.Ring implements it.
+type ClosableRing[T any] interface {
+	ring.Ring[T]
+
+	// Close makes the ring refuse every later push, and reports whether
+	// this call did: true the first time only. It must be one atomic step
+	// with respect to every TryPush and ForcePush: each push either takes
+	// effect before Close, and then its value is in the ring (TryPop finds
+	// it) by the time Close returns, or fails and leaves the ring
+	// unchanged. In particular a push that starts after Close has returned
+	// fails, and so does one that overlaps Close but did not take effect
+	// before it. A TryPush that checks a closed flag and then pushes does
+	// not meet this: it can push after Close returned. TryPop keeps
+	// returning the values left after Close.
+	Close() bool
+
+	// IsClosed reports whether Close has been called.
+	IsClosed() bool
+
+	// ForcePush appends v; when the ring is full it first takes the
+	// oldest value out, and returns it with displaced true. Taking the
+	// value out and appending v must be one step with respect to every
+	// other push: the room it makes is v's alone. ok is false, and v was
+	// not appended, only when the ring is closed (a value displaced by a
+	// ForcePush that Close interrupted is still returned).
+	ForcePush(v T) (old T, displaced, ok bool)
+}
+
+// The bits of guardedRing.state.
+const (
+	guardClosed  = 1 // set by Close: every push that has not added its count fails
+	guardForcing = 2 // a ForcePush has the ring to itself: pushes wait
+	guardPush    = 4 // the unit of the count of pushes in flight
+)
+
+// guardedRing makes any ring.Ring closable, and gives it a ForcePush whose
+// displacement and push are one step with respect to every TryPush.
+//
+// state counts the pushes in flight (in units of guardPush) and carries the
+// guardClosed and guardForcing bits. A push loads state and gives up at
+// once if the closed mark is set (so that goroutines retrying a send on a
+// closed channel never touch the count, and cannot keep Close waiting);
+// otherwise it adds guardPush, and backs out if the add returned a mark.
+// It takes guardPush away after its push. Close sets the mark and then
+// waits until no push is in flight; so when Close returns, every push that
+// will ever succeed has returned.
+//
+// ForcePush takes the ring to itself: under force (which orders ForcePush
+// calls) it sets guardForcing, waits until no push is in flight, then pops
+// and pushes with no other push able to start, and clears the bit. A
+// TryPush that meets guardForcing waits (spinning, then yielding) until it
+// is clear. Pops are not held off: they only make room.
 type guardedRing[T any] struct {
 	ring.Ring[T]
 	state atomic.Int64
+	force sync.Mutex // orders ForcePush calls
 }
 
 func (g *guardedRing[T]) TryPush(v T) bool {
-	if g.state.Add(2)&1 != 0 { // seq-cst: Close's OR and this add are ordered
-		g.state.Add(-2)
-		return false
+	var b backoff.Backoff
+	for {
+		s := g.state.Load()
+		if s&guardClosed != 0 {
+			return false // closed: no add, see the type's comment
+		}
+		if s&guardForcing == 0 {
+			// seq-cst: Close's OR and this add are ordered; a push whose
+			// add came first is waited for, one whose add came after sees
+			// the mark.
+			if s = g.state.Add(guardPush); s&(guardClosed|guardForcing) == 0 {
+				break
+			}
+			g.state.Add(-guardPush)
+			if s&guardClosed != 0 {
+				return false
+			}
+		}
+		b.Snooze() // a ForcePush holds the ring
 	}
 	ok := g.Ring.TryPush(v)
-	g.state.Add(-2)
+	g.state.Add(-guardPush)
 	return ok
 }
 
+func (g *guardedRing[T]) ForcePush(v T) (old T, displaced, ok bool) {
+	if g.TryPush(v) {
+		return old, false, true
+	}
+	g.force.Lock()
+	defer g.force.Unlock()
+	if g.state.Or(guardForcing)&guardClosed != 0 {
+		g.state.And(^guardForcing)
+		return old, false, false
+	}
+	// Wait for the pushes in flight; no new one starts while the bit is
+	// set. Each is a TryPush, which does not wait for room, so this ends
+	// as soon as they are scheduled. A Close meanwhile waits for this
+	// ForcePush, whose push takes effect before the close.
+	var b backoff.Backoff
+	for g.state.Load()&^(guardClosed|guardForcing) != 0 {
+		b.Snooze()
+	}
+	// Only this goroutine pushes now. If the ring is full, one pop makes
+	// room that nobody else can take; if a receiver emptied it meanwhile,
+	// the pop finds nothing and the push has room anyway.
+	for !g.Ring.TryPush(v) {
+		if displaced {
+			panic("mpmc: the ring given to BoundedOn refused a push after a pop made room: it breaks the ring.Ring contract")
+		}
+		old, displaced = g.Ring.TryPop()
+	}
+	g.state.And(^guardForcing)
+	return old, displaced, true
+}
+
 func (g *guardedRing[T]) Close() bool {
-	if g.state.Or(1)&1 != 0 {
+	if g.state.Or(guardClosed)&guardClosed != 0 {
 		return false
 	}
-	// Wait for the pushes in flight. Each is a TryPush, which does not
-	// wait for room, so this ends as soon as they are scheduled.
+	// Wait for the pushes in flight, and for a ForcePush that holds the
+	// ring. Each is bounded: none of them waits for room.
 	var b backoff.Backoff
-	for g.state.Load() != 1 {
+	for g.state.Load() != guardClosed {
 		b.Snooze()
 	}
 	return true
 }
 
-func (g *guardedRing[T]) IsClosed() bool { return g.state.Load()&1 != 0 }
+func (g *guardedRing[T]) IsClosed() bool { return g.state.Load()&guardClosed != 0 }

@@ -69,3 +69,43 @@ func TestAGuardedRingWaitsForThePushesInFlight(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 1, v)
 }
+
+// A push retried on a closed guarded ring leaves the guard word alone: it
+// loads the closed mark before it adds to the count, so goroutines that keep
+// retrying TrySend on a closed channel cannot keep a Close (which waits for
+// the count to reach zero) waiting. An observer that loads the word while a
+// goroutine retries must only ever see the bare mark.
+func TestPushesAfterCloseLeaveTheGuardAlone(t *testing.T) {
+	g := &guardedRing[int]{Ring: vyukov.New[int](2)}
+	require.True(t, g.Close())
+	stop := make(chan struct{})
+	started := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		close(started)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for range 100 {
+				if g.TryPush(1) {
+					t.Error("a push succeeded on a closed ring")
+					return
+				}
+			}
+		}
+	})
+	<-started
+	seen := int64(1)
+	for range 2_000_000 {
+		if s := g.state.Load(); s != 1 {
+			seen = s
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	require.Equal(t, int64(1), seen, "a push after the close changed the guard word")
+}

@@ -27,30 +27,44 @@ func Bounded[T any](capacity int) (*Sender[T], *Receiver[T]) {
 }
 
 // BoundedOn creates a bounded channel on the ring r, which the channel owns
-// from then on: nothing else may push to it or pop from it. Its capacity is
-// r.Cap(). BoundedOn lets the channel run over any [ring.Ring] backend, for
-// instance to benchmark one against another; r must keep the ring contract
-// (in particular: no spurious failure), or values may wait unnoticed.
+// from then on: nothing else may push to it, pop from it or close it. Its
+// capacity is r.Cap(). BoundedOn lets the channel run over any [ring.Ring]
+// backend, for instance to benchmark one against another; r must keep the
+// ring contract (in particular: no spurious failure), or values may wait
+// unnoticed.
 //
-// A ring has no closed state, so the channel counts the sends in flight
-// around each push (two atomic read-modify-writes on a word all senders
-// share), so that Close can wait for them: a send on such a channel costs
-// about 5 ns more than on one from [Bounded]. A ring that has the methods
-// Close() bool and IsClosed() bool is taken to close itself (after its
-// Close, every TryPush fails and leaves it unchanged; Close reports true
-// only the first time), and is used without the count. It panics if r is
-// nil.
+// A ring that implements [ClosableRing] closes itself: the channel closes
+// it, and a send costs what the ring's push costs. Any other ring is used
+// behind a guard that counts the sends in flight around each push (two
+// atomic read-modify-writes on a word all senders share), so that Close can
+// wait for them: a send on such a channel costs about 5 ns more than on one
+// from [Bounded]. The guard also makes [Sender.ForceSend] one step with
+// respect to other sends; a TrySend that meets a ForceSend in the middle of
+// that step waits for it.
+//
+// BoundedOn panics, with a message that starts with "mpmc: ", if r is nil,
+// if r.Cap() is below 1, or if r is a ClosableRing that is already closed.
+// A ClosableRing that its holder closes later, against the rule above,
+// closes the channel at the next send that finds it closed, or at the next
+// Close or last Release: the channel is then closed like any other.
 func BoundedOn[T any](r ring.Ring[T]) (*Sender[T], *Receiver[T]) {
 	if r == nil {
 		panic("mpmc: BoundedOn needs a ring, got nil")
 	}
+	capacity := r.Cap()
+	if capacity < 1 {
+		panic(fmt.Sprintf("mpmc: BoundedOn needs a ring whose Cap() is at least 1, got %d", capacity))
+	}
 	var q queue[T]
-	if cq, ok := r.(queue[T]); ok {
-		q = cq // it closes in its push path itself
+	if cr, ok := r.(ClosableRing[T]); ok {
+		if cr.IsClosed() {
+			panic("mpmc: BoundedOn needs an open ring, got one that is already closed")
+		}
+		q = cr // it closes in its push path itself
 	} else {
 		q = &guardedRing[T]{Ring: r}
 	}
-	return newEnds(newChannel[T](q, r.Cap()))
+	return newEnds(newChannel[T](q, capacity))
 }
 
 // Unbounded creates a channel that holds any number of values, and returns
@@ -68,9 +82,9 @@ func newEnds[T any](c *channel[T]) (*Sender[T], *Receiver[T]) {
 }
 
 // queue is what the channel needs of its storage: a vyukov.Ring (Bounded),
-// a guardedRing or a ring that closes itself (BoundedOn), or a segQueue
-// (Unbounded). The hot paths call a vyukov.Ring or a segQueue directly,
-// and other queues through this interface.
+// a ClosableRing or a guardedRing (BoundedOn), or a segQueue (Unbounded).
+// The hot paths call a vyukov.Ring or a segQueue directly, and other queues
+// through this interface.
 type queue[T any] interface {
 	// TryPush appends v, or reports false and leaves the queue unchanged
 	// when it is full (never for a segQueue) or closed. A push that
@@ -79,9 +93,13 @@ type queue[T any] interface {
 	TryPop() (T, bool)
 	Len() int
 	// Close makes every later TryPush fail, and reports whether this call
-	// did. When it returns true, no push is still in flight.
+	// did; the channel calls it once, and does not rely on the result (a
+	// ring that its holder closed reports false). When it returns, no push
+	// is still in flight.
 	Close() bool
 	IsClosed() bool
+	// ForcePush is ClosableRing.ForcePush.
+	ForcePush(v T) (old T, displaced, ok bool)
 }
 
 // channel is the state that every end of one channel shares.
@@ -97,6 +115,12 @@ type queue[T any] interface {
 //     and its value is received like any other.
 //   - A value accepted before the close stays receivable: closing does not
 //     touch the values.
+//   - The channel owns its closed state: closing decides who closes it by
+//     a compare-and-swap on the channel's own flag, and only the winner
+//     closes the queue. So a ring from BoundedOn that reports itself closed
+//     already (its holder closed it) cannot make Close wait for a close
+//     that never comes; and a send that finds such a ring closed closes the
+//     channel, so that receivers learn it too.
 //   - closed is set after the queue is closed (and, for a guardedRing, after
 //     the pushes in flight have landed), so a receiver that finds the queue
 //     empty and then closed has seen the last value there will ever be:
@@ -110,7 +134,8 @@ type channel[T any] struct {
 	seg      *segQueue[T]    // q, when it is a segQueue: called directly on the hot paths
 	capacity int             // 0 for unbounded
 	closedCh chan struct{}   // closed by close, for Closed()
-	closed   atomic.Bool     // set once the queue is closed: no value will come any more
+	closing  atomic.Uint32   // 1 once a close has begun: its compare-and-swap decides who closes
+	closed   atomic.Uint32   // 1 once the queue is closed: no value will come any more
 	hooks    *testHooks      // nil outside tests
 	_        [cacheBlock - 64]byte
 
@@ -184,9 +209,26 @@ func (c *channel[T]) trySend(v T) error {
 // closed, never full.
 func (c *channel[T]) full() error {
 	if c.q.IsClosed() {
-		return ErrClosed
+		return c.refused()
 	}
 	return ErrFull
+}
+
+// refused is the error of a push that the queue refused because it is
+// closed. The channel is closing, or a ring from BoundedOn was closed
+// behind its back: close it then, so that receivers are told and later
+// Closes return. Either way, it is closed when refused returns.
+func (c *channel[T]) refused() error {
+	if c.closed.Load() == 0 {
+		c.close()
+	}
+	return ErrClosed
+}
+
+// isClosed reports whether the channel is closed, or closing: sends fail
+// from now on.
+func (c *channel[T]) isClosed() bool {
+	return c.closing.Load() != 0 || c.q.IsClosed()
 }
 
 // pushed runs after a successful push: it wakes one more receiver, one not
@@ -216,7 +258,7 @@ func (c *channel[T]) tryRecv() (T, error) {
 // before the close pushed between the failed pop and the closed load, or
 // else ErrClosed, which is final.
 func (c *channel[T]) emptyOrClosed() (T, error) {
-	if c.closed.Load() {
+	if c.closed.Load() != 0 {
 		if v, ok := c.pop(); ok {
 			c.popped(1)
 			return v, nil
@@ -231,7 +273,7 @@ func (c *channel[T]) emptyOrClosed() (T, error) {
 // sendFull is Send after its push failed.
 func (c *channel[T]) sendFull(ctx context.Context, v T) error {
 	if c.q.IsClosed() {
-		return ErrClosed
+		return c.refused()
 	}
 	return c.send(ctx, v)
 }
@@ -245,20 +287,25 @@ func (c *channel[T]) recvEmpty(ctx context.Context) (T, error) {
 }
 
 // close closes the queue, marks the channel closed, closes closedCh and
-// wakes every waiter. It reports whether this call closed it; a call that
-// did not waits until the one that did has marked the channel closed, so
-// that after any close returns, receivers see the close as final.
+// wakes every waiter. It reports whether this call closed it: the one whose
+// compare-and-swap on closing won. A call that lost waits until the winner
+// has marked the channel closed, so that after any close returns, receivers
+// see the close as final. The winner's wait is bounded: closing the queue
+// waits at most for pushes in flight, none of which waits for room.
 func (c *channel[T]) close() bool {
-	if !c.q.Close() {
+	if !c.closing.CompareAndSwap(0, 1) {
 		var b backoff.Backoff
-		for !c.closed.Load() {
+		for c.closed.Load() == 0 {
 			b.Snooze()
 		}
 		return false
 	}
+	// The result does not matter: false only means that the ring's holder
+	// closed it already, and it refuses every push either way.
+	c.q.Close()
 	// closed goes before the wake-ups: a waiter that enqueues after the
 	// notifyAll below took the queue lock after it, so its retry sees it.
-	c.closed.Store(true)
+	c.closed.Store(1)
 	close(c.closedCh)
 	c.recvq.notifyAll()
 	c.sendq.notifyAll()
@@ -354,41 +401,24 @@ func (c *channel[T]) recv(ctx context.Context) (T, error) {
 	}
 }
 
-// forceSend is ForceSend.
+// forceSend is ForceSend. Every queue displaces and pushes in one step
+// with respect to other pushes (vyukov.Ring and any ClosableRing by
+// contract, a guardedRing by holding off other pushes), so the room a
+// displacement makes is v's, and no sender waiter is woken for it.
 func (c *channel[T]) forceSend(v T) (old T, displaced bool, err error) {
+	var ok bool
 	if r := c.ring; r != nil {
-		// One step in the ring: either v goes in, or the oldest value comes
-		// out and v takes its place. The room it made is v's, so no sender
-		// waiter is woken for it.
-		var ok bool
 		old, displaced, ok = r.ForcePush(v)
-		if !ok {
-			// Closed. A value displaced before the close goes back to the
-			// caller with the error; v was not sent.
-			return old, displaced, ErrClosed
-		}
-		c.pushed()
-		return old, displaced, nil
+	} else {
+		old, displaced, ok = c.q.ForcePush(v)
 	}
-	for {
-		if c.push(v) {
-			c.pushed()
-			return old, displaced, nil
-		}
-		if c.q.IsClosed() {
-			return old, displaced, ErrClosed
-		}
-		if displaced {
-			// A ring without ForcePush (BoundedOn), and a concurrent send
-			// took the room this call made: taking a second value would
-			// leave it nowhere to go. Give up with both values in hand.
-			return old, displaced, ErrFull
-		}
-		// Full: take the oldest value to make room.
-		if x, ok := c.pop(); ok {
-			old, displaced = x, true
-		}
+	if !ok {
+		// Closed. A value displaced before the close goes back to the
+		// caller with the error; v was not sent.
+		return old, displaced, c.refused()
 	}
+	c.pushed()
+	return old, displaced, nil
 }
 
 func (c *channel[T]) isFull() bool {

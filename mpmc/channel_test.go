@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardedsink/shardedsink/mpmc"
+	"github.com/shardedsink/shardedsink/ring"
 	"github.com/shardedsink/shardedsink/ring/chanring"
 	"github.com/shardedsink/shardedsink/ring/mutex"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
@@ -28,7 +29,15 @@ var backends = []struct {
 	{"BoundedOn vyukov", func(c int) (*mpmc.Sender[int], *mpmc.Receiver[int]) { return mpmc.BoundedOn(vyukov.Factory[int](c)) }},
 	{"BoundedOn mutex", func(c int) (*mpmc.Sender[int], *mpmc.Receiver[int]) { return mpmc.BoundedOn(mutex.Factory[int](c)) }},
 	{"BoundedOn chanring", func(c int) (*mpmc.Sender[int], *mpmc.Receiver[int]) { return mpmc.BoundedOn(chanring.Factory[int](c)) }},
+	// A lock-free ring seen only as a ring.Ring: the channel's counted
+	// guard does the closing and the ForceSend.
+	{"BoundedOn plain vyukov", func(c int) (*mpmc.Sender[int], *mpmc.Receiver[int]) {
+		return mpmc.BoundedOn[int](plainRing{vyukov.Factory[int](c)})
+	}},
 }
+
+// plainRing hides every method of its ring beyond ring.Ring.
+type plainRing struct{ ring.Ring[int] }
 
 // allKinds are the backends plus an unbounded channel.
 var allKinds = append(backends[:len(backends):len(backends)], struct {

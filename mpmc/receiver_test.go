@@ -74,6 +74,20 @@ func TestRecvMany(t *testing.T) {
 		require.Equal(t, 2, n)
 		require.Equal(t, []int{3, 4}, dst[:n])
 	})
+	t.Run("writes nothing past the count it returns", func(t *testing.T) {
+		for _, k := range allKinds {
+			t.Run(k.name, func(t *testing.T) {
+				s, r := k.open(8)
+				require.NoError(t, s.TrySend(1))
+				require.NoError(t, s.TrySend(2))
+				dst := []int{-7, -7, -7, -7}
+				n, err := r.RecvMany(ctx, dst)
+				require.NoError(t, err)
+				require.Equal(t, 2, n)
+				require.Equal(t, []int{1, 2, -7, -7}, dst)
+			})
+		}
+	})
 	t.Run("waits for the first value only", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s, r := mpmc.Unbounded[int]()
@@ -169,6 +183,38 @@ func TestAll(t *testing.T) {
 			require.Equal(t, []int{1}, got)
 			require.ErrorIs(t, tctx.Err(), context.DeadlineExceeded)
 		})
+	})
+	t.Run("ends on cancel while values keep coming", func(t *testing.T) {
+		for _, k := range allKinds {
+			t.Run(k.name, func(t *testing.T) {
+				s, r := k.open(1000)
+				for i := range 1000 {
+					require.NoError(t, s.TrySend(i))
+				}
+				cctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				n := 0
+				for v := range r.All(cctx) {
+					require.Equal(t, n, v)
+					n++
+					if n == 10 {
+						cancel()
+					}
+				}
+				require.Equal(t, 10, n, "All went on after ctx was cancelled")
+				require.Equal(t, 990, r.Len(), "the values after the cancel stay in the channel")
+			})
+		}
+	})
+	t.Run("yields nothing once ctx is done, even with values buffered", func(t *testing.T) {
+		s, r := mpmc.Unbounded[int]()
+		require.NoError(t, s.TrySend(1))
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		for v := range r.All(cctx) {
+			t.Fatalf("All yielded %d with its ctx done", v)
+		}
+		require.Equal(t, 1, r.Len())
 	})
 	t.Run("breaking out takes no further value", func(t *testing.T) {
 		s, r := mpmc.Bounded[int](3)

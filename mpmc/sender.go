@@ -105,17 +105,18 @@ func (s *Sender[T]) TrySend(v T) error {
 
 // ForceSend sends v without waiting. When a bounded channel is full it makes
 // room by taking the oldest value out, and returns it with displaced true;
-// otherwise old is the zero value and displaced false. On a closed channel
-// it returns ErrClosed and v was not sent. On an unbounded channel it is
+// otherwise old is the zero value and displaced false. It returns nil, or
+// ErrClosed on a closed channel, and then v was not sent (a value displaced
+// just before the close is still returned). On an unbounded channel it is
 // TrySend.
 //
-// On a channel from [Bounded] displacing the oldest value and sending v are
-// one atomic step in the ring (vyukov.Ring.ForcePush), so ForceSend
-// displaces at most one value, even while other goroutines send. On a
-// channel from [BoundedOn] whose ring has no such step, a concurrent send
-// can take the room ForceSend made; ForceSend then returns the value it
-// displaced, displaced true and [ErrFull], and v was not sent: no value is
-// ever dropped.
+// Displacing the oldest value and sending v are one step with respect to
+// every other send, on every backend: in the ring for a channel from
+// [Bounded] (vyukov.Ring.ForcePush) or over a [ClosableRing]; for any other
+// ring given to [BoundedOn], the channel holds off other sends for that
+// step (a TrySend that meets it waits for it). So ForceSend displaces at
+// most one value, the room it makes is v's, and no value is ever dropped:
+// each is received, or returned by exactly one ForceSend as displaced.
 func (s *Sender[T]) ForceSend(v T) (old T, displaced bool, err error) {
 	return s.ch().forceSend(v)
 }
@@ -161,7 +162,7 @@ func (s *Sender[T]) Close() bool { return s.ch().close() }
 func (s *Sender[T]) Closed() <-chan struct{} { return s.ch().closedCh }
 
 // IsClosed reports whether the channel is closed.
-func (s *Sender[T]) IsClosed() bool { return s.ch().q.IsClosed() }
+func (s *Sender[T]) IsClosed() bool { return s.ch().isClosed() }
 
 // Len returns the number of values in the channel: a snapshot, which may be
 // stale by the time it is read when other goroutines use the channel.

@@ -377,7 +377,9 @@ func TestACloseRacingWithWaitingOperationsStrandsNoneOfThem(t *testing.T) {
 				})
 			}
 			// The waiting sides hold clones; drop the originals now so that
-			// a last Release below is really the last.
+			// a last Release below is really the last. A weak receiver is
+			// kept to close through a receiver.
+			weakR := emptyR.Downgrade()
 			emptyR.Release()
 			fullS.Release()
 			for range rand.IntN(8) {
@@ -388,12 +390,13 @@ func TestACloseRacingWithWaitingOperationsStrandsNoneOfThem(t *testing.T) {
 				emptyS.Close()
 				fullR.Close()
 			case "Close on the receiver":
-				emptyR2, ok := emptyS.Downgrade().Upgrade()
-				if ok { // still open: close through a receiver
-					emptyR2.Close()
-					emptyR2.Release()
-				}
-				fullR.Close()
+				// Nothing has closed the empty channel yet and the waiting
+				// receivers hold clones, so the upgrade succeeds.
+				closer, ok := weakR.Upgrade()
+				require.True(t, ok)
+				require.True(t, closer.Close())
+				closer.Release()
+				require.True(t, fullR.Close())
 			}
 			emptyS.Release() // last sender of the empty channel
 			if how == "last Release" {

@@ -329,6 +329,12 @@ func (q *segQueue[T]) retire(b *segBlock[T], own, start int) {
 	q.putSpare(b)
 }
 
+// ForcePush is TryPush: an unbounded queue is never full, so nothing is
+// displaced.
+func (q *segQueue[T]) ForcePush(v T) (old T, displaced, ok bool) {
+	return old, false, q.TryPush(v)
+}
+
 // Close sets the closed mark, after which every TryPush fails, and reports
 // whether this call set it.
 func (q *segQueue[T]) Close() bool { return q.tailIndex.Or(segClosed)&segClosed == 0 }

@@ -2,6 +2,7 @@ package mpmc
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,21 @@ func TestNotifyIsAdditional(t *testing.T) {
 func TestNotifyWithNobodyWaitingCostsNoLock(t *testing.T) {
 	var q waitQueue
 	q.mu.Lock() // notify must not need it
-	q.notify(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.notify(1)
+	}()
+	// A notify that takes the lock blocks on it: fail then, rather than
+	// hang until the test binary's timeout. (A goroutine blocked on a
+	// mutex is not durably blocked, so testing/synctest cannot tell.)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		q.mu.Unlock()
+		<-done
+		t.Fatal("notify with nobody waiting took the lock")
+	}
 	q.mu.Unlock()
 }
 
@@ -96,6 +111,7 @@ func TestAWokenWaiterReenqueuesAtTheTail(t *testing.T) {
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
 	q.notify(1)
+	require.True(t, hasToken(w1))
 	<-w1.ready // w1 runs, finds its value taken, and waits again
 	require.Same(t, w1, q.enqueue(w1))
 	q.notify(1)
@@ -107,6 +123,7 @@ func TestWaitersAreReused(t *testing.T) {
 	var q waitQueue
 	w := q.enqueue(nil)
 	q.notify(1)
+	require.True(t, hasToken(w))
 	<-w.ready
 	q.done(w)
 	require.Same(t, w, q.enqueue(nil), "the free list gives the waiter back")

@@ -18,7 +18,7 @@ func (w *WeakSender[T]) Upgrade() (*Sender[T], bool) {
 	if !upgrade(&c.senders, c) {
 		return nil, false
 	}
-	if c.q.IsClosed() {
+	if c.isClosed() {
 		// Closed between the first check and the increment: the upgrade
 		// fails, and the count it took is given back as a Release would.
 		c.releaseSender()
@@ -44,7 +44,7 @@ func (w *WeakReceiver[T]) Upgrade() (*Receiver[T], bool) {
 	if !upgrade(&c.receivers, c) {
 		return nil, false
 	}
-	if c.q.IsClosed() {
+	if c.isClosed() {
 		// As in WeakSender.Upgrade. If this was the last receiver, the
 		// release drains the channel, as the last Release must.
 		c.releaseReceiver()
@@ -56,7 +56,7 @@ func (w *WeakReceiver[T]) Upgrade() (*Receiver[T], bool) {
 // upgrade adds one to count unless the channel is closed or count is 0; a
 // count that reached 0 has closed the channel and must never rise again.
 func upgrade[T any](count *atomic.Int64, c *channel[T]) bool {
-	if c.q.IsClosed() {
+	if c.isClosed() {
 		return false
 	}
 	for {
