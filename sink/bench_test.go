@@ -27,48 +27,60 @@ type benchEvent struct {
 // pushImpl is one way of pushing, as one row of the contended benchmark.
 // setup runs once per producer and returns its push function; cfg, when set,
 // adjusts the sink's configuration.
-type pushImpl struct {
+type pushImpl[T any] struct {
 	name  string
-	cfg   func(*Config[benchEvent])
-	setup func(s *Sink[benchEvent]) func(benchEvent) bool
+	cfg   func(*Config[T])
+	setup func(s *Sink[T]) func(T) bool
 }
 
-func handlePush(s *Sink[benchEvent]) func(benchEvent) bool { return s.Handle().Push }
-func sinkPush(s *Sink[benchEvent]) func(benchEvent) bool   { return s.Push }
-func pollMode(c *Config[benchEvent])                       { c.Idle = IdlePoll }
+func handlePush[T any](s *Sink[T]) func(T) bool { return s.Handle().Push }
+func sinkPush[T any](s *Sink[T]) func(T) bool   { return s.Push }
+func pollMode[T any](c *Config[T])              { c.Idle = IdlePoll }
 
-var pushImpls = []pushImpl{
-	{name: "Handle.Push", setup: handlePush},
-	{name: "Sink.Push", setup: sinkPush},
+func pushImpls[T any]() []pushImpl[T] {
+	return []pushImpl[T]{
+		{name: "Handle.Push", setup: handlePush[T]},
+		{name: "Sink.Push", setup: sinkPush[T]},
+	}
 }
 
 // designImpls are the alternatives measured for the design; not part of the
 // API.
-var designImpls = []pushImpl{
-	// IdlePoll with the push path of the default (the flag load)...
-	{name: "poll/Handle.Push", cfg: pollMode, setup: handlePush},
-	// ...and with the original's push path: no flag load at all.
-	{name: "poll/Handle.Push-without-flag-load", cfg: pollMode, setup: func(s *Sink[benchEvent]) func(benchEvent) bool {
-		return s.Handle().pushWithoutFlag
-	}},
-	// ...and the same without the load but not inlined either, like
-	// Handle.Push: the difference to the row above is the call, the
-	// difference to poll/Handle.Push is the load itself.
-	{name: "poll/Handle.Push-without-flag-load-noinline", cfg: pollMode, setup: func(s *Sink[benchEvent]) func(benchEvent) bool {
-		return s.Handle().pushWithoutFlagNoinline
-	}},
-	// Handle-less: a per-P round-robin cursor (the original's default
-	// ThreadLocalRoundRobin): a pool of handles, each push puts back the
-	// next shard's.
-	{name: "Sink.Push-per-P-round-robin", setup: func(s *Sink[benchEvent]) func(benchEvent) bool {
-		return roundRobinPool(s)
-	}},
-	// Handle-less: a random shard per push from math/rand/v2 (per-thread
-	// ChaCha8 state in the runtime, no shared write).
-	{name: "Sink.Push-math-rand", setup: func(s *Sink[benchEvent]) func(benchEvent) bool {
-		n := uint32(len(s.shards))
-		return func(v benchEvent) bool { return s.handles[rand.Uint32N(n)].Push(v) }
-	}},
+func designImpls[T any]() []pushImpl[T] {
+	shards := func(n int) func(*Config[T]) { return func(c *Config[T]) { c.Shards = n } }
+	fourPerP := func(c *Config[T]) { c.Shards = 4 * runtime.GOMAXPROCS(0) }
+	return []pushImpl[T]{
+		// The handle-less push as shipped, and the alternatives to it.
+		{name: "Sink.Push", setup: sinkPush[T]},
+		// A home shard per P, cached in a sync.Pool: Get, push, Put.
+		{name: "Sink.Push-pool-per-P", setup: func(s *Sink[T]) func(T) bool { return s.pushPoolHome }},
+		// A home shard from the address of a variable on the goroutine's
+		// stack (no shared write, a few instructions).
+		{name: "Sink.Push-stack-address", setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
+		// The same, with four shards per P: running producers collide less.
+		{name: "Sink.Push-stack-address/shards=4xP", cfg: fourPerP, setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
+		// A per-P round-robin cursor (the original's default
+		// ThreadLocalRoundRobin): a pool of handles, each push puts back the
+		// next shard's.
+		{name: "Sink.Push-per-P-round-robin", setup: roundRobinPool[T]},
+		// A random shard per push from math/rand/v2 (per-thread ChaCha8
+		// state in the runtime, no shared write).
+		{name: "Sink.Push-math-rand", setup: func(s *Sink[T]) func(T) bool {
+			n := uint32(len(s.shards))
+			return func(v T) bool { return s.handles[rand.Uint32N(n)].Push(v) }
+		}},
+		// Handles round-robin over the default shard count, over 4 per P,
+		// and over 8 shards.
+		{name: "Handle.Push", setup: handlePush[T]},
+		{name: "Handle.Push/shards=4xP", cfg: fourPerP, setup: handlePush[T]},
+		{name: "Handle.Push/shards=8", cfg: shards(8), setup: handlePush[T]},
+		// IdlePoll with the push path of the default (the flag load)...
+		{name: "poll/Handle.Push", cfg: pollMode[T], setup: handlePush[T]},
+		// ...and with the original's push path: no flag load at all.
+		{name: "poll/Handle.Push-without-flag-load", cfg: pollMode[T], setup: func(s *Sink[T]) func(T) bool {
+			return s.Handle().pushWithoutFlag
+		}},
+	}
 }
 
 // pushWithoutFlag is Handle.Push as the original has it: no load of the
@@ -81,99 +93,124 @@ func (h *Handle[T]) pushWithoutFlag(v T) bool {
 	return false
 }
 
-// pushWithoutFlagNoinline is pushWithoutFlag as a real call.
-//
-//go:noinline
-func (h *Handle[T]) pushWithoutFlagNoinline(v T) bool {
-	if h.sh.ring.TryPush(v) {
+// pushPoolHome is the handle-less push of earlier versions: a home handle
+// per P cached in a sync.Pool (one Get and one Put per push), moving on to
+// the next shard when the home ring is full.
+func (s *Sink[T]) pushPoolHome(v T) bool {
+	h, _ := s.poolHomes().Get().(*Handle[T])
+	if h.Push(v) {
+		s.poolHomes().Put(h)
 		return true
 	}
-	h.sh.countDrop()
+	s.poolHomes().Put(h.next)
 	return false
 }
 
-// rrPools holds the per-P round-robin alternative's pool for each sink.
-var rrPools sync.Map // *Sink -> func(benchEvent) bool
+// pools holds pushPoolHome's pool for each sink.
+var pools sync.Map // *Sink[T] -> *sync.Pool
 
-func roundRobinPool(s *Sink[benchEvent]) func(benchEvent) bool {
+func (s *Sink[T]) poolHomes() *sync.Pool {
+	if p, ok := pools.Load(s); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := pools.LoadOrStore(s, &sync.Pool{New: func() any { return s.Handle() }})
+	return p.(*sync.Pool)
+}
+
+// pushStackHome pushes into the shard that stackHome picks, without a spill.
+func (s *Sink[T]) pushStackHome(v T) bool {
+	return s.handles[stackHome(len(s.handles))].Push(v)
+}
+
+// rrPools holds the per-P round-robin alternative's pool for each sink.
+var rrPools sync.Map // *Sink -> func(T) bool
+
+func roundRobinPool[T any](s *Sink[T]) func(T) bool {
 	if f, ok := rrPools.Load(s); ok {
-		return f.(func(benchEvent) bool)
+		return f.(func(T) bool)
 	}
 	p := &sync.Pool{New: func() any { return s.Handle() }}
-	f := func(v benchEvent) bool {
-		h := p.Get().(*Handle[benchEvent])
+	f := func(v T) bool {
+		h := p.Get().(*Handle[T])
 		ok := h.Push(v)
 		p.Put(h.next)
 		return ok
 	}
 	actual, _ := rrPools.LoadOrStore(s, f)
-	return actual.(func(benchEvent) bool)
+	return actual.(func(T) bool)
 }
 
-const (
-	benchShards   = 4       // as in the original harness
-	benchTrialMax = 1 << 18 // pushes per trial, all producers together
-)
+const benchTrialMax = 1 << 18 // pushes per trial, all producers together
+
+var benchProducers = []int{1, 4, 16, 64, 256}
 
 // BenchmarkContended is the original's accept-path harness as a go test
 // benchmark: P producer goroutines, each on its own locked OS thread, push
-// into a 4-shard sink whose rings hold a whole trial, so that every push is
-// accepted (drop-% reports it). Each producer reads its thread's CPU clock
-// before and after its loop; cpu-ns/op is the CPU time of all producers
-// divided by their pushes. ns/op is wall-clock time and, with 256 threads on
-// two cores, mostly measures waiting for a core.
+// 8-byte or 32-byte values into a sink with the default shard count
+// (GOMAXPROCS clamped to [1, 8]) whose rings hold a whole trial, so that
+// every push is accepted (drop-% reports it). Each producer reads its
+// thread's CPU clock before and after its loop; cpu-ns/op is the CPU time of
+// all producers divided by their accepted pushes. ns/op is wall-clock time
+// and, with 256 threads on two cores, mostly measures waiting for a core.
 //
-// drain=held holds every worker in its Drain call while the producers push,
-// so the numbers are the push path alone. drain=live lets the workers drain
-// as they do in use; then each push also pays for the cache lines it shares
-// with the worker that pops right behind it, which depends on how the OS
-// schedules the worker threads and varies from run to run.
+// consumers=held holds every worker in its Drain call while the producers
+// push, so the numbers are the push path alone. consumers=draining lets the
+// workers drain as they do in use; then each push also pays for the cache
+// lines it shares with the worker that pops behind it.
 //
 //	go test -run '^$' -bench Contended -benchtime 2000000x -count 10 ./sink/ | tee new.txt
-//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl new.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl -filter '.unit:cpu-ns/op' new.txt
 func BenchmarkContended(b *testing.B) {
-	benchImpls(b, "drain=held", true, pushImpls)
-	benchImpls(b, "drain=live", false, pushImpls)
+	for _, held := range []bool{true, false} {
+		benchImpls(b, held, "payload=8", pushImpls[uint64]())
+		benchImpls(b, held, "payload=32", pushImpls[benchEvent]())
+	}
 }
 
-// BenchmarkPushDesignAlternatives runs the contended harness, workers held,
-// over the alternatives that the design was chosen against: IdlePoll with and
-// without the flag load on the push path, and two other handle-less shard
-// choices.
+// BenchmarkPushDesignAlternatives runs the contended harness over the
+// alternatives that the push path was chosen against (see designImpls), with
+// 8-byte values.
 //
 //	go test -run '^$' -bench PushDesign -benchtime 2000000x -count 10 ./sink/ | tee alt.txt
 func BenchmarkPushDesignAlternatives(b *testing.B) {
-	benchImpls(b, "drain=held", true, designImpls)
+	for _, held := range []bool{true, false} {
+		benchImpls(b, held, "payload=8", designImpls[uint64]())
+	}
 }
 
-func benchImpls(b *testing.B, name string, held bool, impls []pushImpl) {
-	b.Run(name, func(b *testing.B) {
-		for _, impl := range impls {
-			for _, producers := range []int{1, 4, 16, 64, 256} {
-				b.Run(fmt.Sprintf("impl=%s/producers=%d", impl.name, producers), func(b *testing.B) {
-					benchContended(b, impl, producers, held)
-				})
+func benchImpls[T any](b *testing.B, held bool, payload string, impls []pushImpl[T]) {
+	consumers := "consumers=draining"
+	if held {
+		consumers = "consumers=held"
+	}
+	b.Run(consumers, func(b *testing.B) {
+		b.Run(payload, func(b *testing.B) {
+			for _, impl := range impls {
+				for _, producers := range benchProducers {
+					b.Run(fmt.Sprintf("impl=%s/producers=%d", impl.name, producers), func(b *testing.B) {
+						benchContended(b, impl, producers, held)
+					})
+				}
 			}
-		}
+		})
 	})
 }
 
-func benchContended(b *testing.B, impl pushImpl, producers int, held bool) {
+func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held bool) {
 	if _, err := cputime.Thread(); err != nil {
 		b.Skip(err)
 	}
-	cfg := Config[benchEvent]{
-		Shards:           benchShards,
+	cfg := Config[T]{
 		RingCapacity:     benchTrialMax + 1024, // a whole trial fits in any one shard
 		OverloadInterval: time.Hour,
-		Ring:             prefaulted,
+		Ring:             prefaulted[T],
 	}
 	if impl.cfg != nil {
 		impl.cfg(&cfg)
 	}
 	// hold, while set, is a channel that every Drain call waits on.
 	var hold atomic.Pointer[chan struct{}]
-	s := MustNew(cfg, ActionFunc[benchEvent](func(context.Context, []benchEvent) {
+	s := MustNew(cfg, ActionFunc[T](func(context.Context, []T) {
 		if c := hold.Load(); c != nil {
 			<-*c
 		}
@@ -203,15 +240,16 @@ func benchContended(b *testing.B, impl pushImpl, producers int, held bool) {
 		}
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(pushed), "cpu-ns/op")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(max(accepted, 1)), "cpu-ns/op")
 	b.ReportMetric(100*float64(pushed-accepted)/float64(pushed), "drop-%")
 }
 
 // prefaulted is vyukov.Factory with every slot written once, so that the
 // page faults of a fresh ring are not counted in the producers' CPU time.
-func prefaulted(capacity int) ring.Ring[benchEvent] {
-	r := vyukov.New[benchEvent](capacity)
-	for r.TryPush(benchEvent{}) {
+func prefaulted[T any](capacity int) ring.Ring[T] {
+	r := vyukov.New[T](capacity)
+	var zero T
+	for r.TryPush(zero) {
 	}
 	for {
 		if _, ok := r.TryPop(); !ok {
@@ -222,7 +260,7 @@ func prefaulted(capacity int) ring.Ring[benchEvent] {
 
 // contendedTrial runs one burst of about total pushes over the producers and
 // returns their CPU time, pushes and accepted pushes.
-func contendedTrial(b *testing.B, s *Sink[benchEvent], impl pushImpl, producers, total int) (time.Duration, int64, int64) {
+func contendedTrial[T any](b *testing.B, s *Sink[T], impl pushImpl[T], producers, total int) (time.Duration, int64, int64) {
 	per := max(total/producers, 1)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -236,7 +274,7 @@ func contendedTrial(b *testing.B, s *Sink[benchEvent], impl pushImpl, producers,
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			push := impl.setup(s)
-			ev := benchEvent{requestID: [2]uint64{uint64(p), 0}, timestamp: 1, route: 7, status: 200, flags: 1}
+			var v T
 			ready.Done()
 			<-start
 			t0, err := cputime.Thread()
@@ -245,9 +283,8 @@ func contendedTrial(b *testing.B, s *Sink[benchEvent], impl pushImpl, producers,
 				return
 			}
 			var n int64
-			for i := range per {
-				ev.requestID[1] = uint64(i)
-				if push(ev) {
+			for range per {
+				if push(v) {
 					n++
 				}
 			}

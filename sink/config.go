@@ -14,7 +14,8 @@ import (
 // The defaults that the zero value of each [Config] field stands for.
 const (
 	DefaultName             = "sink"
-	DefaultMaxShards        = 8 // the default shard count is GOMAXPROCS clamped to [1, DefaultMaxShards]
+	DefaultShardsPerP       = 4  // the default shard count is DefaultShardsPerP × GOMAXPROCS...
+	DefaultMaxShards        = 32 // ...clamped to [1, DefaultMaxShards]
 	DefaultRingCapacity     = 8192
 	DefaultBatchSize        = 256
 	DefaultOverloadInterval = 5 * time.Second
@@ -110,8 +111,12 @@ type Config[T any] struct {
 	// Default "sink".
 	Name string
 	// Shards is the number of rings, each with its own drain worker.
-	// Default: GOMAXPROCS clamped to [1, 8]. One shard gives one global FIFO
-	// order, at the price of one contended ring.
+	// Default: 4 × GOMAXPROCS clamped to [1, 32]. More rings than Ps keep
+	// the producers that run at the same time on different rings most of
+	// the time, whether they hold handles (taken round-robin) or use the
+	// handle-less Push (a home per goroutine); the README's "Push costs"
+	// has the measurements behind the choice. One shard gives one global
+	// FIFO order, at the price of one contended ring.
 	Shards int
 	// RingCapacity is the number of values each shard's ring holds. A push
 	// into a full ring is dropped and counted. Default 8192.
@@ -191,7 +196,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		bad("action", "ActionFunc(nil)", "a sink needs an Action")
 	}
 	if c.Shards < 0 {
-		bad("Shards", c.Shards, "must be positive, or zero for the default (GOMAXPROCS clamped to [1, 8])")
+		bad("Shards", c.Shards, "must be positive, or zero for the default (4 × GOMAXPROCS clamped to [1, 32])")
 	}
 	if c.RingCapacity < 0 {
 		bad("RingCapacity", c.RingCapacity, "must be positive, or zero for the default 8192")
@@ -220,7 +225,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 
 	s := settings[T]{
 		name:             or(c.Name, DefaultName),
-		shards:           or(c.Shards, min(max(runtime.GOMAXPROCS(0), 1), DefaultMaxShards)),
+		shards:           or(c.Shards, min(max(DefaultShardsPerP*runtime.GOMAXPROCS(0), 1), DefaultMaxShards)),
 		ringCapacity:     or(c.RingCapacity, DefaultRingCapacity),
 		batchSize:        or(c.BatchSize, DefaultBatchSize),
 		factory:          c.Ring,

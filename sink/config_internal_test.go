@@ -21,7 +21,7 @@ func settle(t *testing.T, c Config[int]) settings[int] {
 func TestSettleAppliesDefaults(t *testing.T) {
 	st := settle(t, Config[int]{})
 	require.Equal(t, "sink", st.name)
-	require.Equal(t, min(max(runtime.GOMAXPROCS(0), 1), 8), st.shards)
+	require.Equal(t, min(4*runtime.GOMAXPROCS(0), 32), st.shards)
 	require.Equal(t, 8192, st.ringCapacity)
 	require.Equal(t, 256, st.batchSize)
 	require.NotNil(t, st.factory)
@@ -36,7 +36,7 @@ func TestSettleAppliesDefaults(t *testing.T) {
 
 func TestDefaultShardsFollowGOMAXPROCS(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for procs, want := range map[int]int{1: 1, 2: 2, 8: 8, 32: 8} {
+	for procs, want := range map[int]int{1: 4, 2: 8, 8: 32, 32: 32} {
 		runtime.GOMAXPROCS(procs)
 		require.Equal(t, want, settle(t, Config[int]{}).shards, "GOMAXPROCS=%d", procs)
 	}

@@ -44,9 +44,6 @@ type Sink[T any] struct {
 	shards  []shard[T]
 	handles []Handle[T] // handles[i] pushes into shards[i]; immutable
 
-	// homes caches a home *Handle per P for the handle-less Push; see Push.
-	homes sync.Pool
-
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.
 	drainCtx    context.Context
@@ -128,13 +125,6 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		sh.doorbell = make(chan struct{}, 1)
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
 	}
-	s.homes.New = func() any {
-		// A pool miss: the first push on a P, or one after two garbage
-		// collections emptied the pool. Hand out the next shard of the
-		// round-robin, so that the Ps spread over the shards. No allocation:
-		// the handles are the sink's own.
-		return s.Handle()
-	}
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the
 	// batch that the calling Drain holds.
@@ -215,52 +205,51 @@ func shardFor(key uint64, n int) int {
 // Push pushes v without a handle and reports whether it was accepted. When
 // it was not, v is dropped and counted once, like a rejected [Handle.Push].
 //
-// Go has no thread-locals, so the original's per-thread shard becomes a
-// per-P one: a sync.Pool caches a *Handle per P (in the pool's per-P private
-// slot), and Push takes the current P's handle, pushes through it and puts
-// it back. Get and Put write only to the current P's part of the pool, so a
-// successful Push writes to no cache line that another P writes: it is
-// Handle.Push plus a Get and a Put, with no allocation (the handles are the
-// sink's own). The per-sink round-robin cursor is touched only on a pool
-// miss (the first push on each P, and after garbage collections cleared the
-// pool) and hands out the next shard, so the Ps spread over the shards.
+// Go has no thread-locals, so the original's per-thread home shard becomes
+// a per-goroutine one, derived from the address of a variable on the
+// calling goroutine's stack: each goroutine's stack is its own block of
+// memory, so different goroutines spread over the shards, and the same
+// goroutine finds the same shard push after push. Choosing it costs a few
+// instructions and writes nothing shared: a successful Push is Handle.Push
+// plus a hash, with no counter, lock or allocation.
 //
-// When the P's home ring is full, Push moves the P's home on to the next
-// shard and tries that ring once, so that one busy P spills into the other
-// rings instead of shedding at once; a value is dropped only when both rings
-// were full. The drop is counted on the second shard.
+// When the home ring is full, Push tries the next shard's ring once, so
+// that one busy goroutine spills into another ring instead of shedding at
+// once; a value is dropped only when both rings were full. The drop is then
+// counted on the second shard.
 //
-// Pushes from one goroutine keep their order only while they stay on one P
-// and within one ring; use a Handle, or HandleFor with a key, where order
-// matters. See the package doc for the cost against Handle.Push, and for the
-// alternatives that were measured (a per-push random shard, a per-P
-// round-robin cursor).
+// Pushes from one goroutine keep their order while they land in one ring:
+// from the same call depth (within the same 8 KiB of its stack), while its
+// stack does not grow and move, and while its home ring does not fill. Use
+// a Handle, or HandleFor with a key, where order matters. Unlike handles
+// taken round-robin, homes are random: two goroutines may share a shard, so
+// the default shard count is a few times GOMAXPROCS, which keeps the
+// goroutines running at the same time on different rings most of the time.
+// See the package doc for the cost against Handle.Push and the alternatives
+// that were measured (a sync.Pool of handles per P, a per-push random shard,
+// a per-P round-robin cursor).
 func (s *Sink[T]) Push(v T) bool {
-	h := s.homes.Get().(*Handle[T])
+	i := stackHome(len(s.handles))
 	// Handle.Push, inline (a call level costs as much as the push itself
 	// when T is large), with one retry on the next shard; see there for the
 	// flag load.
-	sh := h.sh
+	sh := &s.shards[i]
 	if sh.ring.TryPush(v) {
 		if sh.isSleeping() {
 			sh.wake()
 		}
-		s.homes.Put(h)
 		return true
 	}
-	if h.next != h {
-		h = h.next
-		sh = h.sh
+	if next := s.handles[i].next; next.sh != sh {
+		sh = next.sh
 		if sh.ring.TryPush(v) {
 			if sh.isSleeping() {
 				sh.wake()
 			}
-			s.homes.Put(h) // the P's new home
 			return true
 		}
 	}
 	sh.countDrop()
-	s.homes.Put(h)
 	return false
 }
 

@@ -135,18 +135,34 @@ func TestWakeRingsOnceForManyProducers(t *testing.T) {
 
 func TestSinkPushMovesOnWhenItsHomeIsFull(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 3, RingCapacity: 2})
-	// The pool is empty, so this push's home is the pool's New: shard 0.
-	// It is full, so the push, and the P's home, move on to shard 1.
-	fill(t, s, 0, 2)
+	// This goroutine's home, from the address of its stack, and the next.
+	home := stackHome(len(s.shards))
+	next := (home + 1) % len(s.shards)
+	other := (home + 2) % len(s.shards)
+	// The home ring is full, so the push moves on to the next shard.
+	fill(t, s, home, 2)
 	require.True(t, s.Push(1))
-	require.Equal(t, 1, s.shards[1].ring.Len())
+	require.Equal(t, 1, s.shards[next].ring.Len())
 	require.Zero(t, s.Dropped())
 
-	// Every ring full: whatever the P's home, two tries and one drop.
-	fill(t, s, 1, 1)
-	fill(t, s, 2, 2)
+	// Home and next full: two tries and one drop, counted on the next
+	// shard; the third ring is never tried.
+	fill(t, s, next, 1)
 	require.False(t, s.Push(2))
 	require.Equal(t, uint64(1), s.Dropped())
+	require.Equal(t, uint64(1), s.shards[next].droppedCount())
+	require.Zero(t, s.shards[other].ring.Len())
+}
+
+func TestStackHomeIsStableAndInRange(t *testing.T) {
+	for n := 1; n <= 64; n++ {
+		first := stackHome(n)
+		require.GreaterOrEqual(t, first, 0)
+		require.Less(t, first, n)
+		for range 10 {
+			require.Equal(t, first, stackHome(n), "n=%d: the same call site moved", n)
+		}
+	}
 }
 
 func TestSingleShardPushDoesNotRetry(t *testing.T) {
