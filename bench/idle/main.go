@@ -26,9 +26,16 @@
 //	go run ./bench/idle
 //	go run ./bench/idle -mode poll -shards 8
 //	go run ./bench/idle -format json -duration 10s -samples 1000
+//	go run ./bench/idle -trials 5 -format benchfmt   # one line per trial, for benchstat
+//
+// -trials repeats both measurements on a fresh sink and reports the
+// medians; -o writes the file anew after each trial, so a run that fails
+// late keeps what it measured; a per-trial watchdog (-row-timeout) ends a
+// run whose trial hangs with a goroutine dump and exit status 3.
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,32 +60,61 @@ func main() {
 
 // options are the parsed flags.
 type options struct {
-	format   report.Format
-	duration time.Duration
-	samples  int
-	mode     sink.IdleMode
-	shards   int
-	busy     bool
+	format     report.Format
+	duration   time.Duration
+	samples    int
+	mode       sink.IdleMode
+	shards     int
+	busy       bool
+	trials     int
+	out        string
+	rowTimeout time.Duration
+	flags      map[string]string
 }
 
-// Result is what one run measured; its JSON form is the -format json output.
+// Trial is what one trial measured.
+type Trial struct {
+	IdleCPUPct  float64 `json:"idle_cpu_pct"`
+	PickupP50us float64 `json:"pickup_p50_us"`
+	PickupP99us float64 `json:"pickup_p99_us"`
+}
+
+// Result is what one run measured; its JSON form is the -format json
+// output. The top-level figures are the medians of the trials.
 type Result struct {
 	Machine     report.Machine `json:"machine"`
+	Run         report.Run     `json:"run"`
+	Config      Config         `json:"config"`
 	IdleCPUPct  float64        `json:"idle_cpu_pct"`
 	PickupP50us float64        `json:"pickup_p50_us"`
 	PickupP99us float64        `json:"pickup_p99_us"`
+	Trials      []Trial        `json:"trials"`
+	Complete    bool           `json:"complete"` // false while the run is going (-o) or if it failed
+}
+
+// Config is the shape of the run (every flag is in Run.Flags too).
+type Config struct {
+	Mode     string `json:"mode"`
+	Shards   int    `json:"shards"` // as the sink resolved it
+	Producer string `json:"producer"`
+	Duration string `json:"duration"`
+	Samples  int    `json:"samples"`
+	Trials   int    `json:"trials"`
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("idle", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "markdown", "output format: markdown or json")
+	format := fs.String("format", "markdown", "output format: markdown, json or benchfmt (one line per trial, for benchstat)")
 	duration := fs.Duration("duration", 5*time.Second, "how long to measure the CPU time of the idle sink")
 	samples := fs.Int("samples", 200, "how many values to push into the idle sink for the pickup latency")
 	var mode sink.IdleMode
 	fs.TextVar(&mode, "mode", sink.IdleWake, "idle mode of the sink: wake (the default) or poll (the original's polling)")
 	shards := fs.Int("shards", 0, "shards of the sink; 0 for the default (GOMAXPROCS clamped to [1, 8])")
 	producer := fs.String("producer", "block", "what the pushing goroutine does until Drain sees the value: block, or busy (keeps its P)")
+	trials := fs.Int("trials", 1, "how many times to measure, each on a fresh sink; the top-level figures are the medians")
+	out := fs.String("o", "", "write the output to this file, rewritten after each trial, instead of standard output")
+	rowTimeout := fs.Duration("row-timeout", 0, "fail the run loudly (goroutine dump, exit 3) when one trial takes longer; 0 for the default, 4 x duration + 1 minute")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/idle [flags]\n\nMeasures the idle CPU cost of a sink and the latency until Drain sees a value pushed into an idle sink.\n\nFlags:")
 		fs.PrintDefaults()
@@ -91,7 +127,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	var o options
 	var err error
-	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON); err != nil {
+	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.Benchfmt); err != nil {
 		return options{}, err
 	}
 	if *duration <= 0 {
@@ -103,6 +139,12 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if *shards < 0 {
 		return options{}, fmt.Errorf("-shards: must not be negative, got %d", *shards)
 	}
+	if *trials < 1 {
+		return options{}, fmt.Errorf("-trials: must be at least 1, got %d", *trials)
+	}
+	if *rowTimeout < 0 {
+		return options{}, fmt.Errorf("-row-timeout: must not be negative, got %v", *rowTimeout)
+	}
 	o.mode = mode
 	switch *producer {
 	case "busy":
@@ -111,8 +153,21 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	default:
 		return options{}, fmt.Errorf("-producer: unknown behaviour %q (want busy or block)", *producer)
 	}
-	o.duration, o.samples, o.shards = *duration, *samples, *shards
+	o.duration, o.samples, o.shards, o.trials, o.out = *duration, *samples, *shards, *trials, *out
+	o.rowTimeout = *rowTimeout
+	if o.rowTimeout == 0 {
+		o.rowTimeout = 4*o.duration + time.Minute
+	}
+	o.flags = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { o.flags[f.Name] = f.Value.String() })
 	return o, nil
+}
+
+func (o options) producer() string {
+	if o.busy {
+		return "busy"
+	}
+	return "block"
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -120,30 +175,111 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, shards, err := measure(o)
+	command := "go run ./bench/idle"
+	if len(args) > 0 {
+		command += " " + strings.Join(args, " ")
+	}
+	rd := report.StartRun(command, o.flags)
+	res := Result{Machine: rd.Machine, Run: rd, Trials: []Trial{}, Config: Config{
+		Mode: o.mode.String(), Shards: o.shards, Producer: o.producer(), Duration: o.duration.String(), Samples: o.samples, Trials: o.trials,
+	}}
+	wd := &report.Watchdog{Limit: o.rowTimeout}
+	for i := range o.trials {
+		var tr Trial
+		var shards int
+		err := wd.Do(fmt.Sprintf("trial %d of %d", i+1, o.trials), func() error {
+			var err error
+			tr, shards, err = measure(o)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		res.Config.Shards = shards
+		res.Trials = append(res.Trials, tr)
+		res.summarize()
+		if o.out != "" && i < o.trials-1 {
+			if err := emit(res, o, stdout); err != nil {
+				return err
+			}
+		}
+	}
+	res.Run.Finish()
+	res.Complete = true
+	return emit(res, o, stdout)
+}
+
+// summarize sets the top-level figures to the medians of the trials.
+func (r *Result) summarize() {
+	var cpu, p50, p99 []float64
+	for _, t := range r.Trials {
+		cpu = append(cpu, t.IdleCPUPct)
+		p50 = append(p50, t.PickupP50us)
+		p99 = append(p99, t.PickupP99us)
+	}
+	r.IdleCPUPct, r.PickupP50us, r.PickupP99us = report.Median(cpu), report.Median(p50), report.Median(p99)
+}
+
+// emit renders res in o's format to -o or stdout.
+func emit(res Result, o options, stdout io.Writer) error {
+	var buf bytes.Buffer
+	var err error
+	switch o.format {
+	case report.JSON:
+		err = report.WriteJSON(&buf, res)
+	case report.Benchfmt:
+		err = writeBenchfmt(&buf, res)
+	default:
+		err = writeMarkdown(&buf, res, o)
+	}
 	if err != nil {
 		return err
 	}
-	if o.format == report.JSON {
-		return report.WriteJSON(stdout, r)
+	if o.out != "" {
+		return report.WriteFile(o.out, buf.Bytes())
 	}
-	producer := "block"
-	if o.busy {
-		producer = "busy"
-	}
-	fmt.Fprintf(stdout, "Idle sink, %s\n\n", r.Machine)
-	if err := report.WriteTable(stdout,
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+func writeMarkdown(w io.Writer, r Result, o options) error {
+	fmt.Fprintf(w, "Idle sink, %s\n\n", r.Machine)
+	if err := report.WriteTable(w,
 		[]string{"idle mode", "shards", "idle CPU (% of one core)", "pickup p50", "pickup p99"}, nil,
 		[][]string{{
-			o.mode.String(), fmt.Sprint(shards),
+			o.mode.String(), fmt.Sprint(r.Config.Shards),
 			fmt.Sprintf("%.3f %%", r.IdleCPUPct),
 			report.Nanos(r.PickupP50us * 1e3), report.Nanos(r.PickupP99us * 1e3),
 		}}); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "\nidle CPU over %v; pickup over %d samples, producer %s%s\n",
-		o.duration, o.samples, producer, loadAverage())
+	trials := ""
+	if len(r.Trials) > 1 {
+		trials = fmt.Sprintf("; medians of %d trials", len(r.Trials))
+	}
+	_, err := fmt.Fprintf(w, "\nidle CPU over %v; pickup over %d samples, producer %s%s%s\n",
+		o.duration, o.samples, o.producer(), trials, loadAverage())
 	return err
+}
+
+// writeBenchfmt writes one benchfmt line per trial:
+//
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /mode idle.txt
+func writeBenchfmt(w io.Writer, r Result) error {
+	if err := report.WriteBenchHeader(w, "github.com/shardedsink/shardedsink/bench/idle", r.Run); err != nil {
+		return err
+	}
+	name := "BenchmarkIdle/" + report.BenchKey("mode", r.Config.Mode) + "/" + report.BenchKey("shards", fmt.Sprint(r.Config.Shards)) +
+		"/" + report.BenchKey("producer", r.Config.Producer)
+	for _, t := range r.Trials {
+		if err := report.WriteBenchLine(w, name, int64(r.Config.Samples),
+			report.Metric{Value: t.IdleCPUPct, Unit: "idle-cpu-%"},
+			report.Metric{Value: t.PickupP50us * 1e3, Unit: "pickup-p50-ns"},
+			report.Metric{Value: t.PickupP99us * 1e3, Unit: "pickup-p99-ns"}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadAverage returns "; load average L" from /proc/loadavg, or "" where there

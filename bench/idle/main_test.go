@@ -6,6 +6,9 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,26 +17,104 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardedsink/shardedsink/bench/internal/report"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs main itself when the test binary is started as the command
+// (runCommand), and otherwise the tests, checking for leaked goroutines.
+func TestMain(m *testing.M) {
+	if os.Getenv("IDLE_RUN_MAIN") == "1" {
+		os.Args = append([]string{"idle"}, strings.Fields(os.Getenv("IDLE_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runCommand runs the test binary as the command and returns its exit code
+// and output.
+func runCommand(t *testing.T, args string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "IDLE_RUN_MAIN=1", "IDLE_ARGS="+args)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), string(out)
+	}
+	require.NoError(t, err)
+	return 0, string(out)
+}
 
 func TestParseDefaults(t *testing.T) {
 	o, err := parse(nil, io.Discard)
 	require.NoError(t, err)
-	require.Equal(t, options{format: "markdown", duration: 5 * time.Second, samples: 200, mode: sink.IdleWake}, o)
+	require.NotEmpty(t, o.flags)
+	o.flags = nil
+	require.Equal(t, options{format: "markdown", duration: 5 * time.Second, samples: 200, mode: sink.IdleWake, trials: 1,
+		rowTimeout: 4*5*time.Second + time.Minute}, o)
 }
 
 func TestParseFlags(t *testing.T) {
-	o, err := parse(strings.Fields("-format json -duration 2s -samples 7 -mode poll -shards 8 -producer busy"), io.Discard)
+	o, err := parse(strings.Fields("-format json -duration 2s -samples 7 -mode poll -shards 8 -producer busy -trials 3 -o x.json -row-timeout 1m"), io.Discard)
 	require.NoError(t, err)
-	require.Equal(t, options{format: "json", duration: 2 * time.Second, samples: 7, mode: sink.IdlePoll, shards: 8, busy: true}, o)
+	require.Equal(t, "3", o.flags["trials"])
+	o.flags = nil
+	require.Equal(t, options{format: "json", duration: 2 * time.Second, samples: 7, mode: sink.IdlePoll, shards: 8, busy: true,
+		trials: 3, out: "x.json", rowTimeout: time.Minute}, o)
+}
+
+func TestHelpExitsZeroAndAHungTrialFailsLoudly(t *testing.T) {
+	code, out := runCommand(t, "-h")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "usage: go run ./bench/idle")
+
+	code, out = runCommand(t, "-duration 2s -row-timeout 50ms")
+	require.Equal(t, report.HungExitCode, code, out)
+	require.Contains(t, out, "WATCHDOG: trial 1 of 1 did not finish within 50ms")
+
+	code, out = runCommand(t, "-samples 0")
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, "idle: -samples: must be at least 1, got 0")
+}
+
+func TestTrialsGiveMediansBenchfmtAndAFileRewrittenAsTheyFinish(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idle.json")
+	require.NoError(t, run(strings.Fields("-format json -duration 20ms -samples 3 -trials 3 -o "+path), io.Discard, io.Discard))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var res Result
+	require.NoError(t, json.Unmarshal(data, &res))
+	require.True(t, res.Complete)
+	require.Len(t, res.Trials, 3)
+	var p50 []float64
+	for _, tr := range res.Trials {
+		p50 = append(p50, tr.PickupP50us)
+	}
+	slices.Sort(p50)
+	require.Equal(t, p50[1], res.PickupP50us, "the top level is the median of the trials")
+	require.Equal(t, "3", res.Run.Flags["trials"])
+	require.Positive(t, res.Config.Shards)
+
+	var out bytes.Buffer
+	require.NoError(t, run(strings.Fields("-format benchfmt -duration 20ms -samples 3 -trials 2 -mode poll -shards 3"), &out, io.Discard))
+	var lines []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			lines = append(lines, l)
+		}
+	}
+	require.Len(t, lines, 2, out.String())
+	require.True(t, strings.HasPrefix(lines[0], "BenchmarkIdle/mode=poll/shards=3/producer=block 3 "), lines[0])
+	require.Contains(t, lines[0], " idle-cpu-% ")
+	require.Contains(t, lines[0], " pickup-p99-ns")
 }
 
 func TestParseRejectsBadFlags(t *testing.T) {
 	for _, args := range []string{
 		"-format svg", "-duration 0s", "-samples 0", "-mode spin", "-shards -1", "-producer lazy", "extra",
+		"-trials 0", "-row-timeout -1s",
 	} {
 		_, err := parse(strings.Fields(args), io.Discard)
 		require.Error(t, err, args)
@@ -52,7 +133,7 @@ func TestRunJSONShape(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	require.Equal(t, []string{"idle_cpu_pct", "machine", "pickup_p50_us", "pickup_p99_us"}, keys)
+	require.Equal(t, []string{"complete", "config", "idle_cpu_pct", "machine", "pickup_p50_us", "pickup_p99_us", "run", "trials"}, keys)
 	for _, k := range []string{"idle_cpu_pct", "pickup_p50_us", "pickup_p99_us"} {
 		v, ok := got[k].(float64)
 		require.True(t, ok, "%s is a number", k)

@@ -18,7 +18,7 @@ const settle = 100 * time.Millisecond
 
 // measure runs both measurements on one sink and returns the result and the
 // sink's shard count.
-func measure(o options) (Result, int, error) {
+func measure(o options) (Trial, int, error) {
 	var seen atomic.Int64 // how long the last value took to reach Drain, in ns
 	got := make(chan struct{}, 1)
 	s, err := sink.New(sink.Config[time.Time]{
@@ -36,20 +36,20 @@ func measure(o options) (Result, int, error) {
 		}
 	}))
 	if err != nil {
-		return Result{}, 0, err
+		return Trial{}, 0, err
 	}
 	defer func() { _ = s.Shutdown(context.Background()) }()
 
 	time.Sleep(settle)
 	before, err := processCPU()
 	if err != nil {
-		return Result{}, 0, err
+		return Trial{}, 0, err
 	}
 	start := time.Now()
 	time.Sleep(o.duration)
 	after, err := processCPU()
 	if err != nil {
-		return Result{}, 0, err
+		return Trial{}, 0, err
 	}
 	idlePct := 100 * float64(after-before) / float64(time.Since(start))
 
@@ -77,8 +77,7 @@ func measure(o options) (Result, int, error) {
 		lat = append(lat, float64(seen.Load())/1e3)
 	}
 	slices.Sort(lat)
-	return Result{
-		Machine:     report.ReadMachine(),
+	return Trial{
 		IdleCPUPct:  idlePct,
 		PickupP50us: report.Percentile(lat, 0.50),
 		PickupP99us: report.Percentile(lat, 0.99),
