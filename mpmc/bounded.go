@@ -87,14 +87,15 @@ const (
 // is clear. Pops are not held off: they only make room.
 type guardedRing[T any] struct {
 	ring.Ring[T]
-	state atomic.Int64
-	force sync.Mutex // orders ForcePush calls
+	_     [0]atomic.Int64 // gives state 8-byte alignment on 32-bit platforms too (see channel)
+	state int64           // used only through sync/atomic's functions
+	force sync.Mutex      // orders ForcePush calls
 }
 
 func (g *guardedRing[T]) TryPush(v T) bool {
 	var b backoff.Backoff
 	for {
-		s := g.state.Load()
+		s := atomic.LoadInt64(&g.state)
 		if s&guardClosed != 0 {
 			return false // closed: no add, see the type's comment
 		}
@@ -102,10 +103,10 @@ func (g *guardedRing[T]) TryPush(v T) bool {
 			// seq-cst: Close's OR and this add are ordered; a push whose
 			// add came first is waited for, one whose add came after sees
 			// the mark.
-			if s = g.state.Add(guardPush); s&(guardClosed|guardForcing) == 0 {
+			if s = atomic.AddInt64(&g.state, guardPush); s&(guardClosed|guardForcing) == 0 {
 				break
 			}
-			g.state.Add(-guardPush)
+			atomic.AddInt64(&g.state, -guardPush)
 			if s&guardClosed != 0 {
 				return false
 			}
@@ -113,7 +114,7 @@ func (g *guardedRing[T]) TryPush(v T) bool {
 		b.Snooze() // a ForcePush holds the ring
 	}
 	ok := g.Ring.TryPush(v)
-	g.state.Add(-guardPush)
+	atomic.AddInt64(&g.state, -guardPush)
 	return ok
 }
 
@@ -123,8 +124,8 @@ func (g *guardedRing[T]) ForcePush(v T) (old T, displaced, ok bool) {
 	}
 	g.force.Lock()
 	defer g.force.Unlock()
-	if g.state.Or(guardForcing)&guardClosed != 0 {
-		g.state.And(^guardForcing)
+	if atomic.OrInt64(&g.state, guardForcing)&guardClosed != 0 {
+		atomic.AndInt64(&g.state, ^guardForcing)
 		return old, false, false
 	}
 	// Wait for the pushes in flight; no new one starts while the bit is
@@ -132,7 +133,7 @@ func (g *guardedRing[T]) ForcePush(v T) (old T, displaced, ok bool) {
 	// as soon as they are scheduled. A Close meanwhile waits for this
 	// ForcePush, whose push takes effect before the close.
 	var b backoff.Backoff
-	for g.state.Load()&^(guardClosed|guardForcing) != 0 {
+	for atomic.LoadInt64(&g.state)&^(guardClosed|guardForcing) != 0 {
 		b.Snooze()
 	}
 	// Only this goroutine pushes now. If the ring is full, one pop makes
@@ -144,21 +145,21 @@ func (g *guardedRing[T]) ForcePush(v T) (old T, displaced, ok bool) {
 		}
 		old, displaced = g.Ring.TryPop()
 	}
-	g.state.And(^guardForcing)
+	atomic.AndInt64(&g.state, ^guardForcing)
 	return old, displaced, true
 }
 
 func (g *guardedRing[T]) Close() bool {
-	if g.state.Or(guardClosed)&guardClosed != 0 {
+	if atomic.OrInt64(&g.state, guardClosed)&guardClosed != 0 {
 		return false
 	}
 	// Wait for the pushes in flight, and for a ForcePush that holds the
 	// ring. Each is bounded: none of them waits for room.
 	var b backoff.Backoff
-	for g.state.Load() != guardClosed {
+	for atomic.LoadInt64(&g.state) != guardClosed {
 		b.Snooze()
 	}
 	return true
 }
 
-func (g *guardedRing[T]) IsClosed() bool { return g.state.Load()&guardClosed != 0 }
+func (g *guardedRing[T]) IsClosed() bool { return atomic.LoadInt64(&g.state)&guardClosed != 0 }

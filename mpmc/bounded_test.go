@@ -64,7 +64,7 @@ func TestAGuardedRingWaitsForThePushesInFlight(t *testing.T) {
 	require.False(t, g.Close())
 	require.True(t, g.IsClosed())
 	require.False(t, g.TryPush(2))
-	require.Equal(t, int64(1), g.state.Load(), "no push left in flight, the mark set")
+	require.Equal(t, int64(1), atomic.LoadInt64(&g.state), "no push left in flight, the mark set")
 	v, ok := g.TryPop()
 	require.True(t, ok)
 	require.Equal(t, 1, v)
@@ -100,7 +100,7 @@ func TestPushesAfterCloseLeaveTheGuardAlone(t *testing.T) {
 	<-started
 	seen := int64(1)
 	for range 2_000_000 {
-		if s := g.state.Load(); s != 1 {
+		if s := atomic.LoadInt64(&g.state); s != 1 {
 			seen = s
 			break
 		}

@@ -76,8 +76,7 @@ func Unbounded[T any]() (*Sender[T], *Receiver[T]) {
 }
 
 func newEnds[T any](c *channel[T]) (*Sender[T], *Receiver[T]) {
-	c.senders.Store(1)
-	c.receivers.Store(1)
+	c.senders, c.receivers = 1, 1 // not shared yet
 	return newSender(c), newReceiver(c)
 }
 
@@ -101,6 +100,38 @@ type queue[T any] interface {
 	// ForcePush is ClosableRing.ForcePush.
 	ForcePush(v T) (old T, displaced, ok bool)
 }
+
+// # Atomics
+//
+// Every atomic of the package is a plain field used through sync/atomic's
+// functions (atomic.LoadUint64(&x), atomic.AddInt64, ...), never a method
+// of atomic.Uint64, atomic.Int64, atomic.Bool or atomic.Pointer. The code
+// is generic, so it is compiled in the package that instantiates it, and
+// there the methods (small wrappers around the functions) are inlined only
+// if that package has sync/atomic's export data loaded: a program that
+// imports mpmc but not sync/atomic got a CALL to sync/atomic.(*Uint64).Load
+// and friends in TrySend, TryRecv and the unbounded queue (issue 8: build a
+// program that imports only mpmc with go build -gcflags=-S and grep for
+// 'CALL.*sync/atomic'). The functions are compiler intrinsics in every
+// package. The pointer writes of the unbounded queue are the exception
+// that no form avoids: atomic.StorePointer is a call in every package,
+// because it carries the GC write barrier; it runs once per block of 127
+// values, in functions of its own (see unbounded.go).
+//
+// The typed 64-bit atomics also gave 8-byte alignment on 32-bit platforms,
+// where a misaligned 64-bit atomic panics. Each int64 or uint64 field used
+// atomically now follows a zero-size [0]atomic.Int64 (or Uint64) field:
+// the compiler aligns sync/atomic's 64-bit types to 8 bytes everywhere, and
+// a zero-length array has its element's alignment, so the field after it,
+// and the struct, are 8-byte aligned. layout_test.go checks every such
+// offset, and GOARCH=386 go test ./mpmc/ runs the package where it matters.
+
+// noCopy makes go vet's copylocks check flag copies of the type that
+// embeds it.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // channel is the state that every end of one channel shares.
 //
@@ -134,8 +165,8 @@ type channel[T any] struct {
 	seg      *segQueue[T]    // q, when it is a segQueue: called directly on the hot paths
 	capacity int             // 0 for unbounded
 	closedCh chan struct{}   // closed by close, for Closed()
-	closing  atomic.Uint32   // 1 once a close has begun: its compare-and-swap decides who closes
-	closed   atomic.Uint32   // 1 once the queue is closed: no value will come any more
+	closing  uint32          // 1 once a close has begun: its compare-and-swap decides who closes
+	closed   uint32          // 1 once the queue is closed: no value will come any more
 	hooks    *testHooks      // nil outside tests
 	_        [cacheBlock - 64]byte
 
@@ -145,8 +176,10 @@ type channel[T any] struct {
 	// The counts of strong ends. Clone adds one; Release takes one away, and
 	// the Release that takes a count to 0 closes the channel. A count never
 	// rises from 0 again: Upgrade adds only to a non-zero count.
-	senders   atomic.Int64
-	receivers atomic.Int64
+	_         [0]atomic.Int64 // 8-byte alignment of senders on 32-bit platforms
+	senders   int64
+	_         [0]atomic.Int64 // and of receivers
+	receivers int64
 }
 
 // testHooks let the internal tests stop a waiting goroutine at the two
@@ -219,7 +252,7 @@ func (c *channel[T]) full() error {
 // behind its back: close it then, so that receivers are told and later
 // Closes return. Either way, it is closed when refused returns.
 func (c *channel[T]) refused() error {
-	if c.closed.Load() == 0 {
+	if atomic.LoadUint32(&c.closed) == 0 {
 		c.close()
 	}
 	return ErrClosed
@@ -228,7 +261,7 @@ func (c *channel[T]) refused() error {
 // isClosed reports whether the channel is closed, or closing: sends fail
 // from now on.
 func (c *channel[T]) isClosed() bool {
-	return c.closing.Load() != 0 || c.q.IsClosed()
+	return atomic.LoadUint32(&c.closing) != 0 || c.q.IsClosed()
 }
 
 // pushed runs after a successful push: it wakes one more receiver, one not
@@ -258,7 +291,7 @@ func (c *channel[T]) tryRecv() (T, error) {
 // before the close pushed between the failed pop and the closed load, or
 // else ErrClosed, which is final.
 func (c *channel[T]) emptyOrClosed() (T, error) {
-	if c.closed.Load() != 0 {
+	if atomic.LoadUint32(&c.closed) != 0 {
 		if v, ok := c.pop(); ok {
 			c.popped(1)
 			return v, nil
@@ -293,9 +326,9 @@ func (c *channel[T]) recvEmpty(ctx context.Context) (T, error) {
 // see the close as final. The winner's wait is bounded: closing the queue
 // waits at most for pushes in flight, none of which waits for room.
 func (c *channel[T]) close() bool {
-	if !c.closing.CompareAndSwap(0, 1) {
+	if !atomic.CompareAndSwapUint32(&c.closing, 0, 1) {
 		var b backoff.Backoff
-		for c.closed.Load() == 0 {
+		for atomic.LoadUint32(&c.closed) == 0 {
 			b.Snooze()
 		}
 		return false
@@ -305,7 +338,7 @@ func (c *channel[T]) close() bool {
 	c.q.Close()
 	// closed goes before the wake-ups: a waiter that enqueues after the
 	// notifyAll below took the queue lock after it, so its retry sees it.
-	c.closed.Store(1)
+	atomic.StoreUint32(&c.closed, 1)
 	close(c.closedCh)
 	c.recvq.notifyAll()
 	c.sendq.notifyAll()
@@ -425,9 +458,12 @@ func (c *channel[T]) isFull() bool {
 	return c.capacity > 0 && c.q.Len() == c.capacity
 }
 
+func (c *channel[T]) loadSenders() int   { return int(atomic.LoadInt64(&c.senders)) }
+func (c *channel[T]) loadReceivers() int { return int(atomic.LoadInt64(&c.receivers)) }
+
 // releaseSender drops one sender count; the last one closes the channel.
 func (c *channel[T]) releaseSender() {
-	if c.senders.Add(-1) == 0 {
+	if atomic.AddInt64(&c.senders, -1) == 0 {
 		c.close()
 	}
 }
@@ -437,7 +473,7 @@ func (c *channel[T]) releaseSender() {
 // value after the drain, and no weak receiver can upgrade (Upgrade fails on
 // a zero count and once closed).
 func (c *channel[T]) releaseReceiver() {
-	if c.receivers.Add(-1) == 0 {
+	if atomic.AddInt64(&c.receivers, -1) == 0 {
 		c.close()
 		c.drain()
 	}

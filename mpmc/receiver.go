@@ -17,23 +17,29 @@ import (
 // twice, is a programming error and panics with a message that starts with
 // "mpmc: ".
 type Receiver[T any] struct {
-	// c is the channel, or nil once Release has run (see Sender.c).
-	c atomic.Pointer[channel[T]]
+	_ noCopy // go vet flags copies of a Receiver
+
+	// c is the channel: set at creation, never changed, so it is read
+	// without synchronisation. A released Receiver keeps referring to it
+	// (until the Receiver itself is garbage), but refuses to use it.
+	c *channel[T]
+
+	// released is 1 once Release has run. It is a plain uint32 used only
+	// through sync/atomic's functions, which are compiler intrinsics in
+	// any package, unlike the methods of atomic.Uint32 (see channel).
+	released uint32
 }
 
 func newReceiver[T any](c *channel[T]) *Receiver[T] {
-	r := new(Receiver[T])
-	r.c.Store(c)
-	return r
+	return &Receiver[T]{c: c}
 }
 
 // ch returns the channel, or panics if this Receiver was released.
 func (r *Receiver[T]) ch() *channel[T] {
-	c := r.c.Load()
-	if c == nil {
+	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
-	return c
+	return r.c
 }
 
 // Recv receives the oldest value, waiting while the channel is empty. It
@@ -52,10 +58,10 @@ func (r *Receiver[T]) ch() *channel[T] {
 // started to wait, one per value sent.
 func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 	// TryRecv written out (see the note above channel.trySend).
-	c := r.c.Load()
-	if c == nil {
+	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
+	c := r.c
 	var v T
 	var ok bool
 	if r := c.ring; r != nil {
@@ -66,7 +72,7 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if c.sendq.waiting.Load() != 0 {
+		if atomic.LoadInt64(&c.sendq.waiting) != 0 {
 			c.sendq.notifySlow(1)
 		}
 		return v, nil
@@ -79,10 +85,10 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 // no value. It takes no lock and allocates nothing.
 func (r *Receiver[T]) TryRecv() (T, error) {
 	// channel.tryRecv written out.
-	c := r.c.Load()
-	if c == nil {
+	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
+	c := r.c
 	var v T
 	var ok bool
 	if r := c.ring; r != nil {
@@ -93,7 +99,7 @@ func (r *Receiver[T]) TryRecv() (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if c.sendq.waiting.Load() != 0 {
+		if atomic.LoadInt64(&c.sendq.waiting) != 0 {
 			c.sendq.notifySlow(1)
 		}
 		return v, nil
@@ -187,7 +193,7 @@ func (r *Receiver[T]) All(ctx context.Context) iter.Seq[T] {
 // [Receiver.ReceiverCount]. It works on a closed channel too.
 func (r *Receiver[T]) Clone() *Receiver[T] {
 	c := r.ch()
-	c.receivers.Add(1)
+	atomic.AddInt64(&c.receivers, 1)
 	return newReceiver(c)
 }
 
@@ -197,10 +203,10 @@ func (r *Receiver[T]) Clone() *Receiver[T] {
 // them: nothing could receive them any more. Releasing a Receiver twice
 // panics.
 func (r *Receiver[T]) Release() {
-	c := r.c.Swap(nil)
-	if c == nil {
+	if atomic.SwapUint32(&r.released, 1) != 0 {
 		panic("mpmc: Receiver released twice")
 	}
+	c := r.c
 	c.releaseReceiver()
 }
 
@@ -238,8 +244,8 @@ func (r *Receiver[T]) IsFull() bool { return r.ch().isFull() }
 
 // SenderCount returns the number of Senders of the channel that have not
 // been released.
-func (r *Receiver[T]) SenderCount() int { return int(r.ch().senders.Load()) }
+func (r *Receiver[T]) SenderCount() int { return r.ch().loadSenders() }
 
 // ReceiverCount returns the number of Receivers of the channel that have
 // not been released.
-func (r *Receiver[T]) ReceiverCount() int { return int(r.ch().receivers.Load()) }
+func (r *Receiver[T]) ReceiverCount() int { return r.ch().loadReceivers() }

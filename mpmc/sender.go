@@ -14,25 +14,29 @@ import (
 // twice, is a programming error and panics with a message that starts with
 // "mpmc: ".
 type Sender[T any] struct {
-	// c is the channel, or nil once Release has run. One atomic load gives
-	// both the channel and the use-after-Release check. atomic.Pointer
-	// carries a noCopy, so go vet flags copies of a Sender.
-	c atomic.Pointer[channel[T]]
+	_ noCopy // go vet flags copies of a Sender
+
+	// c is the channel: set at creation, never changed, so it is read
+	// without synchronisation. A released Sender keeps referring to it
+	// (until the Sender itself is garbage), but refuses to use it.
+	c *channel[T]
+
+	// released is 1 once Release has run. It is a plain uint32 used only
+	// through sync/atomic's functions, which are compiler intrinsics in
+	// any package, unlike the methods of atomic.Uint32 (see channel).
+	released uint32
 }
 
 func newSender[T any](c *channel[T]) *Sender[T] {
-	s := new(Sender[T])
-	s.c.Store(c)
-	return s
+	return &Sender[T]{c: c}
 }
 
 // ch returns the channel, or panics if this Sender was released.
 func (s *Sender[T]) ch() *channel[T] {
-	c := s.c.Load()
-	if c == nil {
+	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
-	return c
+	return s.c
 }
 
 //go:noinline
@@ -55,10 +59,10 @@ func panicReleased(end string) {
 // wait, one per value received.
 func (s *Sender[T]) Send(ctx context.Context, v T) error {
 	// TrySend written out (see the note above channel.trySend).
-	c := s.c.Load()
-	if c == nil {
+	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
+	c := s.c
 	var ok bool
 	if r := c.ring; r != nil {
 		ok = r.TryPush(v)
@@ -70,7 +74,7 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 	if !ok {
 		return c.sendFull(ctx, v)
 	}
-	if c.recvq.waiting.Load() != 0 { // the notifier's side of the Dekker argument (waiters.go)
+	if atomic.LoadInt64(&c.recvq.waiting) != 0 { // the notifier's side of the Dekker argument (waiters.go)
 		c.recvq.notifySlow(1)
 	}
 	return nil
@@ -82,10 +86,10 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 // unchanged. It takes no lock and allocates nothing.
 func (s *Sender[T]) TrySend(v T) error {
 	// channel.trySend written out.
-	c := s.c.Load()
-	if c == nil {
+	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
+	c := s.c
 	var ok bool
 	if r := c.ring; r != nil {
 		ok = r.TryPush(v)
@@ -97,7 +101,7 @@ func (s *Sender[T]) TrySend(v T) error {
 	if !ok {
 		return c.full()
 	}
-	if c.recvq.waiting.Load() != 0 {
+	if atomic.LoadInt64(&c.recvq.waiting) != 0 {
 		c.recvq.notifySlow(1)
 	}
 	return nil
@@ -125,7 +129,7 @@ func (s *Sender[T]) ForceSend(v T) (old T, displaced bool, err error) {
 // [Sender.SenderCount]. It works on a closed channel too.
 func (s *Sender[T]) Clone() *Sender[T] {
 	c := s.ch()
-	c.senders.Add(1)
+	atomic.AddInt64(&c.senders, 1)
 	return newSender(c)
 }
 
@@ -137,10 +141,10 @@ func (s *Sender[T]) Clone() *Sender[T] {
 // channel, which one owner closes, an mpmc channel closes when every sender
 // has released it, so each goroutine can release its own clone.
 func (s *Sender[T]) Release() {
-	c := s.c.Swap(nil)
-	if c == nil {
+	if atomic.SwapUint32(&s.released, 1) != 0 {
 		panic("mpmc: Sender released twice")
 	}
+	c := s.c
 	c.releaseSender()
 }
 
@@ -180,8 +184,8 @@ func (s *Sender[T]) IsFull() bool { return s.ch().isFull() }
 
 // SenderCount returns the number of Senders of the channel that have not
 // been released. Weak senders are not counted.
-func (s *Sender[T]) SenderCount() int { return int(s.ch().senders.Load()) }
+func (s *Sender[T]) SenderCount() int { return s.ch().loadSenders() }
 
 // ReceiverCount returns the number of Receivers of the channel that have
 // not been released. Weak receivers are not counted.
-func (s *Sender[T]) ReceiverCount() int { return int(s.ch().receivers.Load()) }
+func (s *Sender[T]) ReceiverCount() int { return s.ch().loadReceivers() }

@@ -1,6 +1,7 @@
 package mpmc
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -87,8 +88,25 @@ type segSlot[T any] struct {
 
 // segBlock is one link of the list.
 type segBlock[T any] struct {
-	next  atomic.Pointer[segBlock[T]]
+	// next is the *segBlock[T] after this one, nil until the producer
+	// that claimed this block's last slot installs it. It is an
+	// unsafe.Pointer used through atomic.LoadPointer, an intrinsic in
+	// every package, and atomic.StorePointer, in installNext only (see
+	// channel for why not atomic.Pointer).
+	next  unsafe.Pointer
 	slots [segBlockCap]segSlot[T]
+}
+
+// loadBlock loads a block pointer: atomic.LoadPointer, an intrinsic.
+func loadBlock[T any](p *unsafe.Pointer) *segBlock[T] {
+	return (*segBlock[T])(atomic.LoadPointer(p))
+}
+
+// storeBlock stores a block pointer. atomic.StorePointer is a call in
+// every package (it carries the GC write barrier), so only the functions
+// that run once per block call this: installNext and enterNext.
+func storeBlock[T any](p *unsafe.Pointer, b *segBlock[T]) {
+	atomic.StorePointer(p, unsafe.Pointer(b))
 }
 
 // waitNext returns b.next, waiting for the producer that claimed b's last
@@ -96,7 +114,7 @@ type segBlock[T any] struct {
 func (b *segBlock[T]) waitNext() *segBlock[T] {
 	var bo backoff.Backoff
 	for {
-		if next := b.next.Load(); next != nil {
+		if next := loadBlock[T](&b.next); next != nil {
 			return next
 		}
 		bo.Snooze()
@@ -116,22 +134,33 @@ type segQueue[T any] struct {
 	// head is read and moved by consumers only. headBlock is the block that
 	// holds the head position (or the one being left, while the head index
 	// rests on a sentinel).
-	headIndex atomic.Uint64
-	headBlock atomic.Pointer[segBlock[T]]
+	//
+	// The indices are plain uint64s used only through sync/atomic's
+	// functions; each follows a zero-size [0]atomic.Uint64, which keeps it
+	// 8-byte aligned on 32-bit platforms (see channel). The blocks are
+	// *segBlock[T] held in unsafe.Pointers (see loadBlock).
+	_         [0]atomic.Uint64
+	headIndex uint64
+	headBlock unsafe.Pointer
 	_         [cacheBlock - 16]byte
 
 	// tail is read and moved by producers, and read by consumers to decide
 	// "empty"; it carries the closed mark.
-	tailIndex atomic.Uint64
-	tailBlock atomic.Pointer[segBlock[T]]
+	_         [0]atomic.Uint64
+	tailIndex uint64
+	tailBlock unsafe.Pointer
 	_         [cacheBlock - 16]byte
 
-	// spares hold cleared blocks ready for reuse (nil where there is
-	// none). Consumers that finish a block's scan put it here; a producer
-	// that claims a block's last slot takes one. Both happen once per
-	// block, not per value.
-	spares    [segSpares]atomic.Pointer[segBlock[T]]
-	numSpares int // how many of spares are used: segSpareBytes worth of blocks, at least 1
+	// spares hold cleared blocks ready for reuse, spares[:nspare] under
+	// spareMu. Consumers that finish a block's scan put one here; a
+	// producer that claims a block's last slot takes one. Both happen once
+	// per block, not per value, and both only try the lock: a goroutine
+	// that finds it taken allocates a block, or leaves its block to the
+	// garbage collector, rather than wait.
+	spareMu   sync.Mutex
+	spares    [segSpares]*segBlock[T]
+	nspare    int
+	numSpares int // how many of spares may be used: segSpareBytes worth of blocks, at least 1
 }
 
 // cacheBlock is the span that keeps hot fields apart: 128 bytes, because
@@ -143,31 +172,37 @@ func newSegQueue[T any]() *segQueue[T] {
 	q.numSpares = max(1, min(segSpares, segSpareBytes/int(unsafe.Sizeof(segBlock[T]{}))))
 	// The first block is installed up front, so that neither side ever
 	// sees a nil block (crossbeam installs it lazily on the first push).
-	b := new(segBlock[T])
-	q.headBlock.Store(b)
-	q.tailBlock.Store(b)
+	// Plain stores: q is not shared yet.
+	b := unsafe.Pointer(new(segBlock[T]))
+	q.headBlock, q.tailBlock = b, b
 	return q
 }
 
 // newBlock returns a spare block, or a new one.
 func (q *segQueue[T]) newBlock() *segBlock[T] {
-	for i := range q.numSpares {
-		if q.spares[i].Load() != nil {
-			if b := q.spares[i].Swap(nil); b != nil {
-				return b
-			}
+	if q.spareMu.TryLock() {
+		if q.nspare > 0 {
+			q.nspare--
+			b := q.spares[q.nspare]
+			q.spares[q.nspare] = nil
+			q.spareMu.Unlock()
+			return b
 		}
+		q.spareMu.Unlock()
 	}
 	return new(segBlock[T])
 }
 
 // putSpare offers the cleared block b for reuse; if every spare place is
-// taken, b goes to the garbage collector.
+// taken, or another goroutine holds the spares, b goes to the garbage
+// collector.
 func (q *segQueue[T]) putSpare(b *segBlock[T]) {
-	for i := range q.numSpares {
-		if q.spares[i].Load() == nil && q.spares[i].CompareAndSwap(nil, b) {
-			return
+	if q.spareMu.TryLock() {
+		if q.nspare < q.numSpares {
+			q.spares[q.nspare] = b
+			q.nspare++
 		}
+		q.spareMu.Unlock()
 	}
 }
 
@@ -175,8 +210,8 @@ func (q *segQueue[T]) putSpare(b *segBlock[T]) {
 // closed. It never fails otherwise.
 func (q *segQueue[T]) TryPush(v T) bool {
 	var bo backoff.Backoff
-	tail := q.tailIndex.Load()
-	block := q.tailBlock.Load()
+	tail := atomic.LoadUint64(&q.tailIndex)
+	block := loadBlock[T](&q.tailBlock)
 	var next *segBlock[T]
 	for {
 		if tail&segClosed != 0 {
@@ -190,8 +225,8 @@ func (q *segQueue[T]) TryPush(v T) bool {
 			// Another producer claimed the last slot and is installing
 			// the next block: wait for it.
 			bo.Snooze()
-			tail = q.tailIndex.Load()
-			block = q.tailBlock.Load()
+			tail = atomic.LoadUint64(&q.tailIndex)
+			block = loadBlock[T](&q.tailBlock)
 			continue
 		}
 		// About to claim the last slot: get the next block before the
@@ -202,20 +237,12 @@ func (q *segQueue[T]) TryPush(v T) bool {
 			next = q.newBlock()
 		}
 		newTail := tail + 1<<segShift
-		if q.tailIndex.CompareAndSwap(tail, newTail) {
+		if atomic.CompareAndSwapUint64(&q.tailIndex, tail, newTail) {
 			// The index was still tail, so block, loaded after tail, is the
 			// block of this position: the tail block changes only after the
 			// index passes this block's last slot.
 			if offset+1 == segBlockCap {
-				// Install the next block, then move the index off the
-				// sentinel, then link it. The order matters: a consumer
-				// that takes the last slot waits for block.next and then
-				// moves head into the next block; by then the tail index
-				// has left the sentinel, so "head == tail" still means
-				// empty.
-				q.tailBlock.Store(next)
-				q.tailIndex.Add(1 << segShift) // an add, not a store: it keeps a closed mark set meanwhile
-				block.next.Store(next)
+				q.installNext(block, next)
 			} else if next != nil {
 				// Got a block for a last slot that another producer took.
 				q.putSpare(next)
@@ -226,9 +253,41 @@ func (q *segQueue[T]) TryPush(v T) bool {
 			return true
 		}
 		bo.Spin()
-		tail = q.tailIndex.Load()
-		block = q.tailBlock.Load()
+		tail = atomic.LoadUint64(&q.tailIndex)
+		block = loadBlock[T](&q.tailBlock)
 	}
+}
+
+// installNext is TryPush's step for the producer that claimed block's last
+// slot (the tail index now rests on the sentinel): it installs next as the
+// tail block, then moves the index off the sentinel, then links next after
+// block. The order matters: a consumer that takes the last slot waits for
+// block.next and then moves head into the next block; by then the tail
+// index has left the sentinel, so "head == tail" still means empty. It is
+// a function of its own, and not inlined, so that TryPush itself holds no
+// call to atomic.StorePointer (see channel).
+//
+//go:noinline
+func (q *segQueue[T]) installNext(block, next *segBlock[T]) {
+	storeBlock(&q.tailBlock, next)
+	atomic.AddUint64(&q.tailIndex, 1<<segShift) // an add, not a store: it keeps a closed mark set meanwhile
+	storeBlock(&block.next, next)
+}
+
+// enterNext is TryPop's step for the consumer that took block's last slot
+// (newHead is the head index its compare-and-swap set, on the sentinel):
+// it moves head to the next block, keeping the successor flag if the next
+// block already has one. Not inlined, for the reason given at installNext.
+//
+//go:noinline
+func (q *segQueue[T]) enterNext(block *segBlock[T], newHead uint64) {
+	next := block.waitNext()
+	nextIndex := (newHead &^ segHasNext) + 1<<segShift
+	if loadBlock[T](&next.next) != nil {
+		nextIndex |= segHasNext
+	}
+	storeBlock(&q.headBlock, next)
+	atomic.StoreUint64(&q.headIndex, nextIndex)
 }
 
 // TryPop removes and returns the oldest value, or reports false when the queue
@@ -236,16 +295,16 @@ func (q *segQueue[T]) TryPush(v T) bool {
 // that a producer has claimed but not yet written is waited for.
 func (q *segQueue[T]) TryPop() (T, bool) {
 	var bo backoff.Backoff
-	head := q.headIndex.Load()
-	block := q.headBlock.Load()
+	head := atomic.LoadUint64(&q.headIndex)
+	block := loadBlock[T](&q.headBlock)
 	for {
 		offset := (head >> segShift) % segLap
 		if offset == segBlockCap {
 			// Another consumer took the last slot and is moving head to
 			// the next block.
 			bo.Snooze()
-			head = q.headIndex.Load()
-			block = q.headBlock.Load()
+			head = atomic.LoadUint64(&q.headIndex)
+			block = loadBlock[T](&q.headBlock)
 			continue
 		}
 		newHead := head + 1<<segShift
@@ -254,7 +313,7 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 			// "empty" decision. A producer that claimed a position has
 			// already moved tail, so a claimed but unwritten slot is never
 			// reported empty.
-			tail := q.tailIndex.Load()
+			tail := atomic.LoadUint64(&q.tailIndex)
 			if head>>segShift == tail>>segShift {
 				var zero T
 				return zero, false
@@ -265,17 +324,9 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 				newHead |= segHasNext
 			}
 		}
-		if q.headIndex.CompareAndSwap(head, newHead) {
+		if atomic.CompareAndSwapUint64(&q.headIndex, head, newHead) {
 			if offset+1 == segBlockCap {
-				// This consumer took the last slot: move head to the next
-				// block, keeping the successor flag if it already has one.
-				next := block.waitNext()
-				nextIndex := (newHead &^ segHasNext) + 1<<segShift
-				if next.next.Load() != nil {
-					nextIndex |= segHasNext
-				}
-				q.headBlock.Store(next)
-				q.headIndex.Store(nextIndex)
+				q.enterNext(block, newHead)
 			}
 			s := &block.slots[offset]
 			for atomic.LoadUint32(&s.state)&slotWrite == 0 { // claimed but not written yet
@@ -298,8 +349,8 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 			return v, true
 		}
 		bo.Spin()
-		head = q.headIndex.Load()
-		block = q.headBlock.Load()
+		head = atomic.LoadUint64(&q.headIndex)
+		block = loadBlock[T](&q.headBlock)
 	}
 }
 
@@ -325,7 +376,11 @@ func (q *segQueue[T]) retire(b *segBlock[T], own, start int) {
 		}
 		s.state = 0
 	}
-	b.next.Store(nil)
+	// A plain store: every goroutine that loaded b.next did so before its
+	// reader set READ on a slot of b, and this scan loaded or added to
+	// each of those states after, so those loads happen before this
+	// write; and no producer writes b.next before b is handed out again.
+	b.next = nil
 	q.putSpare(b)
 }
 
@@ -337,18 +392,20 @@ func (q *segQueue[T]) ForcePush(v T) (old T, displaced, ok bool) {
 
 // Close sets the closed mark, after which every TryPush fails, and reports
 // whether this call set it.
-func (q *segQueue[T]) Close() bool { return q.tailIndex.Or(segClosed)&segClosed == 0 }
+func (q *segQueue[T]) Close() bool {
+	return atomic.OrUint64(&q.tailIndex, segClosed)&segClosed == 0
+}
 
 // IsClosed reports whether Close has run.
-func (q *segQueue[T]) IsClosed() bool { return q.tailIndex.Load()&segClosed != 0 }
+func (q *segQueue[T]) IsClosed() bool { return atomic.LoadUint64(&q.tailIndex)&segClosed != 0 }
 
 // Len returns the number of values in the queue: a consistent snapshot of
 // the two indices (tail read twice around head), as crossbeam computes it.
 func (q *segQueue[T]) Len() int {
 	for {
-		tail := q.tailIndex.Load()
-		head := q.headIndex.Load()
-		if q.tailIndex.Load() != tail {
+		tail := atomic.LoadUint64(&q.tailIndex)
+		head := atomic.LoadUint64(&q.headIndex)
+		if atomic.LoadUint64(&q.tailIndex) != tail {
 			continue
 		}
 		tail &^= 1<<segShift - 1

@@ -88,7 +88,8 @@ type waitQueue struct {
 	// waiting is the number of queued, un-notified waiters. It changes only
 	// under mu; notify reads it without mu (see the file comment for why
 	// that is safe).
-	waiting atomic.Int64
+	_       [0]atomic.Int64 // 8-byte alignment of waiting on 32-bit platforms (see channel)
+	waiting int64           // used only through sync/atomic's functions
 
 	mu         sync.Mutex
 	head, tail *waiter // oldest and newest queued waiter
@@ -149,7 +150,7 @@ func (q *waitQueue) enqueue(w *waiter) *waiter {
 		q.tail.next = w
 	}
 	q.tail = w
-	q.waiting.Add(1) // seq-cst: the waiter's retry comes after this (Dekker, see above)
+	atomic.AddInt64(&q.waiting, 1) // seq-cst: the waiter's retry comes after this (Dekker, see above)
 	q.mu.Unlock()
 	return w
 }
@@ -167,7 +168,7 @@ func (q *waitQueue) unlink(w *waiter) {
 		w.next.prev = w.prev
 	}
 	w.prev, w.next = nil, nil
-	q.waiting.Add(-1)
+	atomic.AddInt64(&q.waiting, -1)
 }
 
 // notify wakes up to n queued waiters that have not been notified yet,
@@ -176,7 +177,7 @@ func (q *waitQueue) unlink(w *waiter) {
 func (q *waitQueue) notify(n int) {
 	// seq-cst load after the caller's completed push or pop: see the file
 	// comment for the Dekker argument.
-	if q.waiting.Load() == 0 {
+	if atomic.LoadInt64(&q.waiting) == 0 {
 		return
 	}
 	q.notifySlow(n)

@@ -55,16 +55,16 @@ func (w *WeakReceiver[T]) Upgrade() (*Receiver[T], bool) {
 
 // upgrade adds one to count unless the channel is closed or count is 0; a
 // count that reached 0 has closed the channel and must never rise again.
-func upgrade[T any](count *atomic.Int64, c *channel[T]) bool {
+func upgrade[T any](count *int64, c *channel[T]) bool {
 	if c.isClosed() {
 		return false
 	}
 	for {
-		n := count.Load()
+		n := atomic.LoadInt64(count)
 		if n == 0 {
 			return false
 		}
-		if count.CompareAndSwap(n, n+1) {
+		if atomic.CompareAndSwapInt64(count, n, n+1) {
 			return true
 		}
 	}
