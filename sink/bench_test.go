@@ -53,7 +53,7 @@ func designImpls[T any]() []pushImpl[T] {
 		// The handle-less push as shipped, and the alternatives to it.
 		{name: "Sink.Push", setup: sinkPush[T]},
 		// A home shard per P, cached in a sync.Pool: Get, push, Put.
-		{name: "Sink.Push-pool-per-P", setup: func(s *Sink[T]) func(T) bool { return s.pushPoolHome }},
+		{name: "Sink.Push-pool-per-P", setup: poolHomePush[T]},
 		// A home shard from the address of a variable on the goroutine's
 		// stack (no shared write, a few instructions).
 		{name: "Sink.Push-stack-address", setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
@@ -93,29 +93,26 @@ func (h *Handle[T]) pushWithoutFlag(v T) bool {
 	return false
 }
 
-// pushPoolHome is the handle-less push of earlier versions: a home handle
-// per P cached in a sync.Pool (one Get and one Put per push), moving on to
-// the next shard when the home ring is full.
-func (s *Sink[T]) pushPoolHome(v T) bool {
-	h, _ := s.poolHomes().Get().(*Handle[T])
-	if h.Push(v) {
-		s.poolHomes().Put(h)
-		return true
-	}
-	s.poolHomes().Put(h.next)
-	return false
-}
-
-// pools holds pushPoolHome's pool for each sink.
-var pools sync.Map // *Sink[T] -> *sync.Pool
-
-func (s *Sink[T]) poolHomes() *sync.Pool {
-	if p, ok := pools.Load(s); ok {
-		return p.(*sync.Pool)
-	}
+// poolHomePush returns the handle-less push of earlier versions for s: a
+// home handle per P cached in a sync.Pool (one Get and one Put per push),
+// moving on to the next shard when the home ring is full. The pool is
+// made once per sink and captured, so the push pays no lookup.
+func poolHomePush[T any](s *Sink[T]) func(T) bool {
 	p, _ := pools.LoadOrStore(s, &sync.Pool{New: func() any { return s.Handle() }})
-	return p.(*sync.Pool)
+	pool := p.(*sync.Pool)
+	return func(v T) bool {
+		h := pool.Get().(*Handle[T])
+		if h.Push(v) {
+			pool.Put(h)
+			return true
+		}
+		pool.Put(h.next)
+		return false
+	}
 }
+
+// pools holds poolHomePush's pool for each sink.
+var pools sync.Map // *Sink[T] -> *sync.Pool
 
 // pushStackHome pushes into the shard that stackHome picks, without a spill.
 func (s *Sink[T]) pushStackHome(v T) bool {
@@ -140,7 +137,19 @@ func roundRobinPool[T any](s *Sink[T]) func(T) bool {
 	return actual.(func(T) bool)
 }
 
-const benchTrialMax = 1 << 18 // pushes per trial, all producers together
+const (
+	// benchTrialMin is the fewest pushes in one trial, all producers
+	// together, and benchPerProducer the fewest per producer: each
+	// producer reads its thread's CPU clock twice per trial (a system
+	// call of about 0.8 µs in all), which must stay small against its
+	// pushes (0.4 ns per push at 2048).
+	benchTrialMin    = 1 << 16
+	benchPerProducer = 2048
+	// benchRingCapacity holds a whole trial of one producer (whose pushes
+	// all go to one ring) and the largest share of a 256-producer trial
+	// that one of 8 rings receives.
+	benchRingCapacity = 1<<17 + 1024
+)
 
 var benchProducers = []int{1, 4, 16, 64, 256}
 
@@ -162,8 +171,10 @@ var benchProducers = []int{1, 4, 16, 64, 256}
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /impl -filter '.unit:cpu-ns/op' new.txt
 func BenchmarkContended(b *testing.B) {
 	for _, held := range []bool{true, false} {
-		benchImpls(b, held, "payload=8", pushImpls[uint64]())
-		benchImpls(b, held, "payload=32", pushImpls[benchEvent]())
+		b.Run(consumersName(held), func(b *testing.B) {
+			benchImpls(b, held, "payload=8", pushImpls[uint64]())
+			benchImpls(b, held, "payload=32", pushImpls[benchEvent]())
+		})
 	}
 }
 
@@ -174,25 +185,28 @@ func BenchmarkContended(b *testing.B) {
 //	go test -run '^$' -bench PushDesign -benchtime 2000000x -count 10 ./sink/ | tee alt.txt
 func BenchmarkPushDesignAlternatives(b *testing.B) {
 	for _, held := range []bool{true, false} {
-		benchImpls(b, held, "payload=8", designImpls[uint64]())
+		b.Run(consumersName(held), func(b *testing.B) {
+			benchImpls(b, held, "payload=8", designImpls[uint64]())
+		})
 	}
 }
 
-func benchImpls[T any](b *testing.B, held bool, payload string, impls []pushImpl[T]) {
-	consumers := "consumers=draining"
+func consumersName(held bool) string {
 	if held {
-		consumers = "consumers=held"
+		return "consumers=held"
 	}
-	b.Run(consumers, func(b *testing.B) {
-		b.Run(payload, func(b *testing.B) {
-			for _, impl := range impls {
-				for _, producers := range benchProducers {
-					b.Run(fmt.Sprintf("impl=%s/producers=%d", impl.name, producers), func(b *testing.B) {
-						benchContended(b, impl, producers, held)
-					})
-				}
+	return "consumers=draining"
+}
+
+func benchImpls[T any](b *testing.B, held bool, payload string, impls []pushImpl[T]) {
+	b.Run(payload, func(b *testing.B) {
+		for _, impl := range impls {
+			for _, producers := range benchProducers {
+				b.Run(fmt.Sprintf("impl=%s/producers=%d", impl.name, producers), func(b *testing.B) {
+					benchContended(b, impl, producers, held)
+				})
 			}
-		})
+		}
 	})
 }
 
@@ -201,7 +215,7 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 		b.Skip(err)
 	}
 	cfg := Config[T]{
-		RingCapacity:     benchTrialMax + 1024, // a whole trial fits in any one shard
+		RingCapacity:     benchRingCapacity,
 		OverloadInterval: time.Hour,
 		Ring:             prefaulted[T],
 	}
@@ -222,7 +236,7 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 	b.ReportAllocs()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
-		trial := min(left, benchTrialMax)
+		trial := min(left, max(benchTrialMin, benchPerProducer*producers))
 		left -= trial
 		c := make(chan struct{})
 		if held {
