@@ -1,5 +1,91 @@
 // Package otelsink is an OpenTelemetry span processor built on the sharded
-// sink of [github.com/shardedsink/shardedsink/sink]: a drop-in replacement
-// for sdktrace.NewBatchSpanProcessor whose OnEnd never waits and never
-// contends on one shared channel.
+// sink of [github.com/shardedsink/shardedsink/sink]: a replacement for
+// sdktrace.NewBatchSpanProcessor whose OnEnd never waits, never takes a
+// lock, and spreads the spans of many goroutines over several rings instead
+// of one channel.
+//
+//	exporter, _ := otlptracegrpc.New(ctx)
+//	tp := sdktrace.NewTracerProvider(
+//		sdktrace.WithSpanProcessor(otelsink.NewSpanProcessor(exporter)))
+//	defer tp.Shutdown(ctx) // drains, stops the workers, shuts the exporter down
+//
+// # Model
+//
+// [SpanProcessor.OnEnd] ignores unsampled spans, and pushes a sampled one
+// into a sink.Sink without a handle (sink.Sink.Push): into the ring of the
+// current P's home shard, or the next shard's when that ring is full. When
+// both are full the span is dropped and counted, and OnEnd returns; it never
+// blocks (there is no equivalent of the BatchSpanProcessor's WithBlocking).
+// One drain worker per shard takes up to [WithMaxExportBatchSize] spans at a
+// time (its own ring first, then a few stolen from the others) and calls the
+// exporter's ExportSpans. The calls are serialised by a mutex, because the
+// SDK promises exporters that ExportSpans is never called concurrently: more
+// shards make OnEnd cheaper under contention, not the exporter faster.
+//
+// Differences from the BatchSpanProcessor, where the options mean the same:
+//
+//   - [WithMaxQueueSize] is the total over the shards (default
+//     [DefaultQueuePerShard] per shard, so 2,048 × shards in all).
+//   - There is no batch timeout: a worker exports whatever its shard holds as
+//     soon as it finds it, so under light load batches are short and there
+//     are more ExportSpans calls (with a network exporter, more requests)
+//     than with the BatchSpanProcessor's 5-second schedule.
+//   - Spans are exported in the order they were ended only within one ring:
+//     spans ended on different Ps may be exported in any order.
+//   - A nil exporter is an error (the BatchSpanProcessor accepts it and does
+//     nothing).
+//
+// # Guarantees
+//
+//   - Unsampled spans never enter the sink and are never exported or counted.
+//   - [SpanProcessor.ForceFlush] returns nil only when every span whose
+//     OnEnd returned before the call has been handed to ExportSpans and that
+//     call has returned; ctx.Err() when ctx ends first; an error wrapping the
+//     last export error when an export failed while it waited. After
+//     Shutdown it does nothing, as the SDK's contract asks.
+//   - [SpanProcessor.Shutdown] stops accepting spans (an OnEnd that starts
+//     after it drops and counts its span), exports what the rings hold, stops
+//     the workers, waits for an export in progress, then calls the
+//     exporter's Shutdown. It honours ctx, is idempotent, and no ExportSpans
+//     call starts after the exporter's Shutdown.
+//   - Every sampled span is accounted for: once Shutdown has returned and no
+//     OnEnd is running, the sampled spans ended equal Exported + Failed +
+//     Dropped of [SpanProcessor.Stats]. Spans an expired Shutdown left in
+//     the rings count as dropped.
+//   - Export errors (and panics in the exporter) go to otel.Handle, are
+//     counted in Stats, and are not retried: retrying is the exporter's
+//     business, as with the BatchSpanProcessor.
+//
+// # Observability
+//
+// [SpanProcessor.Dropped] and [SpanProcessor.Stats]; with [WithMeterProvider],
+// the Int64ObservableCounter [DroppedMetric]; and the sink's overload report
+// (an Error log record through [WithLogger]'s logger at most every 5 s while
+// spans are being dropped, or your function with [WithOverloadReport]).
+//
+// # Errors
+//
+// [New] returns an error wrapping [ErrInvalidOption] that names every bad
+// option and its value (WithMaxQueueSize(0), WithShards(-1), a queue below
+// the shard count, a nil exporter, ...). [NewSpanProcessor], whose shape is
+// that of sdktrace.NewBatchSpanProcessor, panics with that error instead.
+//
+// # Costs
+//
+// On the 2-core VM, with locked OS threads each ending 10,000 spans (see
+// the README for the table, the load average, and the command):
+//
+//   - OnEnd costs about 25 ns of CPU per span, flat from 1 to 256
+//     goroutines, and allocates nothing; the BatchSpanProcessor's costs
+//     about the same when most spans are dropped, and more (about 1.5× at
+//     256 goroutines) when its queue accepts them.
+//   - A whole span (Start and End through a TracerProvider) costs about
+//     1 µs, of which the processor is a few percent: the SDK's span
+//     creation dominates, so swapping processors changes it little.
+//   - Under a burst that the drain cannot keep up with, this processor
+//     exports a smaller share than the BatchSpanProcessor with the same
+//     queue: its drain workers yield after every batch and, with many
+//     runnable producers on few cores, wait their turn, while the
+//     BatchSpanProcessor's one goroutine is handed the processor by the
+//     producers' channel sends. Every span is still exported or counted.
 package otelsink

@@ -25,9 +25,11 @@ func threadCPU(b *testing.B) int64 {
 // releases them at once, and has each call op(g) b.N times: a burst of
 // b.N spans per goroutine (-benchtime=10000x gives the 10,000). It
 // reports cpu-ns/span, the per-thread CPU time summed over the threads and
-// divided by the spans; spans/s, all spans over the wall time; and ns/op,
-// which testing computes as the wall time over b.N, is the wall time per
-// span of one goroutine.
+// divided by the spans; spans/s, all spans over the wall time; allocs/span,
+// the process's heap allocations (drain side included) over the spans; and
+// ns/op, which testing computes as the wall time over b.N, is the wall time
+// per span of one goroutine (B/op and allocs/op are likewise per goroutine
+// span, so per G spans: read allocs/span instead).
 func runThreads(b *testing.B, goroutines int, op func(g int)) {
 	cpu := make([]int64, goroutines)
 	var ready, done sync.WaitGroup
@@ -50,12 +52,15 @@ func runThreads(b *testing.B, goroutines int, op func(g int)) {
 	}
 	ready.Wait()
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	t0 := time.Now()
 	close(start)
 	done.Wait()
 	wall := time.Since(t0)
 	b.StopTimer()
+	runtime.ReadMemStats(&after)
 	var sum int64
 	for _, c := range cpu {
 		sum += c
@@ -63,6 +68,7 @@ func runThreads(b *testing.B, goroutines int, op func(g int)) {
 	spans := float64(b.N) * float64(goroutines)
 	b.ReportMetric(float64(sum)/spans, "cpu-ns/span")
 	b.ReportMetric(spans/wall.Seconds(), "spans/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/spans, "allocs/span")
 }
 
 // BenchmarkOnEndThreads: OnEnd on spans made once, from locked threads.
