@@ -10,9 +10,10 @@ import (
 )
 
 // Flush waits until every record handled before the call has been written
-// (or its Write has failed), together with a [DroppedMessage] record for
-// any records dropped so far that no later record has reported yet. It
-// returns nil then, ctx.Err() when ctx ends first, and [ErrClosed] once the
+// (or its Write has failed). First it pushes a [DroppedMessage] record for
+// the records dropped so far that no later record has reported yet, where
+// the ring has room for it (otherwise the next record reports them). It
+// returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
 // handler is closed. Loggers may keep logging meanwhile.
 func (h *Handler) Flush(ctx context.Context) error {
 	c := h.c

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -117,14 +116,6 @@ func newHandler(t *testing.T, w *writes, opts *slogsink.Options) *slogsink.Handl
 		require.NoError(t, h.Close(ctx))
 	})
 	return h
-}
-
-// noTime drops the time attribute, so that lines can be compared.
-func noTime(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && a.Key == slog.TimeKey {
-		return slog.Attr{}
-	}
-	return a
 }
 
 var errDiskFull = errors.New("disk full")
