@@ -50,7 +50,8 @@ func panicReleased(end string) {
 //
 // Send tries first and waits only if the channel is full, so a Send that can
 // complete at once costs what [Sender.TrySend] costs: no allocation, no
-// select, no lock (unless receivers are waiting, one of which it wakes). It
+// select, and no lock unless receivers are waiting (it then takes the
+// receivers' wait-queue lock to wake one). It
 // may therefore succeed even when ctx is already done. A Send that returns
 // ctx.Err() has sent nothing, and a wake-up it had received passes on to the
 // next waiting sender, so no sender is left waiting while there is room.
@@ -83,7 +84,20 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 // TrySend sends v if the channel has room, without waiting. It returns nil,
 // ErrFull if the channel is full, or ErrClosed if it is closed (closed
 // wins over full). On an error v stays with the caller and the channel is
-// unchanged. It takes no lock and allocates nothing.
+// unchanged. It takes no lock unless receivers are waiting (it then takes
+// their wait-queue lock to wake one), and allocates nothing, except that
+// an unbounded channel that grows past its spare blocks allocates one
+// block per 127 values.
+//
+// "Without waiting" means that it never waits for room: it does not sleep
+// until the channel changes. It can still be delayed: when receivers wait,
+// by their wait-queue lock; and, like every operation of the package, it
+// may spin, and then yield with runtime.Gosched, while another goroutine
+// that is in the middle of an operation it depends on has been preempted:
+// a receiver that has claimed the slot it needs but not yet emptied it (the
+// cost of the ring designs, see ring/vyukov), on an unbounded channel a
+// sender that is installing the next block of values, and on a channel
+// from [BoundedOn] over a plain ring a ForceSend that holds the ring.
 func (s *Sender[T]) TrySend(v T) error {
 	// channel.trySend written out.
 	if atomic.LoadUint32(&s.released) != 0 {
@@ -140,6 +154,10 @@ func (s *Sender[T]) Clone() *Sender[T] {
 // Release is the Go rendering of dropping a Rust sender. Unlike a Go
 // channel, which one owner closes, an mpmc channel closes when every sender
 // has released it, so each goroutine can release its own clone.
+//
+// Release, not [Sender.Close], is the call to defer when an end is done
+// with: defer tx.Release(). Go's defer x.Close() habit would close the
+// channel for every sender and receiver when this one returns.
 func (s *Sender[T]) Release() {
 	if atomic.SwapUint32(&s.released, 1) != 0 {
 		panic("mpmc: Sender released twice")
@@ -159,6 +177,12 @@ func (s *Sender[T]) Downgrade() *WeakSender[T] {
 // Release), false after. Sends then fail with ErrClosed; receivers take
 // what is buffered, then get ErrClosed. Every waiting Send and Recv is
 // woken. Close does not release this Sender.
+//
+// Close closes the channel for every end, not just this one: it is not the
+// counterpart of a Clone, and not the call to defer when this Sender is
+// done with. Call [Sender.Release] for that (defer tx.Release()); the
+// channel then closes when the last Sender is released, while other
+// goroutines may still be sending. Use Close to stop every end at once.
 func (s *Sender[T]) Close() bool { return s.ch().close() }
 
 // Closed returns a channel that is closed when the channel closes, to wait

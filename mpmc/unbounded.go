@@ -8,9 +8,18 @@ import (
 	"github.com/shardedsink/shardedsink/internal/backoff"
 )
 
-// This file is the queue behind [Unbounded]: a lock-free segmented queue,
-// the algorithm of crossbeam's SegQueue and of smol-rs/concurrent-queue's
-// unbounded queue (the queue under async-channel), rendered in Go.
+// This file is the queue behind [Unbounded]: a segmented queue without
+// locks, the algorithm of crossbeam's SegQueue and of
+// smol-rs/concurrent-queue's unbounded queue (the queue under
+// async-channel), rendered in Go.
+//
+// It takes no lock, but it is not lock-free in the strict sense: a
+// producer that claims a block's last slot makes the other producers wait
+// (spin, then yield) until it has installed the next block, and a consumer
+// waits for the value of a slot that a producer has claimed but not yet
+// written, and the consumer of a block's last slot for the next block's
+// link. If the goroutine waited for is preempted, the others spin and
+// yield until it runs again.
 //
 // Values live in blocks of segBlockCap slots linked into a list. Producers
 // claim positions by compare-and-swap on the tail index, consumers on the
