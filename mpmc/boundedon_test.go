@@ -18,6 +18,10 @@ import (
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
 
+// The rings of this repository that close themselves say so through the
+// exported interface, so BoundedOn uses them without the guard.
+var _ mpmc.ClosableRing[int] = (*vyukov.Ring[int])(nil)
+
 // within fails the test unless f returns within a real-time bound. It is for
 // calls that today's defects make hang or spin (a spinning goroutine keeps a
 // testing/synctest bubble from ever advancing its clock): the test then fails
