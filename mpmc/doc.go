@@ -62,6 +62,10 @@
 // tx.Close() closes the channel for every other sender (their sends fail
 // with ErrClosed) and receiver when it returns. Defer Release instead, as
 // in the example above, and call Close only to stop the whole channel.
+// An end that is never released keeps its channel open for ever; run a
+// program with MPMCDEBUG=leaks in its environment to have every Sender and
+// Receiver that the garbage collector frees without a Release reported on
+// standard error.
 //
 // Weak ends ([Sender.Downgrade], [Receiver.Downgrade]) refer to a channel
 // without being counted, so they do not keep it open. Upgrade turns one

@@ -24,3 +24,12 @@ func WaitingSenders[T any](s *Sender[T]) int { return int(atomic.LoadInt64(&s.ch
 func SetHooks[T any](s *Sender[T], beforeBlock, afterWake func(ctx context.Context, send bool)) {
 	s.ch().hooks = &testHooks{beforeBlock: beforeBlock, afterWake: afterWake}
 }
+
+// SetLeakCheck turns the MPMCDEBUG=leaks reports on or off for the ends
+// created from now on, with report called for each end freed without a
+// Release. It returns a function that restores the previous settings.
+func SetLeakCheck(on bool, report func(end string)) (restore func()) {
+	oldOn, oldReport := leakCheck, reportLeak
+	leakCheck, reportLeak = on, report
+	return func() { leakCheck, reportLeak = oldOn, oldReport }
+}

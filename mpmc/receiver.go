@@ -28,10 +28,16 @@ type Receiver[T any] struct {
 	// through sync/atomic's functions, which are compiler intrinsics in
 	// any package, unlike the methods of atomic.Uint32 (see channel).
 	released uint32
+
+	// leak is set by Release too when leak reports are on (see leak.go);
+	// nil otherwise.
+	leak *uint32
 }
 
 func newReceiver[T any](c *channel[T]) *Receiver[T] {
-	return &Receiver[T]{c: c}
+	r := &Receiver[T]{c: c}
+	r.leak = trackLeak(r, "Receiver")
+	return r
 }
 
 // ch returns the channel, or panics if this Receiver was released.
@@ -217,10 +223,15 @@ func (r *Receiver[T]) Clone() *Receiver[T] {
 //
 // Release, not [Receiver.Close], is the call to defer when an end is done
 // with: defer rx.Release(). Go's defer x.Close() habit would close the
-// channel for every sender and receiver when this one returns.
+// channel for every sender and receiver when this one returns. With
+// MPMCDEBUG=leaks in the environment, an end freed by the garbage collector
+// without a Release is reported on standard error.
 func (r *Receiver[T]) Release() {
 	if atomic.SwapUint32(&r.released, 1) != 0 {
 		panic("mpmc: Receiver released twice")
+	}
+	if r.leak != nil {
+		atomic.StoreUint32(r.leak, 1)
 	}
 	c := r.c
 	c.releaseReceiver()

@@ -25,10 +25,16 @@ type Sender[T any] struct {
 	// through sync/atomic's functions, which are compiler intrinsics in
 	// any package, unlike the methods of atomic.Uint32 (see channel).
 	released uint32
+
+	// leak is set by Release too when leak reports are on (see leak.go);
+	// nil otherwise.
+	leak *uint32
 }
 
 func newSender[T any](c *channel[T]) *Sender[T] {
-	return &Sender[T]{c: c}
+	s := &Sender[T]{c: c}
+	s.leak = trackLeak(s, "Sender")
+	return s
 }
 
 // ch returns the channel, or panics if this Sender was released.
@@ -157,10 +163,15 @@ func (s *Sender[T]) Clone() *Sender[T] {
 //
 // Release, not [Sender.Close], is the call to defer when an end is done
 // with: defer tx.Release(). Go's defer x.Close() habit would close the
-// channel for every sender and receiver when this one returns.
+// channel for every sender and receiver when this one returns. With
+// MPMCDEBUG=leaks in the environment, an end freed by the garbage collector
+// without a Release is reported on standard error.
 func (s *Sender[T]) Release() {
 	if atomic.SwapUint32(&s.released, 1) != 0 {
 		panic("mpmc: Sender released twice")
+	}
+	if s.leak != nil {
+		atomic.StoreUint32(s.leak, 1)
 	}
 	c := s.c
 	c.releaseSender()
