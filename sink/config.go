@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"time"
 
@@ -29,6 +30,16 @@ const (
 	// before it looks at its ring again without being woken: the safety net
 	// for a doorbell that a ring backend could let slip (see [IdleWake]).
 	DefaultWakeRecheck = 100 * time.Millisecond
+
+	// MaxShards is the largest Config.Shards that New accepts: each shard
+	// has its own worker goroutine, and a drain worker per core is the
+	// intended scale.
+	MaxShards = 1024
+	// MaxRingCapacity is the largest Config.RingCapacity that New accepts
+	// (2^24 values per ring; a vyukov ring holds a value and an 8-byte
+	// sequence number per slot, so 16 MiB of slots for an empty struct and
+	// more for anything larger, per shard).
+	MaxRingCapacity = 1 << 24
 )
 
 // IdleMode says what a drain worker does when its own ring and the rings it
@@ -131,13 +142,18 @@ type Config[T any] struct {
 	// counters. Default 5 s.
 	OverloadInterval time.Duration
 	// OnOverload is called by the monitor, at most once per
-	// OverloadInterval, when values were dropped since its last check.
-	// Default: an Error record through Logger. A panic in it is recovered
-	// and logged.
+	// OverloadInterval, when values were dropped since its last check, and
+	// once more when Shutdown begins if values were dropped since then (the
+	// last, partial interval). Default: an Error record through Logger. A
+	// panic in it is recovered and logged; a call of runtime.Goexit is
+	// logged and the monitor goes on in a new goroutine. It must not call
+	// Shutdown, which waits for the monitor to exit.
 	OnOverload func(Overload)
 	// Logger receives the reports of drain panics and the default overload
 	// reports. Default: slog.Default() at the time of each report. Do not
-	// point it at a handler that writes into this same sink.
+	// point it at a handler that writes into this same sink. A Logger that
+	// panics loses that record (one line on standard error says so) but
+	// not the worker or the monitor that reported.
 	Logger *slog.Logger
 
 	// Idle chooses what an idle worker does. Default IdleWake.
@@ -197,9 +213,13 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	}
 	if c.Shards < 0 {
 		bad("Shards", c.Shards, "must be positive, or zero for the default (4 × GOMAXPROCS clamped to [1, 32])")
+	} else if c.Shards > MaxShards {
+		bad("Shards", c.Shards, fmt.Sprintf("must be at most MaxShards (%d)", MaxShards))
 	}
 	if c.RingCapacity < 0 {
 		bad("RingCapacity", c.RingCapacity, "must be positive, or zero for the default 8192")
+	} else if c.RingCapacity > MaxRingCapacity {
+		bad("RingCapacity", c.RingCapacity, fmt.Sprintf("must be at most MaxRingCapacity (%d)", MaxRingCapacity))
 	}
 	if c.BatchSize < 0 {
 		bad("BatchSize", c.BatchSize, "must be positive, or zero for the default 256")
@@ -257,6 +277,39 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		s.stealVictims = 0
 	}
 	return s, nil
+}
+
+// newRing calls the Ring factory for one shard and checks what it returns:
+// a factory that panics, returns nil (or a nil pointer in the interface,
+// whose Cap then panics) or a ring of another capacity gives an error
+// wrapping ErrInvalidConfig that names the factory function and what it did.
+func newRing[T any](f ring.Factory[T], capacity int) (r ring.Ring[T], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("%w: Ring = %s: panicked for capacity %d: %v",
+				ErrInvalidConfig, funcName(f), capacity, p)
+		}
+	}()
+	r = f(capacity)
+	if r == nil {
+		return nil, fmt.Errorf("%w: Ring = %s: returned a nil ring for capacity %d",
+			ErrInvalidConfig, funcName(f), capacity)
+	}
+	if c := r.Cap(); c != capacity {
+		return nil, fmt.Errorf("%w: Ring = %s: returned a ring of capacity %d for capacity %d",
+			ErrInvalidConfig, funcName(f), c, capacity)
+	}
+	return r, nil
+}
+
+// funcName returns the name of the function f, such as
+// "github.com/shardedsink/shardedsink/ring/vyukov.Factory[...]", or its type
+// when the runtime does not know it.
+func funcName[T any](f ring.Factory[T]) string {
+	if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
+		return fn.Name()
+	}
+	return fmt.Sprintf("%T", f)
 }
 
 // or returns v, or def when v is the zero value.

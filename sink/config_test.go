@@ -3,6 +3,8 @@ package sink_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -140,3 +142,83 @@ func TestIdleModeReadsAndWritesItsNames(t *testing.T) {
 	require.EqualError(t, m.UnmarshalText([]byte("spin")), `sink: unknown idle mode "spin" (want wake or poll)`)
 	require.Equal(t, sink.IdlePoll, m, "a failed UnmarshalText leaves the mode unchanged")
 }
+
+// newOrPanic calls New, returns the panic that escapes it, if any, so that
+// a test can fail on it instead of crashing, and shuts down a sink that New
+// should not have made.
+func newOrPanic(t *testing.T, cfg sink.Config[ev]) (made bool, panicked any, err error) {
+	defer func() { panicked = recover() }()
+	s, err := sink.New(cfg, nop[ev]())
+	if s != nil {
+		require.NoError(t, s.Shutdown(context.Background()))
+	}
+	return s != nil, nil, err
+}
+
+func TestNewRefusesMisbehavingRingFactories(t *testing.T) {
+	cases := []struct {
+		name    string
+		factory ring.Factory[ev]
+		want    string
+	}{
+		{"a factory that panics", func(int) ring.Ring[ev] { panic("out of slots") },
+			"panicked for capacity 16: out of slots"},
+		{"a typed nil ring", func(int) ring.Ring[ev] { return (*mutex.Ring[ev])(nil) },
+			"panicked for capacity 16"},
+		{"a nil ring", func(int) ring.Ring[ev] { return nil },
+			"returned a nil ring for capacity 16"},
+		{"a ring of the wrong capacity", func(c int) ring.Ring[ev] { return mutex.New[ev](c - 1) },
+			"returned a ring of capacity 15 for capacity 16"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			made, p, err := newOrPanic(t, sink.Config[ev]{Shards: 2, RingCapacity: 16, Ring: c.factory})
+			require.Nil(t, p, "New let the factory's panic escape")
+			require.False(t, made)
+			require.ErrorIs(t, err, sink.ErrInvalidConfig)
+			require.ErrorContains(t, err, "Ring = ")
+			require.ErrorContains(t, err, "TestNewRefusesMisbehavingRingFactories", "the error names the factory function")
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+func TestNewRefusesSizesAboveTheBounds(t *testing.T) {
+	for _, c := range []struct {
+		cfg  sink.Config[ev]
+		want string
+	}{
+		{sink.Config[ev]{Shards: sink.MaxShards + 1}, fmt.Sprintf("Shards = %d", sink.MaxShards+1)},
+		{sink.Config[ev]{RingCapacity: sink.MaxRingCapacity + 1}, fmt.Sprintf("RingCapacity = %d", sink.MaxRingCapacity+1)},
+		{sink.Config[ev]{Shards: math.MaxInt}, fmt.Sprintf("Shards = %d", math.MaxInt)},
+		{sink.Config[ev]{RingCapacity: math.MaxInt}, fmt.Sprintf("RingCapacity = %d", math.MaxInt)},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			made, p, err := newOrPanic(t, c.cfg)
+			require.Nil(t, p)
+			require.False(t, made)
+			require.ErrorIs(t, err, sink.ErrInvalidConfig)
+			require.ErrorContains(t, err, c.want)
+			require.ErrorContains(t, err, "at most")
+		})
+	}
+	// The bounds themselves are accepted: the most shards, and the largest
+	// capacity (on a ring that allocates no slots).
+	for _, cfg := range []sink.Config[ev]{
+		{Shards: sink.MaxShards, RingCapacity: 2},
+		{Shards: 1, RingCapacity: sink.MaxRingCapacity, Ring: func(c int) ring.Ring[ev] { return emptyRing{c} }},
+	} {
+		s := newSink(t, cfg, nop[ev]())
+		require.Equal(t, cfg.Shards, s.Shards())
+		require.Equal(t, cfg.RingCapacity, s.Stats().RingCapacity)
+	}
+}
+
+// emptyRing is a ring that holds nothing and reports the capacity it was
+// made with.
+type emptyRing struct{ c int }
+
+func (emptyRing) TryPush(ev) bool    { return false }
+func (emptyRing) TryPop() (ev, bool) { return ev{}, false }
+func (emptyRing) Len() int           { return 0 }
+func (r emptyRing) Cap() int         { return r.c }

@@ -330,7 +330,7 @@ func TestFlushAndShutdownFromInsideDrainReturnAtOnce(t *testing.T) {
 			}{
 				{"Flush", s.Flush},
 				{"Flush with a derived ctx", func(ctx context.Context) error {
-					return s.Flush(context.WithValue(ctx, struct{}{}, 1))
+					return s.Flush(context.WithValue(ctx, derivedKey{}, 1))
 				}},
 				{"Shutdown", s.Shutdown},
 			} {
@@ -353,6 +353,9 @@ func TestFlushAndShutdownFromInsideDrainReturnAtOnce(t *testing.T) {
 	require.NoError(t, s.Flush(context.Background()))
 	require.Equal(t, 2, c.count())
 }
+
+// derivedKey is the key of a value that derives a ctx from Drain's.
+type derivedKey struct{}
 
 // A ctx from a Drain call of one sink does not stop a Flush of another.
 func TestFlushOfAnotherSinkFromInsideDrainWorks(t *testing.T) {

@@ -143,3 +143,12 @@ func eventually(t testing.TB, cond func() bool, msg string) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, time.Millisecond, msg)
 }
+
+// flush calls Flush with a 10 s bound, so that a sink that can no longer
+// drain fails the test instead of hanging it.
+func flush[T any](t testing.TB, s *sink.Sink[T]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.Flush(ctx))
+}

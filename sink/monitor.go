@@ -2,6 +2,7 @@ package sink
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -18,45 +19,73 @@ type Overload struct {
 // reports the rise. The first check comes one interval after New (a Go
 // ticker does not fire at once, unlike the original's Tokio interval, whose
 // first tick always saw a zero delta). Ticks missed while a report runs are
-// dropped, not queued.
-func (s *Sink[T]) monitor() {
-	defer s.exited()
+// dropped, not queued. When Shutdown begins, it makes a last check, so that
+// the drops of the last, partial interval are reported too, and exits.
+//
+// last is the total seen at the previous check. An OnOverload (or a logger)
+// that calls runtime.Goexit ends this goroutine; the deferred call then
+// starts a new one that goes on from the same total, so the monitor never
+// stops before Shutdown and Shutdown never waits for a monitor that is gone.
+func (s *Sink[T]) monitor(last uint64) {
+	finished := false
+	defer func() {
+		if !finished {
+			go s.monitor(last)
+			return
+		}
+		s.exited()
+	}()
 	t := time.NewTicker(s.cfg.overloadInterval)
 	defer t.Stop()
-	var last uint64
 	for {
+		stopping := false
 		select {
 		case <-s.stop:
-			return
+			stopping = true
 		case <-t.C:
 		}
 		// The counters only grow, so the total rose exactly when it
-		// differs from the last one seen.
+		// differs from the last one seen. last moves on before the report,
+		// which may not return.
 		if total := s.Dropped(); total > last {
-			s.reportOverload(Overload{
+			o := Overload{
 				Sink:     s.cfg.name,
 				Delta:    total - last,
 				Total:    total,
 				Interval: s.cfg.overloadInterval,
-			})
+			}
 			last = total
+			s.reportOverload(o)
+		}
+		if stopping {
+			finished = true
+			return
 		}
 	}
 }
 
 // reportOverload calls OnOverload, or logs at Error by default, and recovers
-// a panic in OnOverload.
+// a panic in OnOverload. A call of runtime.Goexit in OnOverload is logged
+// before it ends the monitor's goroutine (which monitor then replaces).
 func (s *Sink[T]) reportOverload(o Overload) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			s.logger().Error("sink: OnOverload panicked",
-				"sink", s.cfg.name, "panic", fmt.Sprint(r))
+		if returned {
+			return
 		}
+		if r := recover(); r != nil {
+			s.log(slog.LevelError, "sink: OnOverload panicked",
+				"sink", s.cfg.name, "panic", fmt.Sprint(r))
+			return
+		}
+		s.log(slog.LevelError, "sink: OnOverload called runtime.Goexit; the overload monitor goes on in a new goroutine",
+			"sink", s.cfg.name)
 	}()
 	if s.cfg.onOverload != nil {
 		s.cfg.onOverload(o)
-		return
+	} else {
+		s.log(slog.LevelError, "sink: values dropped because rings were full",
+			"sink", o.Sink, "delta", o.Delta, "total", o.Total, "interval", o.Interval)
 	}
-	s.logger().Error("sink: values dropped because rings were full",
-		"sink", o.Sink, "delta", o.Delta, "total", o.Total, "interval", o.Interval)
+	returned = true
 }

@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -150,5 +151,67 @@ func TestPanickingOnOverloadIsRecoveredAndLogged(t *testing.T) {
 		mu.Unlock()
 		g.release()
 		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
+
+// Drops in the last, partial interval are reported when the monitor stops.
+func TestOverloadLastCheckAtShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &recorder{}
+		s, g := overflow(t, sink.Config[ev]{Name: "events", OverloadInterval: time.Second, OnOverload: r.onOverload}, 5)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Len(t, r.snapshot(), 1, "the first interval's drops")
+
+		time.Sleep(300 * time.Millisecond)
+		s.Handle().Push(ev{99}) // still full: a drop in a partial interval
+		g.release()
+		require.NoError(t, s.Shutdown(context.Background()))
+		calls := r.snapshot()
+		require.Len(t, calls, 2, "the last check reports the partial interval")
+		require.Equal(t, sink.Overload{Sink: "events", Delta: 1, Total: 6, Interval: time.Second}, calls[1])
+	})
+}
+
+// A Shutdown with no drops since the last check reports nothing more.
+func TestOverloadLastCheckIsQuietWithoutNewDrops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &recorder{}
+		s, g := overflow(t, sink.Config[ev]{OverloadInterval: time.Second, OnOverload: r.onOverload}, 2)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		g.release()
+		require.NoError(t, s.Shutdown(context.Background()))
+		require.Len(t, r.snapshot(), 1)
+	})
+}
+
+// An OnOverload that calls runtime.Goexit does not end the monitor: it goes
+// on in a new goroutine, and Shutdown still returns.
+func TestOnOverloadThatCallsGoexitDoesNotStopTheMonitor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logger, buf := testLogger()
+		r := &recorder{}
+		s, g := overflow(t, sink.Config[ev]{
+			OverloadInterval: time.Second, Logger: logger,
+			OnOverload: func(o sink.Overload) {
+				r.onOverload(o)
+				runtime.Goexit()
+			},
+		}, 2)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Len(t, r.snapshot(), 1)
+		require.Contains(t, buf.String(), "OnOverload called runtime.Goexit")
+
+		s.Handle().Push(ev{99})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Len(t, r.snapshot(), 2, "the monitor goes on")
+		g.release()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+		require.Len(t, r.snapshot(), 2, "nothing new to report at the last check")
 	})
 }

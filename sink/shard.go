@@ -22,8 +22,9 @@ const cacheBlock = 128
 //     is written when the worker falls asleep or wakes, and by the one
 //     producer that clears the flag to ring the doorbell.
 //   - the drop counter, written by producers only when a push is rejected.
-//   - the consumer block: the consumer mutex, the popped counter and the
-//     batch sequence number, touched only by drain workers and Flush.
+//   - the consumer block: the consumer mutex, the popped counter, the
+//     batch sequence number and the drain-panic counter, touched only by
+//     drain workers, Flush and Stats.
 //
 // A shard is 384 bytes, three 128-byte strides, and each group is at most 32
 // bytes at the start of its stride. The shards of a sink live in one slice,
@@ -81,7 +82,10 @@ type shard[T any] struct {
 	// worker's first pop of a round until its batch has been drained and
 	// cleared (or found empty), even otherwise. Flush waits on it.
 	seq atomic.Uint64
-	_   [cacheBlock - 8 - 8 - 8]byte
+	// panics counts the Drain calls of the home worker that panicked or
+	// called runtime.Goexit. Only that worker adds to it; Stats loads it.
+	panics atomic.Uint64
+	_      [cacheBlock - 8 - 8 - 8 - 8]byte // mutex, popped, seq, panics
 }
 
 // wake rings the doorbell of a sleeping worker. Of all the producers that see

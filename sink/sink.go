@@ -2,7 +2,6 @@ package sink
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math/bits"
 	"sync"
@@ -18,9 +17,12 @@ type Action[T any] interface {
 	// producer. The batch slice is reused and cleared after Drain returns,
 	// so Drain must not keep it or any reference into it. ctx is cancelled
 	// only when the ctx given to Shutdown ends before the workers have
-	// finished. A panic in Drain is recovered and logged, and that batch is
-	// lost. Drain must not call runtime.Goexit (t.FailNow, log.Fatal): the
-	// worker's goroutine would end with it.
+	// finished; it carries a mark by which Flush and Shutdown, called with
+	// it, return ErrCalledFromDrain instead of waiting for this very call. A
+	// panic in Drain is recovered, counted (Stats().DrainPanics) and logged
+	// with its stack (at most one stack a minute), and that batch is lost.
+	// A call of runtime.Goexit (t.FailNow in a test) is treated the same
+	// way, and the shard's worker goes on in a new goroutine.
 	Drain(ctx context.Context, batch []T)
 }
 
@@ -81,8 +83,10 @@ type Sink[T any] struct {
 // New validates cfg, builds the rings and starts one drain worker per shard
 // and the overload monitor. It returns an error wrapping [ErrInvalidConfig]
 // that names the field and the value of every invalid field: a negative size
-// or duration, an unknown idle mode, a nil action, or a Ring factory that
-// returns nil or a ring of the wrong capacity. Nothing is started then.
+// or duration, a Shards above [MaxShards] or a RingCapacity above
+// [MaxRingCapacity], an unknown idle mode, a nil action, or a Ring factory
+// that panics, returns nil or returns a ring of the wrong capacity (the
+// error names the factory function). Nothing is started then.
 //
 // The workers run until [Sink.Shutdown]; a sink that is dropped without
 // Shutdown keeps its goroutines.
@@ -112,14 +116,9 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		r := st.factory(st.ringCapacity)
-		if r == nil {
-			return nil, fmt.Errorf("%w: Ring = %T: returned a nil ring for capacity %d",
-				ErrInvalidConfig, st.factory, st.ringCapacity)
-		}
-		if c := r.Cap(); c != st.ringCapacity {
-			return nil, fmt.Errorf("%w: Ring = %T: returned a ring of capacity %d for capacity %d",
-				ErrInvalidConfig, st.factory, c, st.ringCapacity)
+		r, err := newRing(st.factory, st.ringCapacity)
+		if err != nil {
+			return nil, err
 		}
 		sh.ring = r
 		sh.doorbell = make(chan struct{}, 1)
@@ -149,7 +148,7 @@ func (s *Sink[T]) start() {
 	for i := range s.shards {
 		go newWorker(s, i).run()
 	}
-	go s.monitor()
+	go s.monitor(0)
 }
 
 // MustNew is like [New] but panics with New's error.

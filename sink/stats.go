@@ -2,38 +2,64 @@ package sink
 
 // Stats is a snapshot of a sink's counters, from [Sink.Stats]. It marshals
 // to JSON with snake_case keys, for expvar or a status page.
+//
+// Per shard, Drained + Queued is the number of values accepted into its ring
+// so far (exactly, once producers and workers are quiet), and accepted +
+// Dropped the number of pushes that tried it.
 type Stats struct {
-	Name     string       `json:"name"`
-	Shards   int          `json:"shards"`
-	Dropped  uint64       `json:"dropped"`   // values dropped because a ring was full; the sum of PerShard
-	Queued   int          `json:"queued"`    // values waiting in the rings, not those already in a batch
-	PerShard []ShardStats `json:"per_shard"` // one entry per shard, in shard order
+	Name         string       `json:"name"`
+	Shards       int          `json:"shards"`
+	RingCapacity int          `json:"ring_capacity"` // the capacity of each shard's ring
+	Dropped      uint64       `json:"dropped"`       // values dropped because a ring was full; the sum of PerShard
+	Queued       int          `json:"queued"`        // values waiting in the rings, not those already in a batch
+	Drained      uint64       `json:"drained"`       // values taken from the rings for Drain; the sum of PerShard
+	DrainPanics  uint64       `json:"drain_panics"`  // Drain calls that panicked or called runtime.Goexit; the sum of PerShard
+	PerShard     []ShardStats `json:"per_shard"`     // one entry per shard, in shard order
 }
 
 // ShardStats is one shard's part of [Stats].
 type ShardStats struct {
 	Shard   int    `json:"shard"`
-	Dropped uint64 `json:"dropped"`
-	Queued  int    `json:"queued"`
+	Dropped uint64 `json:"dropped"` // pushes into this ring rejected because it was full
+	Queued  int    `json:"queued"`  // values in this ring
+	// Drained counts the values taken from this ring into a batch, by its
+	// own worker or by a stealer. Every value taken is handed to a Drain
+	// call, so this includes a batch in a Drain call still running and the
+	// batches lost to a panic.
+	Drained uint64 `json:"drained"`
+	// DrainPanics counts the Drain calls of this shard's worker that
+	// panicked or called runtime.Goexit; each lost its batch.
+	DrainPanics uint64 `json:"drain_panics"`
 }
 
-// Stats returns a snapshot of the drop counters and ring lengths. Each
-// counter is read once, so Dropped and Queued equal the sums of PerShard
-// exactly; under concurrency the shards are read one after another, not at
-// one instant. There is intentionally no count of accepted values: keeping
-// one would put a shared write on every push. Count the true results of Push
-// if you need it. Stats allocates the PerShard slice.
+// Stats returns a snapshot of the counters and ring lengths. Each counter is
+// read once, so the totals equal the sums of PerShard exactly; under
+// concurrency the shards are read one after another, not at one instant.
+// There is intentionally no count of accepted values: keeping one would put
+// a shared write on every push. Count the true results of Push if you need
+// it, or take Drained + Queued once the producers have stopped. Stats reads
+// only counters that the workers keep, not the producers' path, and
+// allocates the PerShard slice.
 func (s *Sink[T]) Stats() Stats {
 	st := Stats{
-		Name:     s.cfg.name,
-		Shards:   len(s.shards),
-		PerShard: make([]ShardStats, len(s.shards)),
+		Name:         s.cfg.name,
+		Shards:       len(s.shards),
+		RingCapacity: s.cfg.ringCapacity,
+		PerShard:     make([]ShardStats, len(s.shards)),
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		ss := ShardStats{Shard: i, Dropped: sh.droppedCount(), Queued: sh.ring.Len()}
+		ss := ShardStats{
+			Shard:       i,
+			Dropped:     sh.droppedCount(),
+			Queued:      sh.ring.Len(),
+			Drained:     sh.popped.Load(),
+			DrainPanics: sh.panics.Load(),
+		}
 		st.Dropped += ss.Dropped
 		st.Queued += ss.Queued
+		st.Drained += ss.Drained
+		st.DrainPanics += ss.DrainPanics
 		st.PerShard[i] = ss
 	}
 	return st

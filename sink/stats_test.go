@@ -1,7 +1,9 @@
 package sink_test
 
 import (
+	"context"
 	"encoding/json"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,8 +15,50 @@ func TestStatsMarshalsToSnakeCaseJSON(t *testing.T) {
 	s := newSink(t, sink.Config[ev]{Name: "events", Shards: 2}, nop[ev]())
 	b, err := json.Marshal(s.Stats())
 	require.NoError(t, err)
-	require.JSONEq(t, `{"name":"events","shards":2,"dropped":0,"queued":0,"per_shard":[
-		{"shard":0,"dropped":0,"queued":0},{"shard":1,"dropped":0,"queued":0}]}`, string(b))
+	require.JSONEq(t, `{"name":"events","shards":2,"ring_capacity":8192,
+		"dropped":0,"queued":0,"drained":0,"drain_panics":0,"per_shard":[
+		{"shard":0,"dropped":0,"queued":0,"drained":0,"drain_panics":0},
+		{"shard":1,"dropped":0,"queued":0,"drained":0,"drain_panics":0}]}`, string(b))
+}
+
+// Drained counts the values taken from each ring for Drain, DrainPanics the
+// Drain calls of each shard's worker that panicked or called Goexit, and
+// the totals are the sums.
+func TestStatsCountDrainedValuesAndDrainPanics(t *testing.T) {
+	logger, _ := testLogger()
+	cfg := testCfg(2, 64, 4)
+	cfg.Logger = logger
+	s := newSink(t, cfg, sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
+		switch batch[0].id {
+		case 1000:
+			panic("drain failed")
+		case 2000:
+			runtime.Goexit()
+		}
+	}))
+	h0, h1 := s.Handle(), s.Handle()
+	require.NotEqual(t, h0.Shard(), h1.Shard())
+	for i := range 10 {
+		require.True(t, h0.Push(ev{i}))
+	}
+	flush(t, s)
+	require.True(t, h1.Push(ev{1000})) // a batch of one that panics
+	flush(t, s)
+	require.True(t, h1.Push(ev{2000})) // and one that calls Goexit
+	flush(t, s)
+	for i := range 3 {
+		require.True(t, h1.Push(ev{i}))
+	}
+	flush(t, s)
+
+	st := s.Stats()
+	require.Equal(t, 64, st.RingCapacity)
+	require.Equal(t, uint64(10), st.PerShard[h0.Shard()].Drained)
+	require.Equal(t, uint64(5), st.PerShard[h1.Shard()].Drained)
+	require.Equal(t, uint64(15), st.Drained)
+	require.Zero(t, st.PerShard[h0.Shard()].DrainPanics)
+	require.Equal(t, uint64(2), st.PerShard[h1.Shard()].DrainPanics)
+	require.Equal(t, uint64(2), st.DrainPanics)
 }
 
 func TestStatsCountsQueuedValuesNotBatches(t *testing.T) {

@@ -3,7 +3,10 @@ package sink
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
@@ -20,6 +23,10 @@ type worker[T any] struct {
 	// visit so that victims are taken in a deterministic round-robin that
 	// starts after home.
 	victim int
+
+	// leaving is set while this goroutine may be ending by runtime.Goexit
+	// (see run and drain).
+	leaving bool
 
 	// Idle state, see idle.go.
 	timer      *time.Timer // reused for every idle sleep
@@ -42,9 +49,22 @@ func newWorker[T any](s *Sink[T], home int) *worker[T] {
 
 // run is the worker's goroutine: rounds of burst, steal and Drain until
 // Shutdown, then the final drain of the home ring.
+//
+// A Drain call (or the logger reporting a failed one) that calls
+// runtime.Goexit ends this goroutine whatever drain does: deferred calls
+// run, and then the goroutine is gone. drain marks the worker as leaving
+// before anything that could do so, and the deferred call below hands the
+// worker on to a new goroutine, so the shard keeps its worker and the
+// running count (which Shutdown waits on) stays right.
 func (w *worker[T]) run() {
-	defer w.s.exited()
-	defer w.timer.Stop()
+	defer func() {
+		if w.leaving {
+			w.replace()
+			return
+		}
+		w.timer.Stop()
+		w.s.exited()
+	}()
 	for !w.s.stopping.Load() {
 		// seq turns odd before the first pop of the round and even once the
 		// batch is drained and cleared: Flush relies on the order "seq odd,
@@ -161,26 +181,65 @@ func (w *worker[T]) wakeHelper() {
 	}
 }
 
+// replace hands the worker on to a new goroutine after its Drain call, or
+// the logger reporting a failed one, called runtime.Goexit. It runs in the
+// ending goroutine's last deferred call, after drain's, so nothing else
+// touches the worker any more. The Goexit came from inside drain, where seq
+// is odd; the round is over (drain cleared the batch), so seq is made even
+// as the round's end would have made it.
+func (w *worker[T]) replace() {
+	w.sh.seq.Add(1)
+	w.leaving = false
+	go w.run()
+}
+
 // drain hands the batch to the Action, recovers a panic, and clears the
 // batch so that the garbage collector can free what it held. Drain gets a
 // slice whose capacity equals its length, so an append in Drain cannot write
 // into the worker's buffer.
+//
+// A Drain call that panics or calls runtime.Goexit loses its batch: it is
+// counted in the shard's panics and reported through the logger at Error
+// (the first report in a minute carries the stack of the panic). After a
+// Goexit, run hands the worker on to a new goroutine.
 func (w *worker[T]) drain(ctx context.Context) {
 	n := len(w.batch)
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			w.s.logger().Error("sink: Drain panicked; the batch is lost",
-				"sink", w.s.cfg.name, "shard", w.home, "batch", n,
-				"panic", fmt.Sprint(r))
-		}
+		r := recover() // nil after a return, and during a Goexit
+		goexit := !returned && r == nil
 		if ctx.Err() != nil {
 			w.s.faults.cutShort.Store(true)
 		}
 		clear(w.batch[:n])
 		w.batch = w.batch[:0]
+		if returned {
+			return
+		}
+		w.sh.panics.Add(1)
+		// Until the report returns, the goroutine may be ending: a logger
+		// can call runtime.Goexit too.
+		w.leaving = true
+		if goexit {
+			w.s.log(slog.LevelError, "sink: Drain called runtime.Goexit; the batch is lost, and the shard's worker goes on in a new goroutine",
+				"sink", w.s.cfg.name, "shard", w.home, "batch", n)
+			return // leaving stays set: the goroutine ends after this call
+		}
+		args := []any{"sink", w.s.cfg.name, "shard", w.home, "batch", n, "panic", fmt.Sprint(r)}
+		if w.s.faults.stackTurn() {
+			args = append(args, "stack", string(debug.Stack()))
+		}
+		w.s.log(slog.LevelError, "sink: Drain panicked; the batch is lost", args...)
+		w.leaving = false
 	}()
 	w.s.action.Drain(ctx, w.batch[:n:n])
+	returned = true
 }
+
+// stackEvery is the least time between two reports of a Drain panic that
+// carry the panic's stack: a Drain that panics on every batch would fill
+// the log with stacks.
+const stackEvery = time.Minute
 
 // faults is what the workers and the monitor record about failed calls.
 // None of it is on a producer's path.
@@ -189,6 +248,33 @@ type faults struct {
 	// had ended: that call may have given up on its batch. Shutdown reads
 	// it after the workers have exited (done is closed after every set).
 	cutShort atomic.Bool
+	// lastStack is the time, in Unix nanoseconds, of the last Drain panic
+	// report that carried a stack; 0 before the first.
+	lastStack atomic.Int64
+}
+
+// stackTurn reports whether the caller's panic report may carry a stack:
+// true for the first report, and then for the first after each stackEvery.
+// Of two workers that ask at once, one gets the turn.
+func (f *faults) stackTurn() bool {
+	now := time.Now().UnixNano()
+	last := f.lastStack.Load()
+	if last != 0 && now-last < int64(stackEvery) {
+		return false
+	}
+	return f.lastStack.CompareAndSwap(last, now)
+}
+
+// log writes one record through the logger. A logger that panics loses the
+// record, not the goroutine that reports: the panic is recovered, and one
+// line on standard error says what was lost.
+func (s *Sink[T]) log(level slog.Level, msg string, args ...any) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "sink %q: the Logger panicked (%v) and lost a record: %s\n", s.cfg.name, r, msg)
+		}
+	}()
+	s.logger().Log(context.Background(), level, msg, args...)
 }
 
 // exited is called by each worker and the monitor as it exits; the last one

@@ -192,7 +192,7 @@ func TestShardLayout(t *testing.T) {
 			for name, g := range map[string]group{
 				"producer": {uintptr(unsafe.Pointer(&sh.ring)), uintptr(unsafe.Pointer(&sh.sleeping)) + 4},
 				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.dropped)) + 8},
-				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.seq)) + 8},
+				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.panics)) + 8},
 			} {
 				label := fmt.Sprintf("shard %d %s", i, name)
 				for b := g.from / cacheBlock; b <= (g.to-1)/cacheBlock; b++ {

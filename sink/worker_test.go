@@ -2,10 +2,14 @@ package sink_test
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +36,7 @@ func TestPanickingDrainDoesNotKillTheShard(t *testing.T) {
 		require.True(t, h.Push(ev{i}))
 	}
 	require.NoError(t, s.Flush(context.Background()))
-	require.GreaterOrEqual(t, c.count(), 40)
+	require.Equal(t, 49, c.count(), "only the first batch, ev 1 alone, is lost")
 	out := buf.String()
 	require.Contains(t, out, "level=ERROR")
 	require.Contains(t, out, "Drain panicked")
@@ -129,5 +133,149 @@ func TestBatchIsClearedAfterDrain(t *testing.T) {
 		for _, p := range b {
 			require.Nil(t, p, "the worker clears the batch so that the GC can free what it held")
 		}
+	}
+}
+
+// panickingHandler is a slog.Handler whose Handle panics, or calls
+// runtime.Goexit, for every record.
+type panickingHandler struct {
+	slog.Handler
+	goexit bool
+	calls  atomic.Int64
+}
+
+func (h *panickingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *panickingHandler) Handle(context.Context, slog.Record) error {
+	h.calls.Add(1)
+	if h.goexit {
+		runtime.Goexit()
+	}
+	panic("logger failed")
+}
+
+// A Drain that calls runtime.Goexit, and a logger that panics or calls
+// Goexit while the worker reports a panicking Drain, end the worker's
+// goroutine: the shard gets a new one, Flush and Shutdown still return, and
+// only the failed batch is lost.
+func TestAWorkerWhoseGoroutineEndsIsReplaced(t *testing.T) {
+	cases := []struct {
+		name   string
+		logger *panickingHandler // nil: a working logger
+		fail   func()
+	}{
+		{"Drain calls Goexit", nil, runtime.Goexit},
+		{"the logger panics on a Drain panic", &panickingHandler{}, func() { panic("drain failed") }},
+		{"the logger calls Goexit on a Drain panic", &panickingHandler{goexit: true}, func() { panic("drain failed") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			logger, buf := testLogger()
+			if c.logger != nil {
+				logger = slog.New(c.logger)
+			}
+			var failed atomic.Int64
+			col := &collector[ev]{}
+			cfg := testCfg(1, 64, 8)
+			cfg.Logger = logger
+			s, err := sink.New(cfg, sink.ActionFunc[ev](func(ctx context.Context, batch []ev) {
+				if batch[0].id%100 == 0 { // ev 0 and ev 100, each alone in its batch
+					failed.Add(1)
+					c.fail()
+				}
+				col.Drain(ctx, batch)
+			}))
+			require.NoError(t, err)
+			h := s.Handle()
+			for round := range 2 {
+				require.True(t, h.Push(ev{100 * round}))
+				eventually(t, func() bool { return failed.Load() == int64(round+1) }, "the failing Drain call ran")
+				for i := 1; i <= 20; i++ {
+					require.True(t, h.Push(ev{100*round + i}))
+				}
+				// Bounded, so that a dead worker fails the test instead of
+				// hanging it.
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				require.NoError(t, s.Flush(ctx), "round %d", round)
+				cancel()
+				require.Equal(t, 20*(round+1), col.count())
+			}
+			require.Equal(t, uint64(2), s.Stats().DrainPanics)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			require.NoError(t, s.Shutdown(ctx))
+			if c.logger != nil {
+				require.Equal(t, int64(2), c.logger.calls.Load(), "one report per failed batch")
+			} else {
+				require.Contains(t, buf.String(), "Drain called runtime.Goexit")
+			}
+		})
+	}
+}
+
+// The log record of a Drain panic carries the stack of the panic, at most
+// once per minute per sink: a Drain that panics on every batch does not
+// fill the log with stacks.
+func TestDrainPanicLogCarriesARateLimitedStack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logger, buf := testLogger()
+		cfg := testCfg(1, 64, 1)
+		cfg.Logger = logger
+		s, err := sink.New(cfg, sink.ActionFunc[ev](func(context.Context, []ev) {
+			panicInDrain()
+		}))
+		require.NoError(t, err)
+		stacks := func() int { return strings.Count(buf.String(), "panicInDrain") }
+		records := func() int { return strings.Count(buf.String(), "Drain panicked") }
+
+		for i := range 3 {
+			require.True(t, s.Handle().Push(ev{i}))
+		}
+		synctest.Wait()
+		require.Equal(t, 3, records())
+		require.Equal(t, 1, stacks(), "the first record has the stack, the next two do not")
+		require.Contains(t, buf.String(), "worker_test.go", "the stack shows where Drain panicked")
+
+		time.Sleep(time.Minute)
+		require.True(t, s.Handle().Push(ev{3}))
+		synctest.Wait()
+		require.Equal(t, 4, records())
+		require.Equal(t, 2, stacks(), "a minute later, a stack again")
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
+
+//go:noinline
+func panicInDrain() { panic("drain failed") }
+
+// Done is closed once the workers have exited: after a Shutdown whose ctx
+// ended first, when the last Drain call returns.
+func TestDoneIsClosedWhenTheWorkersHaveExited(t *testing.T) {
+	g := newGate[ev]()
+	s, err := sink.New(testCfg(2, 16, 4), sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
+		g.Drain(context.Background(), batch) // ignores its ctx
+	}))
+	require.NoError(t, err)
+	defer g.release()
+	require.True(t, s.Handle().Push(ev{1}))
+	g.waitEntered(t)
+	select {
+	case <-s.Done():
+		t.Fatal("Done is closed before Shutdown")
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.Canceled)
+	select {
+	case <-s.Done():
+		t.Fatal("Done is closed while a Drain call is still running")
+	default:
+	}
+	g.release()
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done was not closed after the last Drain call returned")
 	}
 }
