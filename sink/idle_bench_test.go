@@ -19,8 +19,10 @@ import (
 // 2 and 8 shards: the process CPU time over one second of an idle sink as a
 // percentage of one core (idle-cpu-%), and the median time until Drain sees a
 // value pushed into the idle sink, when the pushing goroutine blocks at once
-// (pickup-block-µs) and when it keeps its P busy (pickup-busy-µs). Run it
-// once per configuration; b.N is ignored:
+// (pickup-block-µs) and when it keeps its P busy (pickup-busy-µs). One
+// iteration is one whole measurement (about 2 s), so b.Loop runs it once
+// unless -benchtime asks for more; the metrics are the means over the
+// iterations:
 //
 //	go test -run '^$' -bench Idle -benchtime 1x -count 5 ./sink/
 //
@@ -29,15 +31,29 @@ func BenchmarkIdle(b *testing.B) {
 	for _, mode := range []IdleMode{IdleWake, IdlePoll, idleBackoff} {
 		for _, shards := range []int{2, 8} {
 			b.Run(fmt.Sprintf("mode=%s/shards=%d", mode, shards), func(b *testing.B) {
+				var cpu, block, busy float64
+				n := 0
 				for b.Loop() {
+					m := benchIdle(b, mode, shards)
+					cpu, block, busy = cpu+m.idleCPU, block+m.pickupBlock, busy+m.pickupBusy
+					n++
 				}
-				benchIdle(b, mode, shards)
+				b.ReportMetric(cpu/float64(n), "idle-cpu-%")
+				b.ReportMetric(block/float64(n), "pickup-block-µs")
+				b.ReportMetric(busy/float64(n), "pickup-busy-µs")
 			})
 		}
 	}
 }
 
-func benchIdle(b *testing.B, mode IdleMode, shards int) {
+// idleMeasurement is one run of benchIdle.
+type idleMeasurement struct {
+	idleCPU     float64 // process CPU over one idle second, % of one core
+	pickupBlock float64 // median µs until Drain sees a value; the pusher blocks
+	pickupBusy  float64 // the same with a pusher that keeps its P busy
+}
+
+func benchIdle(b *testing.B, mode IdleMode, shards int) idleMeasurement {
 	var lat atomic.Int64
 	cfg := Config[time.Time]{
 		Shards: shards,
@@ -60,7 +76,7 @@ func benchIdle(b *testing.B, mode IdleMode, shards int) {
 	start := time.Now()
 	time.Sleep(time.Second)
 	cpu := processCPU(b) - before
-	b.ReportMetric(100*float64(cpu)/float64(time.Since(start)), "idle-cpu-%")
+	m := idleMeasurement{idleCPU: 100 * float64(cpu) / float64(time.Since(start))}
 
 	pickup := func(busy bool) float64 {
 		var us []float64
@@ -79,8 +95,9 @@ func benchIdle(b *testing.B, mode IdleMode, shards int) {
 		slices.Sort(us)
 		return us[len(us)/2]
 	}
-	b.ReportMetric(pickup(false), "pickup-block-µs")
-	b.ReportMetric(pickup(true), "pickup-busy-µs")
+	m.pickupBlock = pickup(false)
+	m.pickupBusy = pickup(true)
+	return m
 }
 
 func processCPU(b *testing.B) time.Duration {

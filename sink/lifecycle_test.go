@@ -142,40 +142,47 @@ func TestShutdownWithCancelledCtx(t *testing.T) {
 }
 
 func TestShutdownGivesTheFinalDrainItsDeadline(t *testing.T) {
-	var mu sync.Mutex
-	var deadlines []time.Time
-	block := make(chan struct{})
-	var blocked atomic.Bool
-	s, err := sink.New(testCfg(1, 64, 4), sink.ActionFunc[ev](func(ctx context.Context, _ []ev) {
-		if blocked.CompareAndSwap(false, true) {
-			<-block // hold the worker until the values below are queued
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var deadlines []time.Time
+		block := make(chan struct{})
+		var blocked atomic.Bool
+		s, err := sink.New(testCfg(1, 64, 4), sink.ActionFunc[ev](func(ctx context.Context, _ []ev) {
+			if blocked.CompareAndSwap(false, true) {
+				<-block // hold the worker until the values below are queued
+			}
+			d, _ := ctx.Deadline()
+			mu.Lock()
+			deadlines = append(deadlines, d)
+			mu.Unlock()
+		}))
+		require.NoError(t, err)
+		s.Handle().Push(ev{0})
+		synctest.Wait()
+		require.True(t, blocked.Load(), "the worker holds ev 0 in Drain")
+		for i := range 8 {
+			s.Handle().Push(ev{i + 1})
 		}
-		d, _ := ctx.Deadline()
+		deadline := time.Now().Add(time.Minute)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() { errc <- s.Shutdown(ctx) }()
+		// Every goroutine blocked: Shutdown has set the final drain's ctx,
+		// closed the stop signal and waits for the worker, which still
+		// holds its first batch. So the 8 queued values go through the
+		// final drain.
+		synctest.Wait()
+		close(block)
+		require.NoError(t, <-errc)
 		mu.Lock()
-		deadlines = append(deadlines, d)
-		mu.Unlock()
-	}))
-	require.NoError(t, err)
-	s.Handle().Push(ev{0})
-	require.Eventually(t, blocked.Load, 5*time.Second, time.Millisecond)
-	for i := range 8 {
-		s.Handle().Push(ev{i + 1})
-	}
-	deadline := time.Now().Add(time.Minute)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- s.Shutdown(ctx) }()
-	// Let Shutdown close the stop signal before the worker finishes the
-	// batch it holds; either way the queued values go through the final
-	// drain or the last rounds before it.
-	time.Sleep(10 * time.Millisecond)
-	close(block)
-	require.NoError(t, <-errc)
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, deadlines, 3, "one held batch, then 8 values in batches of 4")
-	require.True(t, deadlines[len(deadlines)-1].Equal(deadline), "the final drain's ctx carries Shutdown's deadline")
+		defer mu.Unlock()
+		require.Len(t, deadlines, 3, "one held batch, then 8 values in batches of 4")
+		require.False(t, deadlines[0].Equal(deadline), "the batch taken before Shutdown has no deadline")
+		for _, d := range deadlines[1:] {
+			require.True(t, d.Equal(deadline), "the final drain's ctx carries Shutdown's deadline")
+		}
+	})
 }
 
 // Flush must wait for a Drain call in flight even when every value has

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -123,14 +124,39 @@ func TestWakeHelperRingsOneSleepingWorker(t *testing.T) {
 	require.Empty(t, s.shards[2].doorbell)
 }
 
+// Many producers push at once into the ring of a sleeping worker: exactly
+// one of them rings. The doorbell gets one slot per producer here (it has
+// one in a sink), so that a second ring would show as a second token
+// instead of being absorbed by the full slot.
 func TestWakeRingsOnceForManyProducers(t *testing.T) {
-	s := bare(t, Config[int]{Shards: 1, RingCapacity: 64})
-	s.shards[0].setSleeping(true)
-	for i := range 10 {
-		require.True(t, s.handles[0].Push(i))
+	const producers, per = 8, 8
+	s := bare(t, Config[int]{Shards: 1, RingCapacity: producers * per})
+	sh := &s.shards[0]
+	sh.doorbell = make(chan struct{}, producers)
+	for round := range 200 {
+		sh.setSleeping(true)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for p := range producers {
+			wg.Go(func() {
+				<-start
+				for i := range per {
+					if !s.handles[0].Push(p*per + i) {
+						panic("a push into a ring with room was rejected")
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.False(t, sh.isSleeping(), "round %d", round)
+		require.Len(t, sh.doorbell, 1, "round %d: the producer whose swap cleared the flag rang, and no other", round)
+		<-sh.doorbell
+		for range producers * per {
+			_, ok := sh.ring.TryPop()
+			require.True(t, ok)
+		}
 	}
-	require.Zero(t, atomic.LoadUint32(&s.shards[0].sleeping))
-	require.Len(t, s.shards[0].doorbell, 1, "the first push clears the flag and rings; the rest only load it")
 }
 
 func TestSinkPushMovesOnWhenItsHomeIsFull(t *testing.T) {
