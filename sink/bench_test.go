@@ -58,7 +58,7 @@ func designImpls[T any]() []pushImpl[T] {
 		// stack (no shared write, a few instructions).
 		{name: "Sink.Push-stack-address", setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
 		// The same, with four shards per P: running producers collide less.
-		{name: "Sink.Push-stack-address/shards=4xP", cfg: fourPerP, setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
+		{name: "Sink.Push-stack-address(shards=4xP)", cfg: fourPerP, setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
 		// A per-P round-robin cursor (the original's default
 		// ThreadLocalRoundRobin): a pool of handles, each push puts back the
 		// next shard's.
@@ -72,12 +72,12 @@ func designImpls[T any]() []pushImpl[T] {
 		// Handles round-robin over the default shard count, over 4 per P,
 		// and over 8 shards.
 		{name: "Handle.Push", setup: handlePush[T]},
-		{name: "Handle.Push/shards=4xP", cfg: fourPerP, setup: handlePush[T]},
-		{name: "Handle.Push/shards=8", cfg: shards(8), setup: handlePush[T]},
+		{name: "Handle.Push(shards=4xP)", cfg: fourPerP, setup: handlePush[T]},
+		{name: "Handle.Push(shards=8)", cfg: shards(8), setup: handlePush[T]},
 		// IdlePoll with the push path of the default (the flag load)...
-		{name: "poll/Handle.Push", cfg: pollMode[T], setup: handlePush[T]},
+		{name: "Handle.Push(IdlePoll)", cfg: pollMode[T], setup: handlePush[T]},
 		// ...and with the original's push path: no flag load at all.
-		{name: "poll/Handle.Push-without-flag-load", cfg: pollMode[T], setup: func(s *Sink[T]) func(T) bool {
+		{name: "Handle.Push-without-flag-load(IdlePoll)", cfg: pollMode[T], setup: func(s *Sink[T]) func(T) bool {
 			return s.Handle().pushWithoutFlag
 		}},
 	}
@@ -217,6 +217,7 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 	cfg := Config[T]{
 		RingCapacity:     benchRingCapacity,
 		OverloadInterval: time.Hour,
+		OnOverload:       func(Overload) {}, // drop-% reports drops; keep the output clean
 		Ring:             prefaulted[T],
 	}
 	if impl.cfg != nil {
