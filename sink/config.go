@@ -70,7 +70,8 @@ const (
 	// IdlePoll is the original's pure polling: an idle worker sleeps
 	// [Config.IdleSleep] (default [DefaultPollSleep]) and looks again.
 	// Producers never wake anyone and the push path reads no flag that a
-	// worker ever sets. It costs CPU while idle and bounds the latency of an
+	// worker ever sets; only [Sink.Flush] and [Sink.Shutdown] cut a sleep
+	// short. It costs CPU while idle and bounds the latency of an
 	// idle sink by the real length of a short sleep, which is about 1 ms on
 	// small Linux VMs.
 	IdlePoll

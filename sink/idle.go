@@ -72,11 +72,15 @@ func (w *worker[T]) park() {
 	sh.setSleeping(false)
 }
 
-// sleep blocks for d or until Shutdown begins.
+// sleep blocks for d, until Flush drops a token into the doorbell (in the
+// polling modes producers never do; see Sink.nudge), or until Shutdown
+// begins.
 func (w *worker[T]) sleep(d time.Duration) {
 	w.timer.Reset(d)
 	select {
 	case <-w.timer.C:
+	case <-w.sh.doorbell:
+		w.timer.Stop()
 	case <-w.s.stop:
 		w.timer.Stop()
 	}

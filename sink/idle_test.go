@@ -146,3 +146,22 @@ func TestFlushWakesParkedWorkers(t *testing.T) {
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
 }
+
+// A polling worker sleeps IdleSleep between looks, and producers never wake
+// it; Flush does, so that a Flush does not wait out a long poll interval.
+func TestFlushWakesPollingWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &collector[ev]{}
+		s, err := sink.New(sink.Config[ev]{Shards: 2, Idle: sink.IdlePoll, IdleSleep: time.Hour}, c)
+		require.NoError(t, err)
+		synctest.Wait() // both workers asleep for an hour
+		start := time.Now()
+		require.True(t, s.HandleFor(0).Push(ev{1}))
+		synctest.Wait()
+		require.Zero(t, c.count(), "producers do not wake a polling worker")
+		require.NoError(t, s.Flush(context.Background()))
+		require.Equal(t, 1, c.count())
+		require.Less(t, time.Since(start), time.Second, "Flush woke the worker")
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}

@@ -10,7 +10,7 @@ import (
 // ctx ends first, and [ErrShutdown] when the workers stop (Shutdown) before
 // that. Producers may keep pushing during a Flush; what they push after the
 // call began may or may not be drained by the time Flush returns. Flush wakes
-// sleeping workers, does not cancel any Drain call, and is not a hot path: it
+// sleeping workers (in IdlePoll mode too, where producers never do), does not cancel any Drain call, and is not a hot path: it
 // waits by polling with a backoff from 20 µs to 1 ms.
 //
 // Flush must not wait for the Drain call it is called from: that call holds
@@ -47,9 +47,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 			sh := &s.shards[i]
 			if sh.popped.Load() < targets[i] {
 				met = false
-				if sh.isSleeping() {
-					sh.wake()
-				}
+				s.nudge(sh)
 			}
 		}
 		return met
@@ -72,6 +70,24 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		}
 		return true
 	})
+}
+
+// nudge wakes the worker of a shard that Flush waits for. In IdleWake mode
+// that is the doorbell, rung only when the worker sleeps. In IdlePoll mode
+// producers never ring, and the worker may be asleep for a whole IdleSleep:
+// Flush drops a token into the doorbell (without blocking; one may already
+// be there), which the worker's sleep also waits on.
+func (s *Sink[T]) nudge(sh *shard[T]) {
+	if s.cfg.idle == IdleWake {
+		if sh.isSleeping() {
+			sh.wake()
+		}
+		return
+	}
+	select {
+	case sh.doorbell <- struct{}{}:
+	default:
+	}
 }
 
 // waitUntil polls cond with a backoff until it holds, ctx ends, or the
