@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRunAddsUp(t *testing.T) {
-	for _, delay := range []time.Duration{0, 20 * time.Millisecond} {
+	for _, delay := range []time.Duration{0, 200 * time.Millisecond} {
 		out := &slowWriter{delay: delay, w: io.Discard}
 		var report bytes.Buffer
 		require.NoError(t, run(out, 16, 200, 0, &report), "write delay %v", delay)
