@@ -116,7 +116,13 @@ func run(ctx context.Context, o options) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	s, err := sink.New(sink.Config[Event]{Name: "natsbridge", Shards: o.shards}, bridge)
+	s, err := sink.New(sink.Config[Event]{
+		Name:   "natsbridge",
+		Shards: o.shards,
+		// The producers push flat out and overrun the rings on purpose;
+		// the result reports the drops, so the monitor stays quiet.
+		OnOverload: func(sink.Overload) {},
+	}, bridge)
 	if err != nil {
 		return res, err
 	}
