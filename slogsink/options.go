@@ -15,8 +15,9 @@ const (
 	DefaultShards = 2
 	// DefaultRingCapacity is the default number of records each shard
 	// buffers. A ring slot takes 312 bytes on 64-bit platforms (a
-	// slog.Record and the handler it came through), so a default shard
-	// holds 1.25 MiB, plus the attributes of records with more than five.
+	// slog.Record and the handler it came through), and so does each slot
+	// of the worker's batch, so a default shard takes 2.5 MiB, plus its
+	// formatted batch and the attributes of records with more than five.
 	DefaultRingCapacity = 4096
 	// DefaultBatchSize is the default number of records formatted into one
 	// buffer and written with one Write: a whole ring. A drain worker that
@@ -48,11 +49,10 @@ type Options struct {
 	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
 
 	// Format makes the handler that formats records into a batch buffer:
-	// [JSON] (the default), [Text], or any other. It is
-	// called once per shard with a buffer as w and Level, AddSource and
-	// ReplaceAttr as opts; the handler it returns must write every record it
-	// handles to w before Handle returns and must not keep w for anything
-	// else. Records are handed to it with the ctx of the sink's Drain call,
+	// [JSON] (the default), [Text], or any other. It is called once per
+	// shard with a buffer as w and Level, AddSource and ReplaceAttr as
+	// opts; the handler it returns must write every record it handles to w
+	// before Handle returns and must not keep w for anything else. Records are handed to it with the ctx of the sink's Drain call,
 	// not the caller's ctx.
 	Format func(w io.Writer, opts *slog.HandlerOptions) slog.Handler
 
