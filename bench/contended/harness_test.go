@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -17,23 +18,9 @@ func TestPercentileRule(t *testing.T) {
 		for i := range sorted {
 			sorted[i] = int64(i + 1)
 		}
-		require.Equal(t, int64(990), report.Percentile(sorted, 0.99))   // round(989.01) = 989
-		require.Equal(t, int64(999), report.Percentile(sorted, 0.999))  // round(998.001) = 998
-		require.Equal(t, int64(1000), report.Percentile(sorted, 1))     // the maximum
-		require.Equal(t, int64(501), report.Percentile(sorted, 0.5))    // round(499.5) = 500, half away from zero
-		require.Equal(t, int64(1), report.Percentile(sorted, 0))        // the minimum
-		require.Equal(t, int64(11), report.Percentile(sorted, 0.01001)) // round(9.99999) = 10
-	})
-	t.Run("it rounds halves up", func(t *testing.T) {
-		require.Equal(t, int64(20), report.Percentile([]int64{10, 20, 30}, 0.25))     // 0.5 -> 1
-		require.Equal(t, int64(3), report.Percentile([]int64{1, 2, 3, 4, 5}, 0.375))  // 1.5 -> 2
-		require.Equal(t, int64(1), report.Percentile([]int64{1, 2, 3, 4, 5}, 0.1249)) // 0.4996 -> 0
-	})
-	t.Run("it clamps p outside [0, 1] and handles tiny inputs", func(t *testing.T) {
-		require.Equal(t, int64(30), report.Percentile([]int64{10, 20, 30}, 1.5))
-		require.Equal(t, int64(10), report.Percentile([]int64{10, 20, 30}, -0.5))
-		require.Equal(t, int64(7), report.Percentile([]int64{7}, 0.999))
-		require.Equal(t, int64(0), report.Percentile([]int64(nil), 0.99))
+		require.Equal(t, int64(990), report.Percentile(sorted, 0.99))  // round(989.01) = 989
+		require.Equal(t, int64(999), report.Percentile(sorted, 0.999)) // round(998.001) = 998
+		require.Equal(t, int64(1000), report.Percentile(sorted, 1))    // the maximum
 	})
 	t.Run("tail sorts and returns p99, p99.9 and max", func(t *testing.T) {
 		lat := make([]int64, 1000)
@@ -69,7 +56,7 @@ func TestRingSizing(t *testing.T) {
 		const producers, shards, per = 5, 4, 100
 		r := vyukov.New[Event](shardedCapacity(producers, shards, per))
 		for i := range (producers + shards - 1) / shards * (per + per/10) {
-			require.True(t, r.TryPush(newEvent(uint64(i))))
+			require.True(t, r.TryPush(value[Event](uint64(i))))
 		}
 	})
 	t.Run("the item cap keeps a capped ring within its limit", func(t *testing.T) {
@@ -84,9 +71,89 @@ func TestRingSizing(t *testing.T) {
 	})
 }
 
-func TestEvent(t *testing.T) {
+func TestPrefaultLeavesTheRingEmptyAndCyclesPastCapacity(t *testing.T) {
+	require.Equal(t, 1, nextPow2(1))
+	require.Equal(t, 8, nextPow2(5))
+	require.Equal(t, 8, nextPow2(8))
+	r := vyukov.New[uint64](5)
+	prefault[uint64](r)
+	require.Zero(t, r.Len())
+	for i := range 5 {
+		require.True(t, r.TryPush(uint64(i)), "the whole capacity is free after prefault")
+	}
+}
+
+func TestPayloads(t *testing.T) {
 	require.EqualValues(t, 32, unsafe.Sizeof(Event{}))
-	ev := newEvent(eventID(3, 7))
-	require.Equal(t, uint64(3)<<40|7, ev.Timestamp)
-	require.NotEqual(t, newEvent(eventID(3, 8)), ev)
+	require.Equal(t, 32, payloadBytes[Event]())
+	require.Equal(t, 8, payloadBytes[uint64]())
+	id := eventID(3, 7)
+	require.Equal(t, uint64(3)<<40|7, id)
+	ev := value[Event](id)
+	require.Equal(t, id, ev.RequestID[0])
+	require.Equal(t, id, idOf(&ev))
+	require.Equal(t, id, value[uint64](id))
+	require.NotEqual(t, value[Event](eventID(3, 8)), ev)
+}
+
+func TestNotifyRingCountsEverySuccessfulPush(t *testing.T) {
+	r := notifyFactory[uint64](2).(*notifyRing[uint64])
+	require.Equal(t, 2, r.Cap())
+	require.True(t, r.TryPush(1))
+	require.True(t, r.TryPush(2))
+	require.False(t, r.TryPush(3), "full")
+	require.EqualValues(t, 2, r.wake, "a refused push notifies nobody")
+	v, ok := r.TryPop()
+	require.True(t, ok)
+	require.EqualValues(t, 1, v)
+	require.EqualValues(t, 2, r.seen, "the consumer read the wake word")
+	require.Equal(t, 1, r.Len())
+	wake := uintptr(unsafe.Pointer(&r.wake))
+	require.GreaterOrEqual(t, wake-uintptr(unsafe.Pointer(r)), uintptr(cacheLinePad), "the wake word has its own lines")
+	require.GreaterOrEqual(t, uintptr(unsafe.Pointer(&r.seen))-wake, uintptr(cacheLinePad))
+}
+
+// rowsUnderTest runs one tiny row of every family in both consumer modes.
+func TestEveryRowRunsInBothModes(t *testing.T) {
+	sz := sizing{producers: 3, per: 500, shards: 2}
+	for _, mode := range []consumerMode{held, draining} {
+		for _, im := range impls[uint64]() {
+			t.Run(mode.String()+"/"+im.name, func(t *testing.T) {
+				row, err := measure(im, sz, mode, 2)
+				require.NoError(t, err)
+				require.Len(t, row.CPUNsTrials, 2)
+				require.Positive(t, row.CPUNsPerOp)
+				require.LessOrEqual(t, row.CPUNsMin, row.CPUNsPerOp)
+				require.GreaterOrEqual(t, row.CPUNsMax, row.CPUNsPerOp)
+				require.Positive(t, row.ProcCPUNsPerOp)
+				require.Positive(t, row.ThroughputPerS)
+				if mode == held {
+					require.Zero(t, row.Counters.Consumed, "held: nobody pops during a trial")
+				}
+				if !im.spurious {
+					require.Zero(t, row.DropPct)
+				}
+			})
+		}
+	}
+}
+
+func TestHeldSinkWorkersPopNothingWhileProducersPush(t *testing.T) {
+	for _, im := range []*impl[uint64]{shardedImpl("sharded-vyukov", vyukov.Factory[uint64]), defaultImpl[uint64]()} {
+		setup, err := im.setup(sizing{producers: 8, per: 1000, shards: 4}, held)
+		require.NoError(t, err)
+		inst, err := setup.trial()
+		require.NoError(t, err)
+		si := inst.(*sinkInstance[uint64])
+		push := inst.pusher()
+		for i := range 2000 {
+			require.True(t, push(uint64(i)))
+		}
+		require.Zero(t, inst.consumed(), im.name)
+		require.Equal(t, int64(si.s.Shards()), si.entered.Load(), "%s: every worker waits in Drain", im.name)
+		require.NoError(t, inst.stop(context.Background()))
+		for _, r := range si.rings {
+			require.Zero(t, r.Len(), "stop leaves the rings empty for the next trial")
+		}
+	}
 }

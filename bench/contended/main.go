@@ -2,6 +2,8 @@
 // successful push costs when 1 to 256 producers, each on its own locked OS
 // thread, push into the sharded sink, the unsharded sink, single shared
 // queues and peer libraries, and what a rejected push costs on a full sink.
+// It is the measured design decision of the README; bench/contended/run.sh
+// is the README's command (it adds the zenq row and renders the section).
 //
 // It is the Go port of the original sharded-sink crate's contended harness
 // and keeps its method:
@@ -9,35 +11,45 @@
 //   - Every producer runs on its own OS thread (runtime.LockOSThread), waits
 //     at a barrier, makes items/10 warm-up pushes, then items timed pushes
 //     between two readings of its thread's CPU clock
-//     (CLOCK_THREAD_CPUTIME_ID). cpu ns/op is Δcpu/items averaged over the
-//     producers: it counts the cycles lost in CAS retries and cache misses
-//     but not the time a producer waits for a core, which with 256 threads
-//     on 2 cores is most of the wall clock.
+//     (CLOCK_THREAD_CPUTIME_ID). cpu ns/op is the producers' CPU time over
+//     their accepted timed pushes: it counts the cycles lost in CAS retries
+//     and cache misses but not the time a producer waits for a core, which
+//     with 256 threads on 2 cores is most of the wall clock. Process CPU
+//     per accepted push (getrusage) adds every other thread: workers,
+//     consumers, the garbage collector, the scheduler.
 //   - Rings are sized to hold the whole burst, so every push is accepted and
 //     only the accept path is measured; the drop % column proves it. A
 //     sharded sink gets ceil(producers/shards) * (items + items/10) + 1024
 //     slots per shard, a 1-shard sink or a single queue
 //     producers * (items + items/10) + 1024.
-//   - Each trial uses a fresh instance; the table shows the median of the
-//     trials. Throughput is accepted timed pushes per second of wall clock,
-//     from the first producer's timed phase starting to the last one's
-//     ending.
-//   - A separate run on another fresh instance times each push with the
-//     wall clock for p99, p99.9 and max, by the rule sorted[round(p*(n-1))].
-//   - Sink rows: shards shards, a Handle per producer (round-robin), work
-//     stealing off, a no-op drain, the overload monitor at 1 h. Every other
-//     row has one consumer goroutine, as a sink shard has its worker.
+//   - Each row allocates and pre-touches its rings once (a queue that rounds
+//     its capacity up is pre-touched to the rounded capacity) and reuses
+//     them; each trial builds a fresh sink (or consumer) on them and
+//     collects the garbage before its producers start. The table shows the
+//     median, minimum and maximum over -trials trials. Throughput is
+//     accepted timed pushes per second of wall clock, from the first
+//     producer's timed phase starting to the last one's ending.
+//   - A separate run times each push with the wall clock for p99, p99.9 and
+//     max, by the rule sorted[round(p*(n-1))].
+//   - -consumers held: nobody pops during a trial (sink workers wait in a
+//     Drain call on a gate, entered before the producers start; queues have
+//     no consumer until the producers are done): the push path alone.
+//     -consumers draining: consumers pop meanwhile under one policy (up to
+//     256 values, yield, sleep 100 µs when empty; sink rows in IdlePoll
+//     mode, whose workers do exactly that).
+//   - -payload 8 pushes a uint64, -payload 32 a 32-byte record.
 //
 // The shed table fills every ring of a sharded sink (its drain blocked) and
 // measures the CPU cost of a push that is rejected and counted.
 //
 // Usage:
 //
+//	bash bench/contended/run.sh                      # the README's command (RUNS=5 for the stability check)
 //	go run ./bench/contended [flags]
-//	go run ./bench/contended -format json
-//	go run ./bench/contended -format json -o run.json
-//	go run ./bench/contended -from run.json -format svg -o bench/contended/contended.svg
-//	go run -tags zenq -ldflags=-checklinkname=0 ./bench/contended -impls sharded-zenq,sharded-vyukov
+//	go run ./bench/contended -consumers held,draining -payload 8,32 -format json -o run.json
+//	go run ./bench/contended -tables held/8,held/32,draining/8 -format json -o run.json   # run.sh's tables
+//	go run ./bench/contended -from run.json -format readme
+//	go run ./bench/contended -from 'bench/contended/runs/*.json' -format benchfmt > runs.txt
 package main
 
 import (
@@ -48,8 +60,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
 	"github.com/shardedsink/shardedsink/sink"
@@ -67,17 +82,22 @@ func main() {
 
 // options are the parsed flags.
 type options struct {
-	producers []int
-	items     int
-	trials    int
-	shards    int
-	impls     []*impl
-	shed      bool
-	format    report.Format
-	out       string
-	quiet     bool
-	idle      sink.IdleMode
-	from      string
+	producers  []int
+	items      int
+	trials     int
+	shards     int
+	impls      []string
+	consumers  []consumerMode
+	payloads   []int
+	tables     []tableKey // what is measured, in order: -tables, or -consumers x -payload
+	shed       bool
+	format     report.Format
+	out        string
+	quiet      bool
+	from       string
+	rowTimeout time.Duration
+	idle       sink.IdleMode
+	flags      map[string]string // every flag and its value, for the JSON
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -85,19 +105,24 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	producers := fs.String("producers", "1,4,16,64,128,256", "comma-separated producer counts (one locked OS thread each)")
 	items := fs.Int("items", 20000, "timed pushes per producer (plus items/10 warm-up pushes)")
-	trials := fs.Int("trials", 3, "trials per row; the table shows medians")
-	shards := fs.Int("shards", 4, "shards of the sharded sink rows")
-	implList := fs.String("impls", "", "comma-separated rows to run (default all): "+strings.Join(implNames(impls()), ","))
-	shed := fs.Bool("shed", true, "also measure the shed path (rejected pushes on a full sink) for the selected sharded rows")
-	format := fs.String("format", "markdown", "output format: markdown, json or svg")
-	out := fs.String("o", "", "write the output to this file instead of standard output")
+	trials := fs.Int("trials", 5, "trials per row; the tables show the median, minimum and maximum")
+	shards := fs.Int("shards", 4, "shards of the sharded sink rows (sharded-default uses the sink's default)")
+	implList := fs.String("impls", "", "comma-separated rows to run (default all): "+strings.Join(implNames(), ","))
+	consumers := fs.String("consumers", "held", "what consumers do during a trial, comma-separated for several tables: held (nobody pops) or draining (everyone pops under one policy)")
+	payloads := fs.String("payload", "8", "payload bytes per push, comma-separated for several tables: 8 (a uint64) or 32 (a 32-byte record)")
+	tableList := fs.String("tables", "", "the tables to measure, in order, as consumers/payload pairs (held/8,held/32,draining/8); overrides the product of -consumers and -payload")
+	shed := fs.Bool("shed", true, "also measure the shed path (rejected pushes on a full sink) for the sharded rows with a backend, at the first payload")
+	format := fs.String("format", "markdown", "output format: markdown, json, svg, benchfmt (one line per trial, for benchstat) or readme (the README's generated block; with -o, replaces that block in the file)")
+	out := fs.String("o", "", "write the output to this file, rewritten as each row finishes, instead of standard output")
 	quiet := fs.Bool("q", false, "do not print progress to standard error")
-	from := fs.String("from", "", "measure nothing: render the JSON that an earlier -format json run wrote to this file")
+	from := fs.String("from", "", "measure nothing: render the JSON of earlier -format json runs (comma-separated files or globs; the last file is the one tabulated, all of them make the stability table)")
 	var idle sink.IdleMode
-	fs.TextVar(&idle, "idle", sink.IdleWake, "idle mode of the sink rows: wake (the sink's default) or poll (the original's 100 µs polling)")
+	fs.TextVar(&idle, "idle", sink.IdlePoll, "idle mode of the sink rows' workers when draining: poll (the common policy of every row: sleep 100 µs when empty) or wake (the sink's default doorbell, as the harness had it before; sharded-default always has it)")
+	rowTimeout := fs.Duration("row-timeout", 10*time.Minute, "fail the run loudly (goroutine dump, exit 3) when one row takes longer; 0 turns the watchdog off")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./bench/contended [flags]\n\n"+
-			"Measures the contended accept path (and the shed path) of the sink, single queues and peers.\n\nFlags:\n")
+			"Measures the contended accept path (and the shed path) of the sink, single queues and peers.\n"+
+			"The README's command is bash bench/contended/run.sh (it adds the zenq row).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -106,9 +131,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	o := &options{items: *items, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from, idle: idle}
+	o := &options{items: *items, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from,
+		rowTimeout: *rowTimeout, idle: idle, flags: map[string]string{}}
+	fs.VisitAll(func(f *flag.Flag) { o.flags[f.Name] = f.Value.String() })
 	var err error
-	if o.producers, err = parseCounts(*producers); err != nil {
+	if o.producers, err = parseCounts("-producers", *producers); err != nil {
 		return nil, err
 	}
 	if o.items < 10 {
@@ -120,31 +147,88 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.shards < 1 {
 		return nil, fmt.Errorf("-shards: need at least 1, got %d", o.shards)
 	}
-	if o.impls, err = selectImpls(*implList); err != nil {
+	if o.rowTimeout < 0 {
+		return nil, fmt.Errorf("-row-timeout: must not be negative, got %v", o.rowTimeout)
+	}
+	if o.impls, err = selectNames(*implList); err != nil {
 		return nil, err
 	}
-	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.SVG); err != nil {
+	for _, s := range splitList(*consumers) {
+		m, err := parseConsumerMode(s)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(o.consumers, m) {
+			o.consumers = append(o.consumers, m)
+		}
+	}
+	if len(o.consumers) == 0 {
+		return nil, fmt.Errorf("-consumers: no mode in %q (want held, draining or both)", *consumers)
+	}
+	if o.payloads, err = parseCounts("-payload", *payloads); err != nil {
+		return nil, err
+	}
+	for _, p := range o.payloads {
+		if p != 8 && p != 32 {
+			return nil, fmt.Errorf("-payload: %d bytes is not offered (want 8 or 32)", p)
+		}
+	}
+	if strings.TrimSpace(*tableList) == "" {
+		for _, m := range o.consumers {
+			for _, p := range o.payloads {
+				o.tables = append(o.tables, tableKey{m.String(), p})
+			}
+		}
+	} else {
+		o.consumers, o.payloads = nil, nil
+		for _, f := range splitList(*tableList) {
+			ms, ps, ok := strings.Cut(f, "/")
+			m, err := parseConsumerMode(ms)
+			p, perr := strconv.Atoi(ps)
+			if !ok || err != nil || perr != nil || (p != 8 && p != 32) {
+				return nil, fmt.Errorf("-tables: %q is not consumers/payload (held/8, held/32, draining/8 or draining/32)", f)
+			}
+			k := tableKey{m.String(), p}
+			if slices.Contains(o.tables, k) {
+				continue
+			}
+			o.tables = append(o.tables, k)
+			if !slices.Contains(o.consumers, m) {
+				o.consumers = append(o.consumers, m)
+			}
+			if !slices.Contains(o.payloads, p) {
+				o.payloads = append(o.payloads, p)
+			}
+		}
+	}
+	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.SVG, report.Benchfmt, report.Readme); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
-// parseCounts parses a comma-separated list of positive integers.
-func parseCounts(s string) ([]int, error) {
-	var out []int
+func splitList(s string) []string {
+	var out []string
 	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// parseCounts parses a comma-separated list of positive integers.
+func parseCounts(flagName, s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-producers: %q is not a positive count", f)
+			return nil, fmt.Errorf("%s: %q is not a positive count", flagName, f)
 		}
 		out = append(out, n)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("-producers: no counts in %q", s)
+		return nil, fmt.Errorf("%s: no counts in %q", flagName, s)
 	}
 	return out, nil
 }
@@ -160,51 +244,101 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.quiet {
 		progress = io.Discard
 	}
-	var res *Result
 	if o.from != "" {
-		res, err = readResult(o.from)
-	} else {
-		res, err = measureAll(o, args, progress)
+		runs, err := readResults(o.from)
+		if err != nil {
+			return err
+		}
+		return emit(o, runs, stdout)
 	}
+	res, err := measureAll(o, args, progress, func(partial *Result) error {
+		if o.out == "" || o.format == report.Readme {
+			return nil // standard output and the README get the finished run only
+		}
+		return emit(o, []*Result{partial}, stdout)
+	})
 	if err != nil {
 		return err
 	}
+	return emit(o, []*Result{res}, stdout)
+}
+
+// emit renders runs in o's format and writes it to -o or stdout.
+func emit(o *options, runs []*Result, stdout io.Writer) error {
 	var buf bytes.Buffer
-	switch o.format {
-	case report.JSON:
-		err = report.WriteJSON(&buf, res)
-	case report.SVG:
-		err = writeSVG(&buf, res)
-	default:
-		err = writeMarkdown(&buf, res)
-	}
-	if err != nil {
+	if err := render(&buf, o.format, runs); err != nil {
 		return err
 	}
-	if o.out != "" {
-		return os.WriteFile(o.out, buf.Bytes(), 0o644)
+	if o.out == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
 	}
-	_, err = stdout.Write(buf.Bytes())
-	return err
+	if o.format == report.Readme {
+		return replaceReadmeBlock(o.out, buf.String())
+	}
+	return report.WriteFile(o.out, buf.Bytes())
 }
 
-// readResult reads a Result that -format json wrote, so that the markdown
-// table and the chart can be rendered from the same measurement.
-func readResult(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// render writes runs in format f. The tables come from the last run; the
+// stability table and benchfmt use all of them.
+func render(w io.Writer, f report.Format, runs []*Result) error {
+	last := runs[len(runs)-1]
+	switch f {
+	case report.JSON:
+		return report.WriteJSON(w, last)
+	case report.SVG:
+		return writeSVG(w, last)
+	case report.Benchfmt:
+		return writeBenchfmt(w, runs)
+	case report.Readme:
+		return writeReadme(w, runs)
+	default:
+		return writeMarkdown(w, runs)
 	}
-	var res Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("-from %s: %w", path, err)
-	}
-	return &res, nil
 }
 
-// measureAll runs every selected row at every producer count, then the shed
-// table.
-func measureAll(o *options, args []string, progress io.Writer) (*Result, error) {
+// readResults reads the Results that -format json wrote, from a
+// comma-separated list of files and globs, in list order (each glob's
+// matches sorted), so that every format can be rendered from the same
+// measurements.
+func readResults(list string) ([]*Result, error) {
+	var paths []string
+	for _, pat := range splitList(list) {
+		matches, err := filepath.Glob(pat)
+		if err != nil {
+			return nil, fmt.Errorf("-from: %w", err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("-from: no file matches %q", pat)
+		}
+		slices.Sort(matches)
+		paths = append(paths, matches...)
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("-from: no files in %q", list)
+	}
+	var out []*Result
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var res Result
+		if err := json.Unmarshal(data, &res); err != nil {
+			return nil, fmt.Errorf("-from %s: %w", p, err)
+		}
+		if len(res.Rows) == 0 {
+			return nil, fmt.Errorf("-from %s: no rows", p)
+		}
+		out = append(out, &res)
+	}
+	return out, nil
+}
+
+// measureAll runs every selected row at every producer count, for every
+// consumer mode and payload, then the shed table; after each row it hands
+// the partial result to written.
+func measureAll(o *options, args []string, progress io.Writer, written func(*Result) error) (*Result, error) {
 	command := "go run"
 	if buildFlags != "" {
 		command += " " + buildFlags
@@ -213,18 +347,60 @@ func measureAll(o *options, args []string, progress io.Writer) (*Result, error) 
 	if len(args) > 0 {
 		command += " " + strings.Join(args, " ")
 	}
-	sinkIdle = o.idle
 	res := &Result{
-		Machine: report.ReadMachine(),
+		Run: report.StartRun(command, o.flags),
 		Config: Config{
-			Command: command, Items: o.items, Trials: o.trials, Shards: o.shards, Producers: o.producers,
-			Idle: o.idle.String(),
+			Items: o.items, Trials: o.trials, Shards: o.shards, Producers: o.producers,
+			Impls: o.impls, Payloads: o.payloads, Idle: o.idle.String(),
 		},
 		Rows:     []Row{},
 		ShedRows: []ShedRow{},
 		Caveats:  map[string]string{},
 	}
-	for _, im := range o.impls {
+	for _, m := range o.consumers {
+		res.Config.Consumers = append(res.Config.Consumers, m.String())
+	}
+	for _, k := range o.tables {
+		res.Config.Tables = append(res.Config.Tables, k.consumers+"/"+strconv.Itoa(k.payload))
+	}
+	sinkIdle = o.idle
+	wd := &report.Watchdog{Limit: o.rowTimeout}
+	for _, k := range o.tables {
+		mode, _ := parseConsumerMode(k.consumers)
+		var err error
+		if k.payload == 8 {
+			err = measureTable(impls[uint64](), o, mode, res, wd, progress, written)
+		} else {
+			err = measureTable(impls[Event](), o, mode, res, wd, progress, written)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.shed {
+		var err error
+		if o.payloads[0] == 8 {
+			err = measureShedTable(impls[uint64](), o, res, wd, progress, written)
+		} else {
+			err = measureShedTable(impls[Event](), o, res, wd, progress, written)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.Run.Finish()
+	res.Complete = true
+	return res, nil
+}
+
+// measureTable measures one table: every selected row family at every
+// producer count, for one consumer mode and payload type.
+func measureTable[T any](all []*impl[T], o *options, mode consumerMode, res *Result, wd *report.Watchdog,
+	progress io.Writer, written func(*Result) error) error {
+	for _, im := range all {
+		if !slices.Contains(o.impls, im.name) {
+			continue
+		}
 		capped := map[int]int{}
 		for _, p := range o.producers {
 			sz := sizing{producers: p, per: o.items, shards: o.shards}
@@ -234,41 +410,64 @@ func measureAll(o *options, args []string, progress io.Writer) (*Result, error) 
 					capped[p] = m
 				}
 			}
-			row, err := measure(im, sz, o.trials)
+			name := fmt.Sprintf("row %s, %d producers, consumers %s, %d-byte payload", im.name, p, mode, payloadBytes[T]())
+			var row Row
+			err := wd.Do(name, func() error {
+				var err error
+				row, err = measure(im, sz, mode, o.trials)
+				return err
+			})
 			if err != nil {
-				return nil, err
+				return err
 			}
-			fmt.Fprintf(progress, "%-17s producers %4d  items %6d  cpu %8s ns/op  drop %6s %%  %s/s  p99 %s  p99.9 %s  max %s\n",
-				row.Impl, row.Producers, row.items, sig3(row.CPUNsPerOp), pct(row.DropPct), perSecond(row.ThroughputPerS),
-				report.Nanos(row.P99Ns), report.Nanos(row.P999Ns), report.Nanos(row.MaxNs))
+			fmt.Fprintf(progress, "%-8s %2dB %-17s producers %4d  cpu %7s ns/op (%s-%s)  proc %7s  drop %5s %%  %9s/s  p99 %8s  p99.9 %8s  par %.2f  gc %d  faults %d  consumed %s %%\n",
+				row.Consumers, row.PayloadBytes, row.Impl, row.Producers, sig3(row.CPUNsPerOp), sig3(row.CPUNsMin), sig3(row.CPUNsMax),
+				sig3(row.ProcCPUNsPerOp), pct(row.DropPct), perSecond(row.ThroughputPerS),
+				report.Nanos(row.P99Ns), report.Nanos(row.P999Ns), row.Parallelism, row.Counters.GCCycles, row.Counters.MinorFaults, pct(row.ConsumedPct))
 			res.Rows = append(res.Rows, row)
+			if err := written(res); err != nil {
+				return err
+			}
 		}
 		if c := caveatFor(im, o, capped); c != "" {
 			res.Caveats[im.name] = c
 		}
 	}
-	if o.shed {
-		for _, im := range o.impls {
-			if im.backend == nil {
-				continue
+	return nil
+}
+
+// measureShedTable measures the shed path of the selected sharded rows.
+func measureShedTable[T any](all []*impl[T], o *options, res *Result, wd *report.Watchdog,
+	progress io.Writer, written func(*Result) error) error {
+	for _, im := range all {
+		if im.backend == nil || !slices.Contains(o.impls, im.name) {
+			continue
+		}
+		for _, p := range o.producers {
+			sz := sizing{producers: p, per: o.items, shards: o.shards}
+			var row ShedRow
+			err := wd.Do(fmt.Sprintf("shed row %s, %d producers", im.name, p), func() error {
+				var err error
+				row, err = measureShed(im, sz, o.trials)
+				return err
+			})
+			if err != nil {
+				return err
 			}
-			for _, p := range o.producers {
-				row, err := measureShed(im, shedSizing(p, o), o.trials)
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(progress, "shed %-12s producers %4d  cpu %8s ns/op  rejected %s %%\n",
-					row.Impl, row.Producers, sig3(row.CPUNsPerOp), pct(row.RejectedPct))
-				res.ShedRows = append(res.ShedRows, row)
+			fmt.Fprintf(progress, "shed %-12s producers %4d  cpu %8s ns/op  rejected %s %%\n",
+				row.Impl, row.Producers, sig3(row.CPUNsPerOp), pct(row.RejectedPct))
+			res.ShedRows = append(res.ShedRows, row)
+			if err := written(res); err != nil {
+				return err
 			}
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // caveatFor joins a row family's fixed caveat, what the run observed, and
 // the item caps it needed.
-func caveatFor(im *impl, o *options, capped map[int]int) string {
+func caveatFor[T any](im *impl[T], o *options, capped map[int]int) string {
 	parts := []string{}
 	if im.caveat != "" {
 		parts = append(parts, im.caveat)

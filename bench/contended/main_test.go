@@ -9,13 +9,43 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
+
+// TestMain runs main itself when the test binary is started as the
+// command (see runCommand), and otherwise the tests, checking for leaked
+// goroutines. zenq's queues start a goroutine each that nothing can stop.
+func TestMain(m *testing.M) {
+	if os.Getenv("CONTENDED_RUN_MAIN") == "1" {
+		os.Args = append([]string{"contended"}, strings.Fields(os.Getenv("CONTENDED_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"),
+		goleak.IgnoreTopFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"))
+}
+
+// runCommand runs the test binary as the command and returns its exit code
+// and output.
+func runCommand(t *testing.T, args string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CONTENDED_RUN_MAIN=1", "CONTENDED_ARGS="+args)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), string(out)
+	}
+	require.NoError(t, err)
+	return 0, string(out)
+}
 
 // wantImpls is the table's row families, in order, as the JSON names them.
 func wantImpls() []string {
@@ -23,179 +53,370 @@ func wantImpls() []string {
 	if buildFlags != "" { // the zenq build
 		names = append(names, "sharded-zenq")
 	}
-	return append(names, "unsharded-vyukov", "single-vyukov", "single-mutex", "single-chan",
+	return append(names, "sharded-notify", "sharded-default", "unsharded-vyukov", "single-vyukov", "single-mutex", "single-chan",
 		"xsync", "workiva", "diodes", "lscq")
 }
 
 func TestImplNames(t *testing.T) {
-	require.Equal(t, wantImpls(), implNames(impls()))
+	require.Equal(t, wantImpls(), implNames())
+	require.Equal(t, wantImpls(), implNamesOf(impls[Event]()), "both payloads have the same rows")
 }
 
-func TestSelectImpls(t *testing.T) {
+func implNamesOf[T any](all []*impl[T]) []string {
+	var out []string
+	for _, im := range all {
+		out = append(out, im.name)
+	}
+	return out
+}
+
+func TestSelectNames(t *testing.T) {
 	t.Run("it keeps table order", func(t *testing.T) {
-		got, err := selectImpls("lscq, sharded-vyukov")
+		got, err := selectNames("lscq, sharded-vyukov")
 		require.NoError(t, err)
-		require.Equal(t, []string{"sharded-vyukov", "lscq"}, implNames(got))
+		require.Equal(t, []string{"sharded-vyukov", "lscq"}, got)
 	})
 	t.Run("it rejects unknown names", func(t *testing.T) {
-		_, err := selectImpls("sharded-vyukov,nope")
+		_, err := selectNames("sharded-vyukov,nope")
 		require.ErrorContains(t, err, `"nope"`)
 	})
 	t.Run("an empty list selects everything", func(t *testing.T) {
-		got, err := selectImpls("")
+		got, err := selectNames("")
 		require.NoError(t, err)
-		require.Len(t, got, len(wantImpls()))
+		require.Equal(t, wantImpls(), got)
 	})
 }
 
 func TestFlags(t *testing.T) {
-	t.Run("-h prints every flag", func(t *testing.T) {
+	t.Run("-h prints every flag and exits 0", func(t *testing.T) {
 		var stderr bytes.Buffer
 		err := run([]string{"-h"}, io.Discard, &stderr)
 		require.True(t, errors.Is(err, flag.ErrHelp))
-		for _, f := range []string{"-producers", "-items", "-trials", "-shards", "-impls", "-format", "-o", "-shed", "-idle", "-from", "-q"} {
+		for _, f := range []string{"-producers", "-items", "-trials", "-shards", "-impls", "-consumers", "-payload", "-format",
+			"-o", "-shed", "-idle", "-from", "-q", "-row-timeout", "-tables"} {
 			require.Regexp(t, `\n  `+f+`[ \n\t]`, stderr.String(), "flag %s", f)
 		}
+		code, out := runCommand(t, "-h")
+		require.Equal(t, 0, code, out)
+		require.Contains(t, out, "Usage: go run ./bench/contended")
 	})
-	t.Run("bad values are errors", func(t *testing.T) {
-		for _, args := range [][]string{
-			{"-producers", "1,x"}, {"-producers", "0"}, {"-items", "5"}, {"-trials", "0"},
-			{"-shards", "0"}, {"-format", "csv"}, {"-idle", "spin"}, {"-impls", "bogus"},
+	t.Run("bad values are errors that name the flag and the value", func(t *testing.T) {
+		for args, want := range map[string]string{
+			"-producers 1,x":     `-producers: "x"`,
+			"-producers 0":       `-producers: "0"`,
+			"-items 5":           "-items: need at least 10, got 5",
+			"-trials 0":          "-trials: need at least 1, got 0",
+			"-shards 0":          "-shards: need at least 1, got 0",
+			"-format csv":        `-format: unknown format "csv"`,
+			"-idle spin":         `"spin"`,
+			"-impls bogus":       `"bogus"`,
+			"-consumers lazy":    `-consumers: unknown mode "lazy"`,
+			"-payload 16":        "-payload: 16 bytes is not offered",
+			"-row-timeout -1s":   "-row-timeout: must not be negative, got -1s",
+			"-from /nonexistent": `-from: no file matches "/nonexistent"`,
+			"-tables held/16":    `-tables: "held/16" is not consumers/payload`,
+			"-tables lazy/8":     `-tables: "lazy/8"`,
 		} {
-			_, err := parseFlags(args, io.Discard)
-			require.Error(t, err, "%v", args)
+			err := run(strings.Fields(args), io.Discard, io.Discard)
+			require.ErrorContains(t, err, want, args)
 		}
+		code, out := runCommand(t, "-payload 16")
+		require.Equal(t, 2, code)
+		require.Contains(t, out, "contended: -payload: 16 bytes is not offered")
+	})
+	t.Run("lists give several tables, once each", func(t *testing.T) {
+		o, err := parseFlags(strings.Fields("-consumers held,draining,held -payload 32,8"), io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, []consumerMode{held, draining}, o.consumers)
+		require.Equal(t, []int{32, 8}, o.payloads)
+		require.Equal(t, "held,draining,held", o.flags["consumers"])
+		require.Equal(t, "5", o.flags["trials"], "every flag is recorded, set or not")
+		require.Equal(t, []tableKey{{"held", 32}, {"held", 8}, {"draining", 32}, {"draining", 8}}, o.tables)
+
+		o, err = parseFlags(strings.Fields("-tables held/8,held/32,draining/8,held/8"), io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, []tableKey{{"held", 8}, {"held", 32}, {"draining", 8}}, o.tables)
+		require.Equal(t, []consumerMode{held, draining}, o.consumers)
+		require.Equal(t, []int{8, 32}, o.payloads)
 	})
 }
 
-// smokeJSON runs the whole harness once with tiny counts and keeps its JSON.
+// smoke runs the whole harness once with tiny counts and keeps its JSON.
 var smoke struct {
 	out []byte
 	err error
 	ran bool
 }
 
+const smokeArgs = "-items 200 -producers 1,4 -trials 2 -consumers held,draining -payload 8,32 -format json -q"
+
 func smokeRun(t *testing.T) []byte {
 	t.Helper()
 	if !smoke.ran {
 		smoke.ran = true
 		var out bytes.Buffer
-		smoke.err = run([]string{"-items", "200", "-producers", "1,4", "-trials", "1", "-format", "json", "-q"}, &out, io.Discard)
+		smoke.err = run(strings.Fields(smokeArgs), &out, io.Discard)
 		smoke.out = out.Bytes()
 	}
 	require.NoError(t, smoke.err)
 	return smoke.out
 }
 
-func TestSmokeRun(t *testing.T) {
+func smokeResult(t *testing.T) *Result {
 	var res Result
 	require.NoError(t, json.Unmarshal(smokeRun(t), &res))
-	require.Len(t, res.Rows, 2*len(wantImpls()))
+	return &res
+}
+
+func TestSmokeRun(t *testing.T) {
+	res := smokeResult(t)
+	require.True(t, res.Complete)
+	require.Len(t, res.Rows, 2*2*2*len(wantImpls()))
+	require.Equal(t, []tableKey{{"held", 8}, {"held", 32}, {"draining", 8}, {"draining", 32}}, tables(res))
 	for _, r := range res.Rows {
-		require.Positive(t, r.CPUNsPerOp, "%s@%d", r.Impl, r.Producers)
-		require.Positive(t, r.ThroughputPerS, "%s@%d", r.Impl, r.Producers)
+		name := r.Impl + "/" + r.Consumers
+		require.Len(t, r.CPUNsTrials, 2, name)
+		require.Positive(t, r.CPUNsPerOp, name)
+		require.Positive(t, r.ProcCPUNsPerOp, name)
+		require.Positive(t, r.ThroughputPerS, name)
 		require.LessOrEqual(t, r.P99Ns, r.P999Ns)
 		require.LessOrEqual(t, r.P999Ns, r.MaxNs)
+		if r.Consumers == "held" {
+			require.Zero(t, r.ConsumedPct, "%s: held rows pop nothing during a trial", name)
+		}
 		if r.Impl == "xsync" || r.Impl == "workiva" {
 			continue // they give up on a lost CAS: contention shows up as drops
 		}
-		require.Zero(t, r.DropPct, "%s@%d dropped on the accept path", r.Impl, r.Producers)
+		require.Zero(t, r.DropPct, "%s@%d dropped on the accept path", name, r.Producers)
 	}
 	require.NotEmpty(t, res.ShedRows)
 	for _, r := range res.ShedRows {
 		require.Equal(t, 100.0, r.RejectedPct, "shed %s@%d", r.Impl, r.Producers)
 		require.Positive(t, r.CPUNsPerOp)
+		require.Equal(t, 8, r.PayloadBytes, "shed rows use the first payload")
 	}
 }
 
-func TestJSONShape(t *testing.T) {
+func TestJSONDescribesItsRun(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(smokeRun(t), &doc))
-	require.ElementsMatch(t, []string{"machine", "config", "rows", "shed_rows", "caveats"}, slices.Collect(maps.Keys(doc)))
+	require.ElementsMatch(t, []string{"run", "config", "rows", "shed_rows", "caveats", "complete"}, slices.Collect(maps.Keys(doc)))
 
-	machine := doc["machine"].(map[string]any)
-	for _, k := range []string{"cpu", "cores", "gomaxprocs", "go_version"} {
+	run := doc["run"].(map[string]any)
+	for _, k := range []string{"machine", "command", "load_before", "load_after", "gogc", "gomaxprocs_env", "flags"} {
+		require.Contains(t, run, k)
+	}
+	machine := run["machine"].(map[string]any)
+	for _, k := range []string{"cpu", "cores", "gomaxprocs", "go_version", "kernel", "transparent_hugepages"} {
 		require.Contains(t, machine, k)
 	}
+	flags := run["flags"].(map[string]any)
+	require.Equal(t, "held,draining", flags["consumers"])
+	require.Equal(t, "8,32", flags["payload"])
+	require.Equal(t, "poll", flags["idle"])
+	require.Contains(t, run["command"], "./bench/contended "+smokeArgs)
 
-	rowKeys := []string{"impl", "producers", "cpu_ns_per_op", "drop_pct", "throughput_per_s", "p99_ns", "p999_ns", "max_ns"}
+	config := doc["config"].(map[string]any)
+	require.Equal(t, []any{"held", "draining"}, config["consumers"])
+	require.Equal(t, []any{8.0, 32.0}, config["payloads"])
+	require.Equal(t, []any{"held/8", "held/32", "draining/8", "draining/32"}, config["tables"])
+	require.EqualValues(t, 2, config["trials"])
+	require.EqualValues(t, 200, config["items"])
+
+	rowKeys := []string{"impl", "producers", "consumers", "payload_bytes", "items", "cpu_ns_per_op", "cpu_ns_min", "cpu_ns_max",
+		"cpu_ns_trials", "proc_cpu_ns_per_op", "proc_cpu_ns_trials", "drop_pct", "throughput_per_s", "throughput_trials",
+		"p99_ns", "p999_ns", "max_ns", "parallelism", "counters", "consumed_pct"}
 	var impls []string
 	for _, r := range doc["rows"].([]any) {
 		row := r.(map[string]any)
 		require.ElementsMatch(t, rowKeys, slices.Collect(maps.Keys(row)))
-		require.IsType(t, "", row["impl"])
-		require.IsType(t, 0.0, row["producers"])
+		require.ElementsMatch(t, []string{"gc_cycles", "minor_faults", "ctx_switches", "consumed"},
+			slices.Collect(maps.Keys(row["counters"].(map[string]any))))
 		if !slices.Contains(impls, row["impl"].(string)) {
 			impls = append(impls, row["impl"].(string))
 		}
 	}
 	require.Equal(t, wantImpls(), impls)
 
-	shedImpls := []string{}
-	for _, r := range doc["shed_rows"].([]any) {
-		row := r.(map[string]any)
-		require.ElementsMatch(t, []string{"impl", "producers", "cpu_ns_per_op", "rejected_pct"}, slices.Collect(maps.Keys(row)))
-		if !slices.Contains(shedImpls, row["impl"].(string)) {
-			shedImpls = append(shedImpls, row["impl"].(string))
-		}
-	}
-	require.Equal(t, slices.DeleteFunc(wantImpls(), func(s string) bool { return !strings.HasPrefix(s, "sharded-") }), shedImpls)
-
 	caveats := doc["caveats"].(map[string]any)
-	for _, k := range []string{"single-chan", "xsync", "workiva", "diodes", "lscq"} {
+	for _, k := range []string{"sharded-notify", "sharded-default", "single-chan", "xsync", "workiva", "diodes", "lscq"} {
 		require.NotEmpty(t, caveats[k], "caveat of %s", k)
 	}
 }
 
-func TestMarkdown(t *testing.T) {
-	var res Result
-	require.NoError(t, json.Unmarshal(smokeRun(t), &res))
-	var b bytes.Buffer
-	require.NoError(t, writeMarkdown(&b, &res))
-	md := b.String()
-	require.True(t, strings.HasPrefix(md, "Machine: "+res.Machine.String()+"\n"))
-	require.Contains(t, md, "| impl | producers | cpu ns/op | drop % | throughput/s | p99 | p99.9 | max |")
-	require.Contains(t, md, "| impl | producers | cpu ns/op | rejected % |")
-	require.Contains(t, md, "- **xsync**: ")
-	require.Contains(t, md, "./bench/contended -items 200 -producers 1,4")
-}
-
-func TestFrom(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "run.json")
+func TestFormatsFromJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run-1.json")
 	require.NoError(t, os.WriteFile(path, smokeRun(t), 0o644))
-	var md bytes.Buffer
-	require.NoError(t, run([]string{"-from", path}, &md, io.Discard))
-	require.Contains(t, md.String(), "./bench/contended -items 200 -producers 1,4 -trials 1 -format json -q`")
-	svg := filepath.Join(t.TempDir(), "chart.svg")
-	require.NoError(t, run([]string{"-from", path, "-format", "svg", "-o", svg}, io.Discard, io.Discard))
-	doc, err := os.ReadFile(svg)
-	require.NoError(t, err)
-	lines, _ := svgCount(t, doc)
-	require.Equal(t, len(wantImpls()), lines)
-}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run-2.json"), smokeRun(t), 0o644))
 
-func TestSVG(t *testing.T) {
-	t.Run("it is well-formed XML with one line per implementation", func(t *testing.T) {
-		var res Result
-		require.NoError(t, json.Unmarshal(smokeRun(t), &res))
-		var b bytes.Buffer
-		require.NoError(t, writeSVG(&b, &res))
-		lines, groups := svgCount(t, b.Bytes())
+	t.Run("markdown", func(t *testing.T) {
+		var md bytes.Buffer
+		require.NoError(t, run([]string{"-from", path}, &md, io.Discard))
+		s := md.String()
+		require.True(t, strings.HasPrefix(s, "# Contended accept path"), s)
+		require.Contains(t, s, "\nMachine: ")
+		require.Contains(t, s, "./bench/contended "+smokeArgs+"`")
+		require.Contains(t, s, "### Accept path, consumers held, 8-byte payload")
+		require.Contains(t, s, "### Accept path, consumers draining, 32-byte payload")
+		require.Contains(t, s, "| impl | producers | cpu ns/op | min | max | proc ns/op | drop % | throughput/s | p99 | p99.9 | max | parallel | GCs | faults | switches | consumed % |")
+		require.Contains(t, s, "| impl | producers | cpu ns/op | min | max | rejected % |")
+		require.Contains(t, s, "- **sharded-notify**: ")
+		require.NotContains(t, s, "### Stability", "one run has no stability table")
+	})
+	t.Run("benchfmt has one line per trial", func(t *testing.T) {
+		var out bytes.Buffer
+		require.NoError(t, run([]string{"-from", filepath.Join(dir, "run-*.json"), "-format", "benchfmt"}, &out, io.Discard))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var results int
+		for _, l := range lines {
+			if strings.HasPrefix(l, "Benchmark") {
+				results++
+				f := strings.Fields(l)
+				require.Equal(t, 0, (len(f)-2)%2, "name, iterations, then value-unit pairs: %q", l)
+			}
+		}
+		res := smokeResult(t)
+		want := 0
+		for _, r := range res.Rows {
+			want += len(r.CPUNsTrials)
+		}
+		for _, r := range res.ShedRows {
+			want += len(r.CPUNsTrials)
+		}
+		require.Equal(t, 2*want, results, "one line per trial of each of the two runs")
+		require.Contains(t, out.String(), "BenchmarkContended/consumers=held/payload=8/impl=sharded-vyukov/producers=4 800 ")
+		require.Contains(t, out.String(), "goos: ")
+	})
+	t.Run("readme, with the stability of two runs", func(t *testing.T) {
+		var out bytes.Buffer
+		require.NoError(t, run([]string{"-from", filepath.Join(dir, "run-*.json"), "-format", "readme"}, &out, io.Discard))
+		s := out.String()
+		require.Contains(t, s, "**Per-thread CPU ns per accepted push, consumers held, 8-byte payload (the headline")
+		require.Contains(t, s, "### Stability: sharded-vyukov over 2 runs")
+		require.Contains(t, s, "| 4 | ")
+		require.NotContains(t, s, readmeBegin, "the markers stay in the README")
+	})
+	t.Run("svg", func(t *testing.T) {
+		svg := filepath.Join(dir, "chart.svg")
+		require.NoError(t, run([]string{"-from", path, "-format", "svg", "-o", svg}, io.Discard, io.Discard))
+		doc, err := os.ReadFile(svg)
+		require.NoError(t, err)
+		lines, groups := svgCount(t, doc)
 		require.Equal(t, len(wantImpls()), lines)
 		require.Equal(t, wantImpls(), groups)
 	})
+}
+
+func TestOutputIsWrittenAsRowsFinish(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "partial.json")
+	o, err := parseFlags(strings.Fields("-items 100 -producers 1 -trials 1 -impls sharded-vyukov,single-vyukov,lscq -format json -o "+path), io.Discard)
+	require.NoError(t, err)
+	stop := errors.New("the run failed late")
+	calls := 0
+	_, err = measureAll(o, nil, io.Discard, func(partial *Result) error {
+		calls++
+		if err := emit(o, []*Result{partial}, io.Discard); err != nil {
+			return err
+		}
+		if calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var res Result
+	require.NoError(t, json.Unmarshal(data, &res))
+	require.False(t, res.Complete)
+	require.Len(t, res.Rows, 2, "the rows measured before the failure are in the file")
+	var md bytes.Buffer
+	require.NoError(t, writeMarkdown(&md, []*Result{&res}))
+	require.Contains(t, md.String(), "incomplete")
+}
+
+func TestGoalsAndStability(t *testing.T) {
+	mk := func(sv1, sv64, sv256, single64, notify64, chanThr, svThr float64) *Result {
+		row := func(impl string, p int, cpu, thr float64) Row {
+			return Row{Impl: impl, Producers: p, Consumers: "held", PayloadBytes: 8, CPUNsPerOp: cpu, ThroughputPerS: thr}
+		}
+		return &Result{Config: Config{Producers: []int{1, 64, 256}}, Rows: []Row{
+			row("sharded-vyukov", 1, sv1, 0), row("sharded-vyukov", 64, sv64, svThr), row("sharded-vyukov", 256, sv256, 0),
+			row("sharded-notify", 64, notify64, 0), row("single-vyukov", 64, single64, 0), row("single-chan", 64, 50, chanThr),
+		}}
+	}
+	good := mk(10, 12, 14, 60, 30, 10e6, 40e6)
+	goals := checkGoals([]*Result{good})
+	require.Len(t, goals, 5)
+	for _, g := range goals {
+		require.True(t, strings.HasSuffix(g, ": met"), g)
+	}
+	require.Contains(t, goals[0], "0.20x single-vyukov")
+
+	bad := mk(10, 40, 20, 60, 50, 30e6, 40e6)
+	goals = checkGoals([]*Result{good, bad})
+	missed := 0
+	for _, g := range goals {
+		if strings.HasSuffix(g, ": **missed**") {
+			missed++
+		}
+	}
+	require.Equal(t, 5, missed, "%q", goals) // 0.67x, 1.33x throughput, 1.25x notify, 2x at 256, spread 233 %
+	worst, at := spreadOf([]*Result{good, bad})
+	require.Equal(t, 64, at)
+	require.InDelta(t, 40.0/12-1, worst, 1e-9)
+
+	var b strings.Builder
+	require.NoError(t, writeStability(&b, []*Result{good, bad}))
+	require.Contains(t, b.String(), "| 64 | 12.0 | 40.0 | 233 % |")
+}
+
+func TestReadmeBlockIsReplacedInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "README.md")
+	require.NoError(t, os.WriteFile(path, []byte("# Title\n\nprose\n"+readmeBegin+"\nold table\n"+readmeEnd+"\nmore prose\n"), 0o644))
+	require.NoError(t, replaceReadmeBlock(path, "new table\n"))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "# Title\n\nprose\n"+readmeBegin+"\nnew table\n"+readmeEnd+"\nmore prose\n", string(got))
+	block, err := readmeBlock(string(got))
+	require.NoError(t, err)
+	require.Equal(t, "new table\n", block)
+	require.NoError(t, os.WriteFile(path, []byte("no markers"), 0o644))
+	require.ErrorContains(t, replaceReadmeBlock(path, "x"), "no generated block")
+}
+
+// TestReadmeIsUpToDate renders the README's decision block from the
+// committed JSON and fails when the README says something else: the tables
+// in the README are the committed measurement, not a copy that can drift.
+func TestReadmeIsUpToDate(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	got, err := readmeBlock(string(readme))
+	require.NoError(t, err, "README.md")
+	runs, err := readResults("runs/*.json")
+	require.NoError(t, err)
+	var want bytes.Buffer
+	require.NoError(t, writeReadme(&want, runs))
+	require.Equal(t, want.String(), got,
+		"README.md's generated block differs from bench/contended/runs/*.json; regenerate it with\n"+
+			"go run ./bench/contended -from 'bench/contended/runs/*.json' -format readme -o README.md")
+}
+
+func TestSVG(t *testing.T) {
 	t.Run("it escapes text and draws any implementation", func(t *testing.T) {
 		res := &Result{Rows: []Row{
-			{Impl: "a<&>", Producers: 1, CPUNsPerOp: 3},
-			{Impl: "a<&>", Producers: 8, CPUNsPerOp: 3000},
-			{Impl: "b", Producers: 8, CPUNsPerOp: 0.5},
+			{Impl: "a<&>", Producers: 1, CPUNsPerOp: 3, Consumers: "held", PayloadBytes: 8},
+			{Impl: "a<&>", Producers: 8, CPUNsPerOp: 3000, Consumers: "held", PayloadBytes: 8},
+			{Impl: "b", Producers: 8, CPUNsPerOp: 0.5, Consumers: "held", PayloadBytes: 8},
+			{Impl: "c", Producers: 8, CPUNsPerOp: 0.5, Consumers: "draining", PayloadBytes: 8},
 		}}
-		res.Machine.CPU = `"quoted" & <odd>`
+		res.Run.Machine.CPU = `"quoted" & <odd>`
 		var b bytes.Buffer
 		require.NoError(t, writeSVG(&b, res))
 		lines, groups := svgCount(t, b.Bytes())
 		require.Equal(t, 2, lines)
-		require.Equal(t, []string{"a<&>", "b"}, groups)
+		require.Equal(t, []string{"a<&>", "b"}, groups, "the chart draws the headline table only")
 	})
 	t.Run("it refuses an empty table", func(t *testing.T) {
 		require.Error(t, writeSVG(io.Discard, &Result{}))

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardedsink/shardedsink/ring"
@@ -17,13 +17,14 @@ import (
 
 // impl is one row family of the table: an implementation measured at every
 // producer count.
-type impl struct {
+type impl[T any] struct {
 	name string
 	// caveat is printed under the markdown table and stored in the JSON;
 	// empty for the rows that need none.
 	caveat string
-	// build returns a fresh instance sized so that the whole burst fits.
-	build func(sz sizing) (instance, error)
+	// setup allocates and pre-touches the memory of one row, sized so that
+	// the whole burst fits.
+	setup func(sz sizing, mode consumerMode) (rowSetup[T], error)
 	// maxPer, when set, caps the items per producer at a producer count and
 	// shard count (zenq's 65,536-slot limit).
 	maxPer func(producers, shards int) int
@@ -32,53 +33,59 @@ type impl struct {
 	spurious bool
 	// backend is the ring of a sharded sink row; shed rows are measured for
 	// the rows that have one.
-	backend ring.Factory[Event]
+	backend ring.Factory[T]
 	// notes, when set, reports what was observed during the run (diode
 	// collisions, for instance), appended to the caveat.
 	notes func() []string
 }
 
-// extraSharded holds sharded rows that build tags add (sharded-zenq).
-var extraSharded []*impl
-
-// buildFlags are the go command flags the binary was built with, for the
-// command line printed above the table.
-var buildFlags string
-
-// drainBatch is the batch size of every drain: the sink's BatchSize and the
-// number of values a baseline's consumer takes before it yields.
+// drainBatch is the batch size of every consumer: the sink's BatchSize and
+// the number of values a queue's consumer takes before it yields.
 const drainBatch = 256
 
-// idleSleep is how long a baseline's consumer sleeps when its queue is
-// empty, the original's idle sleep (about 1 ms in practice on Linux, see
-// go-peers §11).
+// idleSleep is how long every consumer sleeps when its queue is empty, in
+// draining mode: the original's 100 µs (about 1 ms in practice on small
+// Linux VMs). Sink rows get it as IdlePoll's IdleSleep, so that the sink's
+// workers and the queues' consumers follow one policy.
 const idleSleep = 100 * time.Microsecond
 
-// impls returns every row family in table order.
-func impls() []*impl {
-	all := []*impl{
-		shardedImpl("sharded-vyukov", vyukov.Factory[Event]),
-		shardedImpl("sharded-mutex", mutex.Factory[Event]),
-		shardedImpl("sharded-chanring", chanring.Factory[Event]),
+// implNames lists every row family in table order, as this build has them.
+func implNames() []string {
+	all := impls[uint64]()
+	names := make([]string, len(all))
+	for i, im := range all {
+		names[i] = im.name
 	}
-	all = append(all, extraSharded...)
+	return names
+}
+
+// impls returns every row family in table order for payload type T.
+func impls[T any]() []*impl[T] {
+	all := []*impl[T]{
+		shardedImpl("sharded-vyukov", vyukov.Factory[T]),
+		shardedImpl("sharded-mutex", mutex.Factory[T]),
+		shardedImpl("sharded-chanring", chanring.Factory[T]),
+	}
+	all = append(all, extraSharded[T]()...)
 	all = append(all,
-		unshardedImpl(),
-		singleRingImpl("single-vyukov", vyukov.Factory[Event]),
-		singleRingImpl("single-mutex", mutex.Factory[Event]),
-		singleChanImpl(),
-		xsyncImpl(),
-		workivaImpl(),
-		diodesImpl(),
-		lscqImpl(),
+		notifyImpl[T](),
+		defaultImpl[T](),
+		unshardedImpl[T](),
+		singleRingImpl("single-vyukov", vyukov.Factory[T]),
+		singleRingImpl("single-mutex", mutex.Factory[T]),
+		singleChanImpl[T](),
+		xsyncImpl[T](),
+		workivaImpl[T](),
+		diodesImpl[T](),
+		lscqImpl[T](),
 	)
 	return all
 }
 
-// selectImpls returns the row families named in a comma-separated list, in
-// table order, or all of them for an empty list.
-func selectImpls(list string) ([]*impl, error) {
-	all := impls()
+// selectNames checks a comma-separated list of row names and returns them
+// in table order, or all of them for an empty list.
+func selectNames(list string) ([]string, error) {
+	all := implNames()
 	if strings.TrimSpace(list) == "" {
 		return all, nil
 	}
@@ -88,113 +95,137 @@ func selectImpls(list string) ([]*impl, error) {
 		if name == "" {
 			continue
 		}
-		if !knownImpl(all, name) {
+		if !contains(all, name) {
 			if name == "sharded-zenq" {
-				return nil, fmt.Errorf("-impls: sharded-zenq needs the zenq build: go run -tags zenq -ldflags=-checklinkname=0 ./bench/contended")
+				return nil, fmt.Errorf("-impls: sharded-zenq needs the zenq build: bash bench/contended/run.sh, or go run -tags zenq -ldflags=-checklinkname=0 ./bench/contended")
 			}
-			return nil, fmt.Errorf("-impls: unknown implementation %q (want some of %s)", name, strings.Join(implNames(all), ","))
+			return nil, fmt.Errorf("-impls: unknown implementation %q (want some of %s)", name, strings.Join(all, ","))
 		}
 		want[name] = true
 	}
-	var out []*impl
-	for _, im := range all {
-		if want[im.name] {
-			out = append(out, im)
+	var out []string
+	for _, name := range all {
+		if want[name] {
+			out = append(out, name)
 		}
 	}
 	return out, nil
 }
 
-func knownImpl(all []*impl, name string) bool {
-	for _, im := range all {
-		if im.name == name {
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
 			return true
 		}
 	}
 	return false
 }
 
-func implNames(all []*impl) []string {
-	names := make([]string, len(all))
-	for i, im := range all {
-		names[i] = im.name
-	}
-	return names
-}
-
-// shardedImpl is the sharded sink on one backend: sz.shards shards, a handle
-// per producer.
-func shardedImpl(name string, f ring.Factory[Event]) *impl {
-	return &impl{
+// shardedImpl is the sharded sink on one backend as the original harness
+// configured it: sz.shards shards, a Handle per producer, batch 256,
+// stealing off, an overload monitor that never fires during a run.
+func shardedImpl[T any](name string, f ring.Factory[T]) *impl[T] {
+	return &impl[T]{
 		name:    name,
 		backend: f,
-		build: func(sz sizing) (instance, error) {
-			return newSinkInstance(name, sz.shards, shardedCapacity(sz.producers, sz.shards, sz.per), f)
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
+			return newSinkRow(name, sz.shards, shardedCapacity(sz.producers, sz.shards, sz.per), f, mode, false)
 		},
 	}
+}
+
+// defaultImpl is the sink with its default Config: default shard count
+// (GOMAXPROCS clamped to [1, 8]), work stealing on, IdleWake, the default
+// ring. Only RingCapacity is set, so that the burst fits.
+func defaultImpl[T any]() *impl[T] {
+	return &impl[T]{
+		name: "sharded-default",
+		caveat: "the sink's default Config (default shard count, work stealing on, IdleWake, vyukov rings, default monitor) " +
+			"with only RingCapacity set so that the burst fits; a Handle per producer. When draining, its workers " +
+			"park on the doorbell when idle, so it does not follow the IdlePoll policy of the other rows",
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
+			shards := defaultShards()
+			return newSinkRow("sharded-default", shards, shardedCapacity(sz.producers, shards, sz.per), vyukov.Factory[T], mode, true)
+		},
+	}
+}
+
+// defaultShards asks the sink for its default shard count.
+func defaultShards() int {
+	s := sink.MustNew(sink.Config[uint64]{}, sink.ActionFunc[uint64](func(context.Context, []uint64) {}))
+	n := s.Shards()
+	_ = s.Shutdown(context.Background())
+	return n
 }
 
 // unshardedImpl is the sink with one shard: one ring, global FIFO.
-func unshardedImpl() *impl {
-	return &impl{
+func unshardedImpl[T any]() *impl[T] {
+	return &impl[T]{
 		name: "unsharded-vyukov",
-		build: func(sz sizing) (instance, error) {
-			return newSinkInstance("unsharded-vyukov", 1, singleCapacity(sz.producers, sz.per), vyukov.Factory[Event])
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
+			return newSinkRow("unsharded-vyukov", 1, singleCapacity(sz.producers, sz.per), vyukov.Factory[T], mode, false)
 		},
 	}
 }
 
-// singleRingImpl is one ring of a backend shared by every producer, with one
-// consumer goroutine.
-func singleRingImpl(name string, f ring.Factory[Event]) *impl {
-	return &impl{
+// singleRingImpl is one ring of a backend shared by every producer.
+func singleRingImpl[T any](name string, f ring.Factory[T]) *impl[T] {
+	return &impl[T]{
 		name: name,
-		build: func(sz sizing) (instance, error) {
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
 			r := f(singleCapacity(sz.producers, sz.per))
 			prefault(r)
-			return &queueInstance{
-				push:    r.TryPush,
-				drainer: startDrainer(func() bool { _, ok := r.TryPop(); return ok }),
-			}, nil
+			return &queueRow[T]{mode: mode, push: r.TryPush, pop: func() bool { _, ok := r.TryPop(); return ok }}, nil
 		},
 	}
 }
 
 // singleChanImpl is one buffered channel with select-default pushes: the
-// OpenTelemetry BatchSpanProcessor pattern. Its consumer blocks on the
-// channel as the BSP's does, so a push may find it parked and wake it.
-func singleChanImpl() *impl {
-	return &impl{
+// OpenTelemetry BatchSpanProcessor pattern.
+func singleChanImpl[T any]() *impl[T] {
+	return &impl[T]{
 		name:   "single-chan",
-		caveat: "one buffered channel, `select { case c <- v: default: }`, consumer blocked in a receive as in OpenTelemetry's BatchSpanProcessor: a push that finds the consumer parked hands off and wakes it",
-		build: func(sz sizing) (instance, error) {
-			c := make(chan Event, singleCapacity(sz.producers, sz.per))
+		caveat: "one buffered channel, `select { case c <- v: default: }`, the push of OpenTelemetry's BatchSpanProcessor; its consumer receives with select-default under the common policy",
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
+			c := make(chan T, singleCapacity(sz.producers, sz.per))
 			for range cap(c) { // fault in the buffer's pages before timing
-				c <- Event{}
+				c <- *new(T)
 			}
 			for range cap(c) {
 				<-c
 			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for range c {
-				}
-			}()
-			return &chanInstance{c: c, done: done}, nil
+			return &queueRow[T]{
+				mode: mode,
+				push: func(v T) bool {
+					select {
+					case c <- v:
+						return true
+					default:
+						return false
+					}
+				},
+				pop: func() bool {
+					select {
+					case <-c:
+						return true
+					default:
+						return false
+					}
+				},
+			}, nil
 		},
 	}
 }
 
-// prefault fills r once and empties it again, so that every page of its
-// slots is faulted in before the timed phase: otherwise a backend that
-// allocates untouched memory (a channel, a plain slice) pays page faults in
-// the timed loop that one which initialises its slots (vyukov) does not.
-// It is bounded by Cap, so it ends even if something else pops concurrently.
-func prefault(r ring.Ring[Event]) {
+// prefault fills r and empties it again, so that every page of its slots is
+// faulted in before the timed phase, then pushes and pops one value at a
+// time until the positions have gone once round the next power of two: a
+// backend that rounds its slots up (zenq) cycles through all of them, the
+// rounded-up ones included. It is bounded by Cap.
+func prefault[T any](r ring.Ring[T]) {
 	n := r.Cap()
 	for range n {
-		if !r.TryPush(Event{}) {
+		if !r.TryPush(*new(T)) {
 			break
 		}
 	}
@@ -203,68 +234,79 @@ func prefault(r ring.Ring[Event]) {
 			break
 		}
 	}
-}
-
-// prefaulted wraps a factory so that every ring it makes is prefaulted.
-func prefaulted(f ring.Factory[Event]) ring.Factory[Event] {
-	return func(capacity int) ring.Ring[Event] {
-		r := f(capacity)
-		prefault(r)
-		return r
+	for range nextPow2(n) - n {
+		if !r.TryPush(*new(T)) {
+			break
+		}
+		r.TryPop()
 	}
 }
 
-// queueInstance is a queue shared by every producer, with one consumer.
-type queueInstance struct {
-	push    pushFunc
-	drainer *drainer
-	onStop  func()
+// nextPow2 is the smallest power of two >= n (n >= 1).
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
 }
 
-func (q *queueInstance) pusher() pushFunc { return q.push }
+// queueRow is a queue shared by every producer, with at most one consumer.
+type queueRow[T any] struct {
+	mode consumerMode
+	push func(T) bool
+	pop  func() bool // removes one value; false when the queue is empty
+	// onStart and onStop, when set, run as each trial starts and stops.
+	onStart, onStop func()
+}
 
-func (q *queueInstance) stop(ctx context.Context) error {
-	err := q.drainer.stop(ctx)
-	if q.onStop != nil {
-		q.onStop()
+func (q *queueRow[T]) trial() (instance[T], error) {
+	qi := &queueInstance[T]{row: q}
+	if q.onStart != nil {
+		q.onStart()
+	}
+	if q.mode == draining {
+		qi.d = startDrainer(q.pop)
+	}
+	return qi, nil
+}
+
+// queueInstance is one trial of a queue row.
+type queueInstance[T any] struct {
+	row *queueRow[T]
+	d   *drainer // nil when held
+}
+
+func (q *queueInstance[T]) pusher() func(T) bool { return q.row.push }
+
+func (q *queueInstance[T]) consumed() int64 {
+	if q.d == nil {
+		return 0
+	}
+	return q.d.popped.Load()
+}
+
+func (q *queueInstance[T]) stop(ctx context.Context) error {
+	var err error
+	if q.d != nil {
+		err = q.d.stop(ctx)
+	} else {
+		for q.row.pop() { // held: the producers are done, empty the queue
+		}
+	}
+	if q.row.onStop != nil {
+		q.row.onStop()
 	}
 	return err
 }
 
-// chanInstance is the single channel and its blocked consumer.
-type chanInstance struct {
-	c    chan Event
-	done chan struct{}
-}
-
-func (c *chanInstance) pusher() pushFunc {
-	ch := c.c
-	return func(ev Event) bool {
-		select {
-		case ch <- ev:
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-func (c *chanInstance) stop(ctx context.Context) error {
-	close(c.c) // every producer has returned
-	select {
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("channel consumer: %w", ctx.Err())
-	}
-}
-
-// drainer is the one consumer goroutine of every baseline and peer row, as
-// each sink shard has its drain worker: it takes up to drainBatch values,
-// then yields; when the queue is empty it sleeps idleSleep.
+// drainer is the consumer goroutine of a queue row in draining mode, with
+// the sink workers' IdlePoll policy: it takes up to drainBatch values, then
+// yields; when the queue is empty it sleeps idleSleep.
 type drainer struct {
-	quit chan struct{}
-	done chan struct{}
+	quit   chan struct{}
+	done   chan struct{}
+	popped atomic.Int64
 }
 
 // startDrainer starts a consumer; pop removes one value and reports false
@@ -279,6 +321,7 @@ func startDrainer(pop func() bool) *drainer {
 				n++
 			}
 			if n > 0 {
+				d.popped.Add(int64(n))
 				runtime.Gosched()
 				continue
 			}
@@ -306,40 +349,167 @@ func (d *drainer) stop(ctx context.Context) error {
 	}
 }
 
-// sinkIdle is the idle mode of the sink rows (the -idle flag): the sink's
-// default, IdleWake, unless the run asks for the original's polling.
-var sinkIdle = sink.IdleWake
+// primeWait bounds the wait for held workers to block in Drain.
+const primeWait = 10 * time.Second
 
-// newSinkInstance builds a sink as the original harness configured it:
-// shards shards of capacity slots on the backend f (prefaulted), batch 256,
-// stealing off, a no-op drain, and an overload monitor that never fires
-// during a run.
-func newSinkInstance(name string, shards, capacity int, f ring.Factory[Event]) (instance, error) {
-	s, err := sink.New[Event](sinkConfig(name, shards, capacity, f), sink.ActionFunc[Event](func(context.Context, []Event) {}))
-	if err != nil {
-		return nil, err
-	}
-	return &sinkInstance{s: s}, nil
+// sinkRow is the rings of a sink row, reused by every trial's fresh sink.
+type sinkRow[T any] struct {
+	name      string
+	shards    int
+	rings     []ring.Ring[T]
+	mode      consumerMode
+	isDefault bool
 }
 
-func sinkConfig(name string, shards, capacity int, f ring.Factory[Event]) sink.Config[Event] {
-	return sink.Config[Event]{
-		Name:             name,
-		Shards:           shards,
-		RingCapacity:     capacity,
+// newSinkRow makes and pre-touches the shards rings of capacity slots.
+func newSinkRow[T any](name string, shards, capacity int, f ring.Factory[T], mode consumerMode, isDefault bool) (*sinkRow[T], error) {
+	r := &sinkRow[T]{name: name, shards: shards, mode: mode, isDefault: isDefault}
+	for range shards {
+		rg := f(capacity)
+		if rg.Cap() != capacity {
+			return nil, fmt.Errorf("ring factory made a ring of %d slots, want %d", rg.Cap(), capacity)
+		}
+		prefault(rg)
+		r.rings = append(r.rings, rg)
+	}
+	return r, nil
+}
+
+// config is the sink's Config for one trial: its Ring hands out the row's
+// rings in order.
+func (r *sinkRow[T]) config() sink.Config[T] {
+	next := 0
+	factory := func(capacity int) ring.Ring[T] {
+		if next >= len(r.rings) || capacity != r.rings[next].Cap() {
+			panic(fmt.Sprintf("contended: %s: the sink asked for ring %d of %d slots; the row has %d rings of %d",
+				r.name, next, capacity, len(r.rings), r.rings[0].Cap()))
+		}
+		rg := r.rings[next]
+		next++
+		return rg
+	}
+	if r.isDefault {
+		return sink.Config[T]{Name: r.name, RingCapacity: r.rings[0].Cap(), Ring: factory}
+	}
+	return sink.Config[T]{
+		Name:             r.name,
+		Shards:           r.shards,
+		RingCapacity:     r.rings[0].Cap(),
 		BatchSize:        drainBatch,
-		Ring:             prefaulted(f),
+		Ring:             factory,
 		OverloadInterval: time.Hour,
 		OnOverload:       func(sink.Overload) {},
-		Logger:           slog.New(slog.DiscardHandler),
 		Idle:             sinkIdle,
+		IdleSleep:        sinkIdleSleep(),
 		DisableStealing:  true,
 	}
 }
 
-// sinkInstance is a sink whose producers each take a Handle.
-type sinkInstance struct{ s *sink.Sink[Event] }
+// sinkIdle is the idle mode of the sink rows other than sharded-default (the
+// -idle flag): IdlePoll, the common policy, unless a run asks for the
+// doorbell to compare.
+var sinkIdle = sink.IdlePoll
 
-func (si *sinkInstance) pusher() pushFunc { return si.s.Handle().Push }
+// sinkIdleSleep is idleSleep in IdlePoll mode and the sink's default
+// recheck in IdleWake mode.
+func sinkIdleSleep() time.Duration {
+	if sinkIdle == sink.IdlePoll {
+		return idleSleep
+	}
+	return 0
+}
 
-func (si *sinkInstance) stop(ctx context.Context) error { return si.s.Shutdown(ctx) }
+func (r *sinkRow[T]) trial() (instance[T], error) {
+	si := &sinkInstance[T]{gate: make(chan struct{}), rings: r.rings}
+	if r.mode == draining {
+		close(si.gate) // an open gate: Drain returns at once
+		si.open = true
+	}
+	action := sink.ActionFunc[T](func(ctx context.Context, batch []T) {
+		si.popped.Add(int64(len(batch)))
+		select {
+		case <-si.gate:
+			return
+		default:
+		}
+		si.entered.Add(1)
+		select {
+		case <-si.gate:
+		case <-ctx.Done():
+		}
+	})
+	s, err := sink.New(r.config(), action)
+	if err != nil {
+		return nil, err
+	}
+	si.s = s
+	if r.mode == held {
+		if err := si.hold(); err != nil {
+			_ = stopInstance[T](si)
+			return nil, err
+		}
+	}
+	si.base = si.popped.Load()
+	return si, nil
+}
+
+// sinkInstance is one trial's sink.
+type sinkInstance[T any] struct {
+	s       *sink.Sink[T]
+	rings   []ring.Ring[T]
+	gate    chan struct{} // Drain waits on it while held
+	open    bool
+	popped  atomic.Int64 // values handed to Drain
+	entered atomic.Int64 // workers blocked in Drain
+	base    int64        // popped when the trial was ready
+}
+
+// hold blocks every worker in a Drain call before the producers start: it
+// pushes one value into each shard whose ring is empty until every worker
+// has taken a batch and entered Drain, where it waits on the gate. With
+// stealing on, a worker may take another shard's value first; that shard
+// then gets another one. At most a few values per shard stay in the rings,
+// well within the slack.
+func (si *sinkInstance[T]) hold() error {
+	n := si.s.Shards()
+	handles := make([]*sink.Handle[T], n) // n consecutive handles cover every shard
+	for i := range handles {
+		handles[i] = si.s.Handle()
+	}
+	deadline := time.Now().Add(primeWait)
+	for si.entered.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d drain workers blocked within %v", si.entered.Load(), n, primeWait)
+		}
+		st := si.s.Stats()
+		for i, h := range handles {
+			if st.PerShard[h.Shard()].Queued == 0 {
+				handles[i].Push(value[T](^uint64(0)))
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return nil
+}
+
+func (si *sinkInstance[T]) pusher() func(T) bool { return si.s.Handle().Push }
+
+func (si *sinkInstance[T]) consumed() int64 { return si.popped.Load() - si.base }
+
+// stop opens the gate, shuts the sink down (its workers drain the rings)
+// and checks that the rings are empty for the next trial.
+func (si *sinkInstance[T]) stop(ctx context.Context) error {
+	if !si.open {
+		close(si.gate)
+		si.open = true
+	}
+	if err := si.s.Shutdown(ctx); err != nil {
+		return err
+	}
+	for i, r := range si.rings {
+		if n := r.Len(); n != 0 {
+			return fmt.Errorf("ring %d holds %d values after Shutdown", i, n)
+		}
+	}
+	return nil
+}

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
+	"github.com/shardedsink/shardedsink/ring"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -23,61 +26,66 @@ const shedCapacity = 1024
 // shedWait bounds the wait for the drain workers to block.
 const shedWait = 10 * time.Second
 
-func shedSizing(producers int, o *options) sizing {
-	return sizing{producers: producers, per: o.items, shards: o.shards}
-}
-
 // measureShed runs the trials of one shed row.
-func measureShed(im *impl, sz sizing, trials int) (ShedRow, error) {
-	cpu := make([]float64, 0, trials)
+func measureShed[T any](im *impl[T], sz sizing, trials int) (ShedRow, error) {
+	row := ShedRow{Impl: im.name, Producers: sz.producers, PayloadBytes: payloadBytes[T]()}
 	var attempted, accepted int64
 	for range trials {
-		inst, err := newShedInstance(im, sz.shards)
+		inst, err := newShedInstance(im.name, im.backend, sz.shards)
 		if err != nil {
 			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
 		}
-		t, err := runOn(inst, sz)
+		t, err := runOn[T](inst, sz)
 		if err != nil {
 			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
 		}
-		cpu = append(cpu, t.cpuNsPerOp)
+		row.CPUNsTrials = append(row.CPUNsTrials, rejectedNsPerOp(t, sz))
 		attempted += t.attempted
 		accepted += t.accepted
 	}
-	return ShedRow{
-		Impl:        im.name,
-		Producers:   sz.producers,
-		CPUNsPerOp:  report.Median(cpu),
-		RejectedPct: dropPct(attempted, accepted),
-	}, nil
+	row.CPUNsPerOp = report.Median(row.CPUNsTrials)
+	row.CPUNsMin, row.CPUNsMax = slices.Min(row.CPUNsTrials), slices.Max(row.CPUNsTrials)
+	row.RejectedPct = dropPct(attempted, accepted)
+	return row, nil
+}
+
+// rejectedNsPerOp is the trial's per-thread CPU per timed push: in a shed
+// trial every push is rejected (RejectedPct shows it), so the accept path's
+// per-accepted-push figure does not apply.
+func rejectedNsPerOp(t trialResult, sz sizing) float64 {
+	return t.threadCPUNs / float64(sz.producers*sz.per)
 }
 
 // shedInstance is a sharded sink that is full and stays full.
-type shedInstance struct {
-	s       *sink.Sink[Event]
+type shedInstance[T any] struct {
+	s       *sink.Sink[T]
 	release chan struct{}
 }
 
 // newShedInstance builds the sink and fills it: it fills every ring, waits
 // until each shard's worker has taken a batch and blocked in Drain, and
 // fills the rings again.
-func newShedInstance(im *impl, shards int) (*shedInstance, error) {
+func newShedInstance[T any](name string, backend ring.Factory[T], shards int) (*shedInstance[T], error) {
 	release := make(chan struct{})
 	var entered atomic.Int64
-	block := sink.ActionFunc[Event](func(ctx context.Context, _ []Event) {
+	block := sink.ActionFunc[T](func(ctx context.Context, _ []T) {
 		entered.Add(1)
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
 	})
-	s, err := sink.New[Event](sinkConfig(im.name, shards, shedCapacity, im.backend), block)
+	s, err := sink.New(sink.Config[T]{
+		Name: name, Shards: shards, RingCapacity: shedCapacity, BatchSize: drainBatch,
+		Ring: backend, OverloadInterval: time.Hour, OnOverload: func(sink.Overload) {},
+		Logger: slog.New(slog.DiscardHandler), Idle: sink.IdlePoll, IdleSleep: idleSleep, DisableStealing: true,
+	}, block)
 	if err != nil {
 		return nil, err
 	}
-	si := &shedInstance{s: s, release: release}
+	si := &shedInstance[T]{s: s, release: release}
 	// Round-robin handles: shards consecutive ones cover every shard.
-	handles := make([]*sink.Handle[Event], shards)
+	handles := make([]*sink.Handle[T], shards)
 	for i := range handles {
 		handles[i] = s.Handle()
 	}
@@ -85,7 +93,7 @@ func newShedInstance(im *impl, shards int) (*shedInstance, error) {
 		for _, h := range handles {
 			// A worker takes at most one batch before it blocks, so this
 			// ends after at most shedCapacity + drainBatch pushes.
-			for h.Push(Event{}) {
+			for h.Push(*new(T)) {
 			}
 		}
 	}
@@ -93,7 +101,7 @@ func newShedInstance(im *impl, shards int) (*shedInstance, error) {
 	deadline := time.Now().Add(shedWait)
 	for entered.Load() < int64(shards) {
 		if time.Now().After(deadline) {
-			_ = stopInstance(si)
+			_ = stopInstance[T](si)
 			return nil, fmt.Errorf("only %d of %d drain workers blocked within %v", entered.Load(), shards, shedWait)
 		}
 		time.Sleep(time.Millisecond)
@@ -102,9 +110,11 @@ func newShedInstance(im *impl, shards int) (*shedInstance, error) {
 	return si, nil
 }
 
-func (si *shedInstance) pusher() pushFunc { return si.s.Handle().Push }
+func (si *shedInstance[T]) pusher() func(T) bool { return si.s.Handle().Push }
 
-func (si *shedInstance) stop(ctx context.Context) error {
+func (si *shedInstance[T]) consumed() int64 { return 0 }
+
+func (si *shedInstance[T]) stop(ctx context.Context) error {
 	close(si.release)
 	return si.s.Shutdown(ctx)
 }

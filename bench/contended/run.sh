@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The README's command for the design decision ("Why sharded Vyukov rings"):
+# it measures the contended accept path of every row, zenq included (which
+# needs the build tag and linker flag below), in three tables: consumers
+# held with 8- and 32-byte payloads, and consumers draining with 8 bytes
+# (-tables; any -consumers/-payload product works too); writes each run's JSON to
+# bench/contended/runs/run-N.json; and renders bench/contended/RESULTS.md,
+# bench/contended/contended.svg and the README's generated block from them
+# (the tables from the last run, the stability table from all of them).
+#
+#   bash bench/contended/run.sh                 # one run
+#   RUNS=5 bash bench/contended/run.sh          # five consecutive runs, as committed
+#   bash bench/contended/run.sh -items 2000     # extra flags go to every run
+#
+# Run it on a quiet machine: two cores shared with other jobs move the
+# numbers by more than the effects they show.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+runs="${RUNS:-1}"
+dir=bench/contended/runs
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -tags zenq -ldflags=-checklinkname=0 -o "$tmp/contended" ./bench/contended
+
+mkdir -p "$dir"
+rm -f "$dir"/run-*.json
+for i in $(seq 1 "$runs"); do
+	echo "== run $i of $runs, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)" >&2
+	"$tmp/contended" -tables held/8,held/32,draining/8 -format json -o "$dir/run-$i.json" "$@"
+done
+
+from="$dir/run-*.json"
+"$tmp/contended" -from "$from" -format markdown -o bench/contended/RESULTS.md
+"$tmp/contended" -from "$from" -format svg -o bench/contended/contended.svg
+"$tmp/contended" -from "$from" -format readme -o README.md
+echo "== wrote $dir, bench/contended/RESULTS.md, bench/contended/contended.svg and README.md's generated block" >&2
