@@ -172,10 +172,10 @@ func writeMarkdown(w io.Writer, runs []*Result) error {
 	res := runs[len(runs)-1]
 	var b strings.Builder
 	b.WriteString("# Contended accept path: the full tables\n\n")
-	fmt.Fprintf(&b, "Rendered from %d run(s) of the harness (the tables from the last, the stability table from all of them) "+
+	fmt.Fprintf(&b, "Rendered from %s of the harness (the tables from the last, the stability table from all of them) "+
 		"by `bash bench/contended/run.sh`, or from the committed JSON by "+
 		"`go run ./bench/contended -from 'bench/contended/runs/*.json' -o bench/contended/RESULTS.md`. "+
-		"The README's section \"Why sharded Vyukov rings\" reads them.\n\n", len(runs))
+		"The README's section \"Why sharded Vyukov rings\" reads them.\n\n", plural(len(runs), "run"))
 	b.WriteString(describeRun(res))
 	b.WriteString("\n")
 	for _, k := range tables(res) {

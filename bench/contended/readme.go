@@ -41,10 +41,10 @@ func writeReadme(w io.Writer, runs []*Result) error {
 	if gogc == "" {
 		gogc = "100"
 	}
-	fmt.Fprintf(&b, "Measured by `bash bench/contended/run.sh` (%d runs; the tables are the last run's): %s, kernel %s, "+
+	fmt.Fprintf(&b, "Measured by `bash bench/contended/run.sh` (%s; the tables are the last run's): %s, kernel %s, "+
 		"transparent huge pages %s, GOGC %s, load average %s before the last run. %d items per producer, %d shards, "+
 		"medians of %d trials.\n\n",
-		len(runs), r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore),
+		plural(len(runs), "run"), r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore),
 		res.Config.Items, res.Config.Shards, res.Config.Trials)
 
 	order := tables(res)
@@ -95,6 +95,14 @@ func writeReadme(w io.Writer, runs []*Result) error {
 	}
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// plural writes "1 run", "5 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // implOrder lists the impls of rows in table order.
