@@ -72,20 +72,21 @@
 //
 // # Costs
 //
-// On the 2-core VM, with locked OS threads each ending 10,000 spans (see
-// the README for the table, the load average, and the command):
+// Measured side by side with the BatchSpanProcessor on a shared 2-core VM
+// (the README has the tables, the load averages and the commands; cd
+// otelsink && go test -run '^$' -bench Threads -benchtime=10000x -count=10 .):
 //
-//   - OnEnd costs about 25 ns of CPU per span, flat from 1 to 256
-//     goroutines, and allocates nothing; the BatchSpanProcessor's costs
-//     about the same when most spans are dropped, and more (about 1.5× at
-//     256 goroutines) when its queue accepts them.
-//   - A whole span (Start and End through a TracerProvider) costs about
-//     1 µs, of which the processor is a few percent: the SDK's span
-//     creation dominates, so swapping processors changes it little.
-//   - Under a burst that the drain cannot keep up with, this processor
-//     exports a smaller share than the BatchSpanProcessor with the same
-//     queue: its drain workers yield after every batch and, with many
-//     runnable producers on few cores, wait their turn, while the
-//     BatchSpanProcessor's one goroutine is handed the processor by the
-//     producers' channel sends. Every span is still exported or counted.
+//   - OnEnd costs 25 to 40 ns of CPU per span from 4 to 256 goroutines and
+//     allocates nothing: about what the BatchSpanProcessor's costs on two
+//     cores (0.8 to 1.4 times it at 64 goroutines), not the half that was
+//     the goal. Two Ps never contend much for the BSP's one channel.
+//   - A whole span (Start and End through a TracerProvider) costs 0.9 to
+//     1.1 µs of CPU with either processor; a CPU profile puts OnEnd at 3 %
+//     of it. The SDK's span creation dominates.
+//   - Under a burst that saturates the CPU, this processor exports a smaller
+//     share than the BatchSpanProcessor with the same queue (2.8 % against
+//     25.7 % at 64 goroutines ending stubs as fast as they can): its drain
+//     workers yield after every batch and wait their turn among the runnable
+//     producers, while the BatchSpanProcessor's one goroutine drains as long
+//     as its channel holds spans. Every span is still exported or counted.
 package otelsink
