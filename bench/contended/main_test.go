@@ -17,6 +17,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/shardedsink/shardedsink/ring/vyukov"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // TestMain runs main itself when the test binary is started as the
@@ -123,6 +126,33 @@ func TestFlags(t *testing.T) {
 		code, out := runCommand(t, "-payload 16")
 		require.Equal(t, 2, code)
 		require.Contains(t, out, "contended: -payload: 16 bytes is not offered")
+	})
+	t.Run("a hung row fails the run loudly", func(t *testing.T) {
+		code, out := runCommand(t, "-row-timeout 1ms -impls diodes -producers 64 -tables held/32 -q")
+		require.Equal(t, 3, code, out)
+		require.Contains(t, out, "WATCHDOG: row diodes, 64 producers, consumers held, 32-byte payload did not finish within 1ms")
+		require.Contains(t, out, "goroutine ")
+	})
+	t.Run("-idle chooses the sink rows' idle mode, sharded-default keeps its default", func(t *testing.T) {
+		defer func() { sinkIdle = sink.IdlePoll }()
+		o, err := parseFlags(strings.Fields("-idle wake"), io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, sink.IdleWake, o.idle)
+		sinkIdle = o.idle
+		row, err := newSinkRow[uint64]("x", 2, 10, vyukov.Factory[uint64], draining, false)
+		require.NoError(t, err)
+		cfg := row.config()
+		require.Equal(t, sink.IdleWake, cfg.Idle)
+		require.Zero(t, cfg.IdleSleep, "the sink's default recheck")
+		sinkIdle = sink.IdlePoll
+		cfg = row.config()
+		require.Equal(t, sink.IdlePoll, cfg.Idle)
+		require.Equal(t, idleSleep, cfg.IdleSleep)
+		def, err := newSinkRow[uint64]("d", 2, 10, vyukov.Factory[uint64], draining, true)
+		require.NoError(t, err)
+		require.Equal(t, sink.IdleWake, def.config().Idle, "the zero value: the sink's default")
+		require.False(t, def.config().DisableStealing)
+		require.Zero(t, def.config().Shards, "the default shard count")
 	})
 	t.Run("lists give several tables, once each", func(t *testing.T) {
 		o, err := parseFlags(strings.Fields("-consumers held,draining,held -payload 32,8"), io.Discard)

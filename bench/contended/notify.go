@@ -23,7 +23,7 @@ const cacheLinePad = 128
 
 // notifyRing is a vyukov ring whose successful pushes notify its consumer.
 type notifyRing[T any] struct {
-	inner ring.Ring[T]
+	inner *vyukov.Ring[T] // concrete, so that the wrapper adds no dynamic call, only the notify
 	_     [cacheLinePad]byte
 	// wake is the shard's wake word: every successful push adds one
 	// (atomic.AddUint64, a locked read-modify-write); the consumer loads it
