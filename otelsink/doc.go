@@ -38,11 +38,11 @@
 // # Guarantees
 //
 //   - Unsampled spans never enter the sink and are never exported or counted.
-//   - [SpanProcessor.ForceFlush] returns nil only when every span whose
-//     OnEnd returned before the call has been handed to ExportSpans and that
-//     call has returned; ctx.Err() when ctx ends first; an error wrapping the
-//     last export error when an export failed while it waited. After
-//     Shutdown it does nothing, as the SDK's contract asks.
+//   - [SpanProcessor.ForceFlush] returns once every span whose OnEnd
+//     returned before the call has been handed to ExportSpans and that call
+//     has returned: nil, or an error wrapping the last export error when
+//     exports failed since the previous ForceFlush; ctx.Err() when ctx ends
+//     first. After Shutdown it does nothing, as the SDK's contract asks.
 //   - [SpanProcessor.Shutdown] stops accepting spans (an OnEnd that starts
 //     after it drops and counts its span), exports what the rings hold, stops
 //     the workers, waits for an export in progress, then calls the

@@ -14,10 +14,6 @@ import (
 // then context.DeadlineExceeded.
 var ErrExportTimeout = errors.New("otelsink: export timeout")
 
-// errExporterDown marks a batch that reached the exporter after its
-// Shutdown.
-var errExporterDown = errors.New("otelsink: exporter is shut down")
-
 // exportAction is the sink's Action: it exports each batch.
 type exportAction struct{ p *SpanProcessor }
 
@@ -31,30 +27,37 @@ func (a exportAction) Drain(ctx context.Context, batch []spanT) { a.p.export(ctx
 // BatchSpanProcessor: retrying is the exporter's business). The counters
 // are updated before Drain returns, so Flush (and ForceFlush) sees them.
 func (p *SpanProcessor) export(ctx context.Context, batch []spanT) {
-	n := uint64(len(batch))
-	err := p.exportLocked(ctx, batch)
-	switch {
-	case err == nil:
-		atomic.AddUint64(&p.exported, n)
-	case errors.Is(err, errExporterDown):
-		atomic.AddUint64(&p.lateDrops, n)
-	default:
-		err = fmt.Errorf("otelsink: export of %d spans: %w", n, err)
-		p.lastErr.Store(&err) // before the count: ForceFlush loads it after it sees the count rise
-		atomic.AddUint64(&p.failed, n)
-		atomic.AddUint64(&p.exportErrors, 1)
-		otel.Handle(err)
+	if err := p.exportLocked(ctx, batch); err != nil {
+		otel.Handle(err) // outside the mutex: a slow handler delays no export
 	}
 }
 
-// exportLocked calls the exporter unless it is shut down, and turns a panic
-// in it into an error.
-func (p *SpanProcessor) exportLocked(ctx context.Context, batch []spanT) (err error) {
+// exportLocked calls the exporter unless it is shut down, and counts the
+// result while it holds exportMu: Shutdown takes the mutex after the sink's
+// Shutdown, so it sees the counts of every export that ran before it.
+func (p *SpanProcessor) exportLocked(ctx context.Context, batch []spanT) error {
+	n := uint64(len(batch))
 	p.exportMu.Lock()
 	defer p.exportMu.Unlock()
 	if p.exporterDown {
-		return errExporterDown
+		atomic.AddUint64(&p.lateDrops, n)
+		return nil
 	}
+	err := p.callExporter(ctx, batch)
+	if err == nil {
+		atomic.AddUint64(&p.exported, n)
+		return nil
+	}
+	err = fmt.Errorf("otelsink: export of %d spans: %w", n, err)
+	p.lastErr.Store(&err) // before the count: ForceFlush loads it after it sees the count rise
+	atomic.AddUint64(&p.failed, n)
+	atomic.AddUint64(&p.exportErrors, 1)
+	return err
+}
+
+// callExporter calls ExportSpans with the export timeout, and turns a panic
+// in it into an error.
+func (p *SpanProcessor) callExporter(ctx context.Context, batch []spanT) (err error) {
 	if t := p.cfg.exportTimeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t, ErrExportTimeout)

@@ -52,6 +52,9 @@ type SpanProcessor struct {
 	closedDrops  uint64 // OnEnd after Shutdown
 	lateDrops    uint64 // spans a drain worker held when the exporter was already shut down
 	lastErr      atomic.Pointer[error]
+	// errorsReported is the exportErrors count that ForceFlush last
+	// reported up to.
+	errorsReported uint64
 
 	// drained is set once the sink's Shutdown has returned: from then on
 	// nothing drains the rings, so what they hold counts as dropped.
@@ -155,11 +158,12 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 // ForceFlush returns once every span ended (OnEnd returned) before the call
 // has been handed to the exporter and that ExportSpans call has returned. It
 // returns ctx.Err() when ctx ends first (the spans stay queued and are
-// exported later), and an error wrapping the last export error when an
-// ExportSpans call failed while it waited (that may be the export of spans
-// ended after the call began). After Shutdown it does nothing and returns
-// nil, as the SDK's contract asks; when Shutdown begins while it waits, it
-// returns the result of Shutdown's drain.
+// exported later), and an error wrapping the last export error when
+// ExportSpans calls failed since the previous ForceFlush reported (each
+// failure is reported by one ForceFlush; all are counted in Stats and were
+// handed to otel.Handle). After Shutdown it does nothing and returns nil, as
+// the SDK's contract asks; when Shutdown begins while it waits, it returns
+// the result of Shutdown's drain.
 //
 // It wakes the drain workers and waits by polling with a backoff from 20 µs
 // to 1 ms (sink.Sink.Flush); it does not block OnEnd.
@@ -170,7 +174,6 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	if atomic.LoadUint32(&p.closed) != 0 {
 		return nil
 	}
-	before := atomic.LoadUint64(&p.exportErrors)
 	err := p.sink.Flush(ctx)
 	if errors.Is(err, sink.ErrShutdown) {
 		// Shutdown stopped the workers while we waited. Its drain exports
@@ -181,10 +184,20 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if n := atomic.LoadUint64(&p.exportErrors) - before; n > 0 {
-		return fmt.Errorf("otelsink: %d export(s) failed while ForceFlush waited, the last one: %w", n, *p.lastErr.Load())
+	// Report the failures since the previous report, each to one caller:
+	// the compare-and-swap keeps two concurrent ForceFlush calls from
+	// reporting one failure twice or moving the mark back.
+	now := atomic.LoadUint64(&p.exportErrors)
+	for {
+		prev := atomic.LoadUint64(&p.errorsReported)
+		if now <= prev {
+			return nil
+		}
+		if atomic.CompareAndSwapUint64(&p.errorsReported, prev, now) {
+			return fmt.Errorf("otelsink: %d export(s) failed since the previous ForceFlush, the last one: %w",
+				now-prev, *p.lastErr.Load())
+		}
 	}
-	return nil
 }
 
 // Shutdown stops the processor: from its start every OnEnd drops its span
@@ -255,9 +268,11 @@ func join(errs ...error) error {
 // Dropped returns the number of sampled spans ended and never handed to the
 // exporter: those that found their rings full, those ended after Shutdown
 // began and not drained by it, and those a Shutdown whose ctx ended left in
-// the rings. Once Shutdown has returned and no OnEnd is running, every
+// the rings. Once Shutdown has returned nil and no OnEnd is running, every
 // sampled span ended is counted exactly once in Exported, Failed or Dropped
-// of [SpanProcessor.Stats].
+// of [SpanProcessor.Stats]. After a Shutdown that returned a ctx error, a
+// worker may still finish its current export and count that batch as
+// failed or dropped: the counts settle once the workers have exited.
 func (p *SpanProcessor) Dropped() uint64 {
 	return p.Stats().Dropped
 }

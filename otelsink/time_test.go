@@ -54,7 +54,7 @@ func TestTheExportTimeoutIsHonoured(t *testing.T) {
 		p.OnEnd(stub(1, true))
 		err := p.ForceFlush(context.Background())
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		require.ErrorContains(t, err, "1 export(s) failed")
+		require.ErrorContains(t, err, "1 export(s) failed since the previous ForceFlush")
 		require.Equal(t, 250*time.Millisecond, took, "the export's ctx ends at the timeout")
 		require.Equal(t, otelsink.ErrExportTimeout, cause)
 		require.Equal(t, uint64(1), p.Stats().Failed)
