@@ -319,7 +319,7 @@ func TestTheQueueSizeIsTheTotalOverTheShards(t *testing.T) {
 		require.Equal(t, 1, p.Stats().Sink.Shards)
 		require.NoError(t, p.Shutdown(context.Background()))
 	})
-	t.Run("the default is 2048 spans per shard", func(t *testing.T) {
+	t.Run("the default is DefaultQueuePerShard spans per shard", func(t *testing.T) {
 		p := otelsink.NewSpanProcessor(newTestExporter(), otelsink.WithShards(3))
 		require.Equal(t, 3*otelsink.DefaultQueuePerShard, p.QueueCapacity())
 		require.NoError(t, p.Shutdown(context.Background()))

@@ -13,7 +13,8 @@
 //
 // [SpanProcessor.OnEnd] ignores unsampled spans, and pushes a sampled one
 // into a sink.Sink without a handle (sink.Sink.Push): into the ring of the
-// current P's home shard, or the next shard's when that ring is full. When
+// calling goroutine's home shard (the sink hashes the goroutine's stack
+// address), or the next shard's when that ring is full. When
 // both are full the span is dropped and counted, and OnEnd returns; it never
 // blocks (there is no equivalent of the BatchSpanProcessor's WithBlocking).
 // One drain worker per shard takes up to [WithMaxExportBatchSize] spans at a
@@ -25,7 +26,8 @@
 // Differences from the BatchSpanProcessor, where the options mean the same:
 //
 //   - [WithMaxQueueSize] is the total over the shards (default
-//     [DefaultQueuePerShard] per shard, so 2,048 × shards in all).
+//     [DefaultQueuePerShard] (512) per shard; with the sink's default of
+//     4 shards per P, 2,048 spans, the BatchSpanProcessor's queue, per P).
 //   - There is no batch timeout: a worker exports whatever its shard holds as
 //     soon as it finds it, so under light load batches are short and there
 //     are more ExportSpans calls (with a network exporter, more requests)

@@ -12,15 +12,16 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// Defaults of the options. The first three are the BatchSpanProcessor's
-// (sdktrace.DefaultMaxExportBatchSize and DefaultExportTimeout), the queue is
-// the BatchSpanProcessor's whole queue in every shard.
+// Defaults of the options. The batch size and the export timeout are the
+// BatchSpanProcessor's (sdktrace.DefaultMaxExportBatchSize and
+// DefaultExportTimeout); the queue is the BatchSpanProcessor's whole queue
+// (2,048 spans) for every P.
 const (
-	// DefaultQueuePerShard is the default queue capacity of each shard:
-	// the default total queue size is DefaultQueuePerShard times the shard
-	// count (4,096 spans with the 2 shards of a 2-core machine, 16,384 with
-	// the most default shards, 8).
-	DefaultQueuePerShard = 2048
+	// DefaultQueuePerShard is the default queue capacity of each shard. With
+	// the sink's default shard count, sink.DefaultShardsPerP (4) per P, the
+	// default total is 2,048 spans per GOMAXPROCS: 4,096 on a 2-core
+	// machine, at most 16,384 (32 shards).
+	DefaultQueuePerShard = 512
 	// DefaultMaxExportBatchSize is the most spans handed to one
 	// ExportSpans call, the BatchSpanProcessor's default.
 	DefaultMaxExportBatchSize = 512
@@ -94,8 +95,8 @@ func WithExportTimeout(timeout time.Duration) Option {
 }
 
 // WithShards sets the number of rings, each with its own drain worker
-// (sink.Config.Shards). It must be at least 1. Default: GOMAXPROCS clamped
-// to [1, 8].
+// (sink.Config.Shards). It must be at least 1. Default: the sink's,
+// sink.DefaultShardsPerP × GOMAXPROCS clamped to [1, sink.DefaultMaxShards].
 func WithShards(n int) Option {
 	return func(c *config) { c.shards, c.shardsSet = n, true }
 }
@@ -196,7 +197,7 @@ func (c config) settle(id int64) (settings, error) {
 		s.name = fmt.Sprintf("otelsink/%d", id)
 	}
 	if !c.shardsSet {
-		s.shards = min(max(runtime.GOMAXPROCS(0), 1), sink.DefaultMaxShards)
+		s.shards = min(max(sink.DefaultShardsPerP*runtime.GOMAXPROCS(0), 1), sink.DefaultMaxShards)
 		if c.queueSet {
 			s.shards = min(s.shards, c.queueSize)
 		}

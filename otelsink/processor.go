@@ -133,9 +133,9 @@ func NewSpanProcessor(exporter sdktrace.SpanExporter, opts ...Option) *SpanProce
 func (*SpanProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd hands s to the sink without waiting. An unsampled span is ignored
-// (neither queued nor counted). A sampled span is pushed into the current
-// P's shard ring (sink.Sink.Push: one try-push, and one more on the next
-// shard when that ring is full); when both rings are full, or after
+// (neither queued nor counted). A sampled span is pushed into the calling
+// goroutine's home shard (sink.Sink.Push: one try-push, and one more on the
+// next shard when that ring is full); when both rings are full, or after
 // Shutdown, s is dropped and counted in [SpanProcessor.Dropped].
 //
 // A successful OnEnd writes to no shared counter: it loads the closed flag
