@@ -37,8 +37,8 @@ type ShardStats struct {
 // concurrency the shards are read one after another, not at one instant.
 // There is intentionally no count of accepted values: keeping one would put
 // a shared write on every push. Count the true results of Push if you need
-// it, or take Drained + Queued once the producers have stopped. Stats reads
-// only counters that the workers keep, not the producers' path, and
+// it, or take Drained + Queued once the producers have stopped. Stats only
+// loads counters and ring lengths, writes nothing that a push reads, and
 // allocates the PerShard slice.
 func (s *Sink[T]) Stats() Stats {
 	st := Stats{
