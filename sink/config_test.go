@@ -116,7 +116,7 @@ func TestZeroConfigUsesTheDefaults(t *testing.T) {
 	require.Equal(t, "sink", st.Name)
 	require.Equal(t, "sink", s.Name())
 	require.GreaterOrEqual(t, st.Shards, 1)
-	require.LessOrEqual(t, st.Shards, 8)
+	require.LessOrEqual(t, st.Shards, sink.DefaultMaxShards)
 	require.Equal(t, st.Shards, s.Shards())
 }
 

@@ -46,8 +46,14 @@ func testCfg(shards, ringCap, batch int) sink.Config[ev] {
 		BatchSize:        batch,
 		OverloadInterval: 50 * time.Millisecond,
 		DisableStealing:  true,
+		Logger:           quiet,
 	}
 }
+
+// quiet is the logger of tests that overflow rings on purpose: the overload
+// monitor's reports (its last check at Shutdown included) would go to
+// slog.Default and into the test output.
+var quiet = slog.New(slog.DiscardHandler)
 
 // collector is an Action that records every value it is handed.
 type collector[T comparable] struct {

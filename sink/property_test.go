@@ -60,7 +60,7 @@ func TestAccountingIdentityProperty(t *testing.T) {
 		g := newGate[ev]()
 		s, err := sink.New(sink.Config[ev]{
 			Shards: shards, RingCapacity: capacity, BatchSize: batch,
-			DisableStealing: !stealing, OverloadInterval: time.Hour,
+			DisableStealing: !stealing, OverloadInterval: time.Hour, Logger: quiet,
 		}, g)
 		require.NoError(rt, err)
 		var accepted []int
