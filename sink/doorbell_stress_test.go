@@ -64,7 +64,7 @@ func doorbellRounds(t *testing.T, factory ring.Factory[ev], shards int, stealing
 	c := &counter{}
 	s, err := sink.New(sink.Config[ev]{
 		Shards: shards, RingCapacity: 1024, BatchSize: 8, Ring: factory,
-		DisableStealing: !stealing, IdleSleep: time.Hour, OverloadInterval: time.Hour,
+		DisableStealing: !stealing, IdleSleep: time.Hour, OverloadInterval: time.Hour, Logger: quiet,
 	}, c)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
@@ -134,7 +134,7 @@ func flushUnderLiveProducers(t *testing.T, factory ring.Factory[ev], stealing bo
 	seen := map[int]bool{}
 	s := newSink(t, sink.Config[ev]{
 		Shards: 4, RingCapacity: 1 << 14, BatchSize: 16, Ring: factory,
-		DisableStealing: !stealing, IdleSleep: time.Hour, OverloadInterval: time.Hour,
+		DisableStealing: !stealing, IdleSleep: time.Hour, OverloadInterval: time.Hour, Logger: quiet,
 	}, sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -247,7 +247,7 @@ func TestFlushOnAnEmptySinkReturnsAtOnce(t *testing.T) {
 func TestFlushWithLiveProducersAndStealing(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int]bool{}
-	s := newSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, StealItems: 8},
+	s := newSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, StealItems: 8, Logger: quiet},
 		sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
 			mu.Lock()
 			defer mu.Unlock()

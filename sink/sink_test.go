@@ -248,7 +248,7 @@ func TestExactlyOnceUnderConcurrentProducers(t *testing.T) {
 		for _, b := range backends {
 			t.Run(fmt.Sprintf("shards=%d/%s", shards, b.name), func(t *testing.T) {
 				c := &collector[ev]{}
-				s := newSink(t, sink.Config[ev]{Shards: shards, RingCapacity: 8192, BatchSize: 128, Ring: b.factory}, c)
+				s := newSink(t, sink.Config[ev]{Shards: shards, RingCapacity: 8192, BatchSize: 128, Ring: b.factory, Logger: quiet}, c)
 				const producers, per = 8, 2500
 				accepted := make([][]int, producers)
 				var wg sync.WaitGroup
