@@ -98,7 +98,7 @@ func TestConcurrentOnEndAndShutdownAccountForEverySpan(t *testing.T) {
 		exp := newTestExporter()
 		// A small queue, so that some spans are dropped at push too.
 		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(4),
-			otelsink.WithMaxQueueSize(64), otelsink.WithMaxExportBatchSize(8))
+			otelsink.WithMaxQueueSize(64), otelsink.WithMaxExportBatchSize(8), quiet)
 		var ended atomic.Uint64
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
@@ -293,7 +293,7 @@ func TestTheQueueSizeIsTheTotalOverTheShards(t *testing.T) {
 			return nil
 		}
 		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1),
-			otelsink.WithMaxQueueSize(4), otelsink.WithMaxExportBatchSize(1))
+			otelsink.WithMaxQueueSize(4), otelsink.WithMaxExportBatchSize(1), quiet)
 		require.Equal(t, 4, p.QueueCapacity())
 		p.OnEnd(stub(0, true))
 		<-started // the worker holds span 0 in its export

@@ -78,17 +78,18 @@
 // (the README has the tables, the load averages and the commands; cd
 // otelsink && go test -run '^$' -bench Threads -benchtime=10000x -count=10 .):
 //
-//   - OnEnd costs 25 to 40 ns of CPU per span from 4 to 256 goroutines and
-//     allocates nothing: about what the BatchSpanProcessor's costs on two
-//     cores (0.8 to 1.4 times it at 64 goroutines), not the half that was
-//     the goal. Two Ps never contend much for the BSP's one channel.
+//   - OnEnd costs 26 to 31 ns of CPU per span from 1 to 256 goroutines and
+//     allocates nothing; the BatchSpanProcessor's 21 to 47 ns. At 64
+//     goroutines that is 0.65 times the BSP's in the latest run, 0.83 and
+//     1.26 times in two earlier ones: not the half that was the goal. Two
+//     Ps never contend much for the BSP's one channel.
 //   - A whole span (Start and End through a TracerProvider) costs 0.9 to
-//     1.1 µs of CPU with either processor; a CPU profile puts OnEnd at 3 %
-//     of it. The SDK's span creation dominates.
+//     1.3 µs of CPU with either processor; a CPU profile puts OnEnd at a
+//     few percent of it. The SDK's span creation dominates.
 //   - Under a burst that saturates the CPU, this processor exports a smaller
-//     share than the BatchSpanProcessor with the same queue (2.8 % against
-//     25.7 % at 64 goroutines ending stubs as fast as they can): its drain
-//     workers yield after every batch and wait their turn among the runnable
-//     producers, while the BatchSpanProcessor's one goroutine drains as long
-//     as its channel holds spans. Every span is still exported or counted.
+//     share than the BatchSpanProcessor (2.5 % against 9.3 % at 64
+//     goroutines ending stubs as fast as they can): its drain workers yield
+//     after every batch and wait their turn among the runnable producers,
+//     while the BatchSpanProcessor's one goroutine drains as long as its
+//     channel holds spans. Every span is still exported or counted.
 package otelsink

@@ -52,7 +52,7 @@ func TestTheMeterProviderSeesTheDroppedSpans(t *testing.T) {
 		return nil
 	}
 	p := otelsink.NewSpanProcessor(exp, otelsink.WithName("api"), otelsink.WithMeterProvider(mp),
-		otelsink.WithShards(1), otelsink.WithMaxQueueSize(4), otelsink.WithMaxExportBatchSize(1))
+		otelsink.WithShards(1), otelsink.WithMaxQueueSize(4), otelsink.WithMaxExportBatchSize(1), quiet)
 
 	points := droppedPoints(t, reader)
 	require.Len(t, points, 1)

@@ -213,7 +213,8 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error {
 // result; a call made while the first runs waits for it, or returns its own
 // ctx.Err() when its ctx ends first. It relies on the exporter honouring
 // the ctx of ExportSpans and Shutdown, as the SDK's SpanExporter contract
-// asks: Shutdown cannot return before an ExportSpans call in progress does.
+// asks: Shutdown cannot return before an ExportSpans call in progress does,
+// even when ctx has ended, so that the counts are final when it returns.
 func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 	first := false
 	p.shutdownOnce.Do(func() { first = true })
@@ -233,11 +234,14 @@ func (p *SpanProcessor) Shutdown(ctx context.Context) error {
 func (p *SpanProcessor) shutdown(ctx context.Context) error {
 	atomic.StoreUint32(&p.closed, 1)
 	sinkErr := p.sink.Shutdown(ctx)
-	// The workers have exited (or, after a timeout, exit once their current
-	// export returns): what the rings hold now stays there.
+	// After a ctx error the workers exit as soon as their current export,
+	// whose ctx the sink has cancelled, returns: wait for that, so that the
+	// counts are final when Shutdown returns. What the rings hold now stays
+	// there.
+	<-p.sink.Done()
 	atomic.StoreUint32(&p.drained, 1)
-	// Taking exportMu waits for an export in progress; a worker that gets
-	// the mutex after this counts its batch as dropped instead of exporting.
+	// No worker runs any more; the flag is what keeps a late export out
+	// should that ever change.
 	p.exportMu.Lock()
 	p.exporterDown = true
 	p.exportMu.Unlock()
@@ -268,11 +272,9 @@ func join(errs ...error) error {
 // Dropped returns the number of sampled spans ended and never handed to the
 // exporter: those that found their rings full, those ended after Shutdown
 // began and not drained by it, and those a Shutdown whose ctx ended left in
-// the rings. Once Shutdown has returned nil and no OnEnd is running, every
-// sampled span ended is counted exactly once in Exported, Failed or Dropped
-// of [SpanProcessor.Stats]. After a Shutdown that returned a ctx error, a
-// worker may still finish its current export and count that batch as
-// failed or dropped: the counts settle once the workers have exited.
+// the rings. Once Shutdown has returned (with or without an error) and no
+// OnEnd is running, every sampled span ended is counted exactly once in
+// Exported, Failed or Dropped of [SpanProcessor.Stats].
 func (p *SpanProcessor) Dropped() uint64 {
 	return p.Stats().Dropped
 }

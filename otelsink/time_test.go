@@ -114,7 +114,7 @@ func TestSpansLeftByAShutdownThatTimedOutCountAsDropped(t *testing.T) {
 			return exportErr
 		}
 		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxExportBatchSize(1),
-			otelsink.WithExportTimeout(0))
+			otelsink.WithExportTimeout(0), quiet)
 		p.OnEnd(stub(0, true))
 		<-started
 		for i := range 5 {
