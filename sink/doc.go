@@ -40,8 +40,10 @@
 //     full.
 //  8. A worker yields the processor after every batch, so a Drain that never
 //     blocks cannot starve other goroutines or timers on its P.
-//  9. A panic in Drain is recovered and logged; that batch is lost and the
-//     worker goes on.
+//  9. A panic in Drain, or a call of runtime.Goexit, is recovered, counted
+//     in Stats().DrainPanics and logged (with its stack, at most once a
+//     minute); that batch is lost and the shard's worker goes on (in a new
+//     goroutine after a Goexit).
 //
 // Push returning true means the value was in a ring at that instant, not that
 // it was drained. There is no count of accepted values, because keeping one
@@ -65,19 +67,23 @@
 // shard of a sink, so that key's values keep their order.
 //
 // [Sink.Push] needs no handle. Go has no thread-locals, so it keeps a home
-// shard per P instead: a sync.Pool holds one *Handle per P, and a push takes
-// the current P's handle, pushes and puts it back. Pool Get and Put touch only
-// the current P's slot, so no shared cache line is written on success; the
-// sink's round-robin cursor is used only when the pool misses (the first push
-// on a P, or after the garbage collector cleared the pool). When the home ring
-// is full, the push, and the P's home, move on to the next shard once, so a
-// single busy P spills into the other rings before anything is shed.
+// shard per goroutine instead, derived from the address of a variable on
+// the calling goroutine's stack: each goroutine's stack is its own block of
+// memory, so goroutines spread over the shards and one goroutine finds the
+// same shard push after push, at the cost of a hash and no shared write.
+// When the home ring is full, the push moves on to the next shard once, so a
+// single busy goroutine spills into a second ring before anything is shed.
+// Homes are random, so two goroutines may share one; that is why the
+// default shard count is 4 × GOMAXPROCS (clamped to [1, 32]): the
+// goroutines running at one time then write different rings most of the
+// time, whether they use Sink.Push or handles taken round-robin.
 //
-// Measured alternatives (see Costs): a per-P round-robin cursor (the
-// original's default) and a random shard per push (math/rand/v2) cost up to
-// 4 times more from 4 producers up, because the producers running on the two
-// cores then write the same rings' tails and the cache lines ping-pong
-// between the cores; with a home shard per P they do not.
+// Measured alternatives (see Costs): a sync.Pool holding a home handle per
+// P (the previous design: no two Ps ever share a home, but a Get and a Put
+// cost about as much as the push itself), a per-P round-robin cursor (the
+// original's default) and a random shard per push (math/rand/v2); the last
+// two make the producers running on different cores write the same rings'
+// tails, and cost several times more under contention.
 //
 // # Draining
 //
@@ -107,38 +113,20 @@
 // cheaply as IdleWake, but a value waits for the sleep in progress, which
 // after a quiet spell is up to 100 ms.
 //
-// Measured on a shared 2-core AMD EPYC VM, GOMAXPROCS=2, go1.26.8, load
-// average 1.3 to 4 (other jobs running), ranges over several runs:
-//
-//	                                  IdleWake      IdlePoll      backoff
-//	idle CPU, 2 shards (% of a core)  0.14-0.31     4.2-7.0       0.14-0.26
-//	idle CPU, 8 shards                0.17-0.23     6.2-8.3       0.16-0.18
-//	pickup p50, producer blocks       5-10 µs       3-12 µs       0.05-5.7 ms
-//	pickup p50, producer keeps its P  0.12-2.6 ms   0.02-2.3 ms   1.1-2.4 ms
+// An idle IdleWake sink costs a fraction of a percent of one core (mostly
+// its recheck timer), an IdlePoll sink several percent, and a value pushed
+// into an idle sink reaches Drain within microseconds when the pushing
+// goroutine then blocks, or within a few milliseconds when it keeps its P
+// (the Go scheduler must start the woken worker on another P). The README's
+// "Idle workers" section has the measured table, from:
 //
 //	go run ./bench/idle [-mode wake|poll] [-shards 8] [-producer block|busy]
-//	go test -run '^$' -bench Idle -benchtime 1x -count 2 ./sink/   # all three
-//
-// Idle CPU is the whole process's (getrusage), whose runtime alone idles at
-// about 0.01 %; most of IdleWake's cost is the recheck timer, which is why it
-// is 100 ms (at 10 ms it costs about 1 %). The pickup latency is the time
-// from Push to Drain for a value pushed into an idle sink. When the pushing
-// goroutine blocks soon after, the woken worker runs on its P within
-// microseconds. When it keeps running, the worker must be started on another
-// P; the Go scheduler backs off before it takes a goroutine just readied on a
-// running P, and the OS must wake the idle P's thread, which on this loaded
-// machine took 0.1 to 2.6 ms whatever the idle mode (a C program's futex
-// wake-up on the same machine took 6 µs). Polling does as well in the
-// blocking case only because its 100 µs timer has usually expired, unrun,
-// when the producer's P next schedules, and it pays for that with 15 to 50
-// times the idle CPU. The backoff's pickup was measured 2 to 4 ms after the
-// previous value, before its sleeps had grown.
 //
 // The price of the doorbell on the push path is the flag load, which costs
 // nothing measurable (on a line that only the worker writes, and only when it
 // parks or wakes), and the wake-up code that makes [Handle.Push] too large for
-// the compiler to inline: one call more than the original's push, 3 to 3.7 ns
-// or 11 to 13 % at 1 producer (see Costs). A Dekker pair makes the doorbell safe: the worker
+// the compiler to inline: one call more than the original's push (see
+// Costs). A Dekker pair makes the doorbell safe: the worker
 // stores the flag, then looks at the ring; the producer pushes, then loads the
 // flag. Go's atomics are sequentially consistent, and the default vyukov ring
 // pushes with a compare-and-swap on its tail and reads that tail in Len, so
@@ -159,61 +147,81 @@
 // and the monitor, and returns nil, or ctx.Err() when ctx ends first: then
 // the ctx of in-flight Drain calls is cancelled, workers exit after their
 // current Drain, and what is left stays in the rings. The Drain calls of the
-// final drain get a ctx with Shutdown's deadline.
+// final drain get a ctx with Shutdown's deadline. Shutdown returns nil only
+// when nothing was lost to its ctx, and [Sink.Done] is closed once the
+// workers and the monitor have exited.
+//
+// Called with the ctx of a Drain call, or one derived from it, Flush and
+// Shutdown return [ErrCalledFromDrain] at once, since they would wait for
+// that very call; from inside Drain with an unrelated ctx they cannot tell,
+// and wait until that ctx ends.
 //
 // # Observability
 //
-// [Sink.Stats] returns the name, the shard count, the drop total, the values
-// queued in the rings and the same per shard; it marshals to JSON with
-// snake_case keys, for expvar (see the example). The overload monitor sums
-// the drop counters every OverloadInterval (5 s) and calls OnOverload with the
-// rise and the total when, and only when, the total rose; by default it logs
-// at Error through Logger. Drain panics are logged at Error too.
+// [Sink.Stats] returns the name, the shard count, the ring capacity, the
+// drop total, the values queued in the rings, the values taken for Drain
+// (Drained), the Drain calls that panicked (DrainPanics), and the same per
+// shard; it marshals to JSON with snake_case keys, for expvar (see the
+// example). The overload monitor sums the drop counters every
+// OverloadInterval (5 s) and calls OnOverload with the rise and the total
+// when, and only when, the total rose; by default it logs at Error through
+// Logger. It makes a last check when Shutdown begins, so the drops of the
+// last, partial interval are reported. Drain panics are logged at Error too.
 //
 // # Costs
 //
-// Per-thread CPU time of a successful push, producers on locked OS threads,
-// 4 shards, rings that hold the whole burst (0 % dropped), medians of 10
-// runs on the same machine with nothing else running. drain=held holds the
-// workers in Drain while the producers push, so the figures are the push
-// path alone; drain=live lets them drain meanwhile:
+// A successful push costs one compare-and-swap on the ring's tail, one load
+// and one store of the slot's stamp, the value's copy, and the load of the
+// sleeping flag; Sink.Push adds the hash of a stack address. Neither
+// allocates. The atomics are sync/atomic's functions on plain fields, so a
+// user's program gets the same inline instructions as the library's own
+// benchmarks (internal/hotpath's test reads the assembly of a program that
+// imports only the library). The README's "Push costs" has the measured
+// tables for 1 to 256 producers, from one command:
 //
-//	producers              1        4        16       64       256
-//	Handle.Push, held      31.6     32.8     70.2     64.8     58.3 ns
-//	Sink.Push, held        37.0     37.7     43.1     39.9     40.3 ns
-//	Handle.Push, live      103      32.0     124      70.6     60.0 ns
-//	Sink.Push, live        93.8     37.2     40.2     40.9     44.9 ns
+//	go run ./bench/pushcost
 //
-//	go test -run '^$' -bench Contended -benchtime 2000000x -count 10 ./sink/ > new.txt
-//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl -filter '.unit:cpu-ns/op' new.txt
+// The alternatives measured for the handle-less push and the shard count,
+// per-thread CPU ns per accepted push of an 8-byte value, producers on
+// locked OS threads, medians of 5 runs (min-max), on a 2-core AMD EPYC VM
+// (GOMAXPROCS=2, go1.26.8, load average 0.6 before); "shards=P" rows use
+// GOMAXPROCS shards, the default before, the others 4 × GOMAXPROCS:
 //
-// Both allocate nothing. Held, Sink.Push stays between 37 and 43 ns from 1
-// to 256 producers and costs at most 1.17 times Handle.Push, because with a
-// home shard per P the two producers running at a time never write the same
-// ring; draining, only its 1-producer row rises (93.8 ns), for the reason
-// given below for Handle.Push. Handles are
-// spread round-robin, so from 16 producers on the two running producers
-// often share a ring and its tail: Handle.Push then costs 1.8 to 2.2 times
-// its 1-producer cost (on a machine shared with other jobs, where the two
-// cores rarely push at the same instant, it measured 1.0 to 1.3 times).
-// With one producer and its worker draining at the same time, the worker
-// pops right behind the producer and they trade the slots' cache lines (103
-// ns against 31.6 held). IdlePoll costs the same, so the doorbell is not the
-// cause.
+//	| BenchmarkPushDesignAlternatives: cpu ns per accepted push, median (min-max) | 1 | 4 | 16 | 64 | 256 |
+//	|---|---:|---:|---:|---:|---:|
+//	| held, 8 B, Sink.Push | 11.4 (9.85-14.5) | 22.9 (18.6-24.0) | 22.0 (21.6-23.6) | 19.9 (18.0-22.4) | 19.8 (17.4-20.6) |
+//	| held, 8 B, Sink.Push(shards=P) | 13.2 (9.90-14.2) | 45.6 (32.5-62.7) | 34.9 (30.2-44.9) | 30.9 (29.5-35.1) | 57.8 (53.8-59.6) |
+//	| held, 8 B, Sink.Push-pool-per-P(shards=P) | 26.6 (23.7-28.3) | 24.2 (22.6-25.6) | 22.8 (22.3-24.6) | 23.1 (21.7-24.8) | 58.5 (52.9-62.2) |
+//	| held, 8 B, Sink.Push-pool-per-P | 23.5 (22.3-25.0) | 26.0 (21.7-27.7) | 26.5 (24.7-27.5) | 28.5 (22.8-29.4) | 77.5 (69.8-83.2) |
+//	| held, 8 B, Sink.Push-per-P-round-robin | 24.3 (20.4-26.1) | 53.8 (28.5-62.2) | 62.6 (59.5-65.6) | 52.4 (43.0-60.8) | 64.7 (50.5-68.1) |
+//	| held, 8 B, Sink.Push-math-rand | 21.1 (18.1-22.9) | 41.4 (36.3-107) | 40.0 (38.7-42.8) | 38.6 (34.7-48.7) | 39.3 (34.5-41.1) |
+//	| held, 8 B, Handle.Push | 11.4 (9.13-11.7) | 8.94 (7.58-12.3) | 27.8 (19.3-30.0) | 16.9 (16.6-18.7) | 14.9 (11.2-20.3) |
+//	| held, 8 B, Handle.Push(shards=P) | 8.91 (8.81-9.84) | 52.3 (38.6-56.1) | 38.5 (30.9-44.2) | 30.2 (24.5-32.6) | 36.4 (33.6-38.3) |
+//	| held, 8 B, Handle.Push(shards=2xP) | 7.45 (7.32-7.53) | 7.52 (7.35-9.16) | 32.0 (30.1-34.9) | 20.5 (17.2-24.2) | 18.2 (16.4-19.4) |
+//	| held, 8 B, Handle.Push-without-flag-load(IdlePoll) | 7.32 (7.18-7.99) | 12.1 (10.3-12.6) | 23.7 (21.7-31.0) | 19.6 (18.7-21.2) | 14.7 (9.30-16.1) |
+//	| draining, 8 B, Sink.Push | 12.8 (11.1-16.8) | 16.1 (13.4-17.8) | 18.8 (14.7-20.5) | 17.9 (16.7-18.7) | 16.0 (14.8-17.9) |
+//	| draining, 8 B, Sink.Push(shards=P) | 18.5 (14.4-24.1) | 32.2 (23.4-45.1) | 38.4 (27.9-39.5) | 28.9 (25.8-55.1) | 43.9 (36.5-51.4) |
+//	| draining, 8 B, Sink.Push-pool-per-P(shards=P) | 35.0 (28.5-39.4) | 19.9 (18.8-27.6) | 23.4 (20.9-30.3) | 23.7 (22.2-27.3) | 68.2 (52.4-73.3) |
+//	| draining, 8 B, Sink.Push-pool-per-P | 32.3 (27.9-35.5) | 23.6 (20.6-27.5) | 24.4 (23.2-27.5) | 21.3 (20.1-26.6) | 53.3 (47.6-64.8) |
+//	| draining, 8 B, Sink.Push-per-P-round-robin | 51.0 (47.9-56.2) | 42.2 (41.2-45.3) | 43.4 (42.6-46.3) | 44.1 (42.1-47.9) | 44.6 (40.7-48.1) |
+//	| draining, 8 B, Sink.Push-math-rand | 49.1 (41.8-55.7) | 38.0 (33.4-54.8) | 37.6 (36.3-40.1) | 40.3 (38.6-41.8) | 43.8 (42.8-106) |
+//	| draining, 8 B, Handle.Push | 13.0 (12.4-15.4) | 11.0 (9.79-11.3) | 19.1 (16.0-25.8) | 19.9 (18.3-22.6) | 15.8 (14.8-18.7) |
+//	| draining, 8 B, Handle.Push(shards=P) | 14.3 (13.5-17.6) | 52.3 (38.2-61.4) | 39.0 (27.6-41.1) | 36.9 (26.2-42.5) | 41.9 (35.9-46.9) |
+//	| draining, 8 B, Handle.Push(shards=2xP) | 11.6 (10.2-14.2) | 11.7 (11.2-12.8) | 35.8 (27.4-39.3) | 24.9 (24.2-27.3) | 21.2 (19.7-23.5) |
+//	| draining, 8 B, Handle.Push-without-flag-load(IdlePoll) | 11.9 (11.1-13.6) | 11.0 (9.98-12.5) | 26.2 (23.5-30.5) | 15.7 (15.1-18.5) | 14.9 (11.5-19.2) |
 //
-// The alternatives, held, as ranges over two sets of 10 runs taken while
-// other jobs ran (load average 4 to 6; the same command with -bench
-// PushDesign):
+//	go run ./bench/pushcost -design
 //
-//	producers                        1          4          16         64         256
-//	per-P round-robin Push     33.9-35.2  72.3-83.4   105-140    109-141   50.8-158 ns
-//	math/rand/v2 shard Push    31.4-32.0  44.1-56.8  46.2-137   56.9-162  52.0-82.1 ns
-//	Handle.Push, no flag load  27.4-28.0  27.7-28.0  56.9-85.9  47.6-83.7  48.5-50.9 ns
-//	  the same, not inlined    31.5-31.9  31.7-31.9  32.1-73.2  32.1-80.6  35.4-84.8 ns
-//
-// Without contention (1 and 4 producers) the flag load itself costs nothing
-// (Handle.Push against the same push without the load, neither inlined); the
-// doorbell's wake-up call makes Handle.Push too large to inline (cost 157,
-// budget 80), which costs 3 to 3.7 ns, 11 to 13 %, against the original's
-// push path. With more producers the spread of every row is ±20 to 100 %.
+// The stack-address home (Sink.Push) costs about 2 ns more than a handle
+// at one producer and is the cheapest handle-less push at every count. The
+// sync.Pool of home handles per P never lets two Ps share a ring, but its
+// Get and Put cost more than the push itself, and at 256 producers it cost
+// 53 to 78 ns. A per-P round-robin cursor and a random shard per push make
+// the producers running on the two cores write the same rings' tails and
+// cost 2 to 4 times more. More shards than Ps roughly halve the cost of
+// both Sink.Push and Handle.Push once there are more producers than cores
+// (GOMAXPROCS shards: 30 to 58 ns; 4 × GOMAXPROCS: 9 to 28 ns). The
+// doorbell's flag load is within the spread of the table: Handle.Push at
+// one producer measured 7.5 to 11.4 ns across its rows, the original's
+// push path without the load 7.3 ns.
 package sink

@@ -15,7 +15,8 @@
 //	go run ./bench/pushcost                        # runs the benchmarks (about 5 minutes), prints markdown
 //	go run ./bench/pushcost -o bench/pushcost/results.txt   # also keeps the raw benchfmt lines
 //	go run ./bench/pushcost -from bench/pushcost/results.txt   # re-renders a saved run
-//	go run ./bench/pushcost -design                 # adds the alternatives table (sink/doc.go)
+//	go run ./bench/pushcost -design                 # adds the alternatives (sink/doc.go's table)
+//	go run ./bench/pushcost -from bench/pushcost/results.txt -design   # prints only that table
 //
 // The raw file is benchfmt: benchstat reads it too.
 package main
@@ -49,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	count := fs.Int("count", 10, "runs of each benchmark; cells are medians over them")
 	benchtime := fs.String("benchtime", "2000000x", "-benchtime of the contended benchmark")
-	design := fs.Bool("design", false, "also run BenchmarkPushDesignAlternatives and print its table")
+	design := fs.Bool("design", false, "also run BenchmarkPushDesignAlternatives (or, with -from, print only its table)")
 	out := fs.String("o", "", "write the raw benchfmt output to this file as well")
 	from := fs.String("from", "", "render a saved raw file instead of running the benchmarks")
 	if err := fs.Parse(args); err != nil {
@@ -99,6 +100,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(samples) == 0 {
 		return errors.New("no benchmark results in the output")
+	}
+	if *from != "" && *design {
+		return renderDesign(stdout, samples)
 	}
 	return render(stdout, raw, samples)
 }

@@ -41,7 +41,7 @@ func TestRenderGivesMediansRangesAndRatios(t *testing.T) {
 		"| held, 8 B, Sink.Push / Handle.Push | 1.50x | 1.50x |",
 		"| held, 8 B, Handle.Push, against 1 producer | 1.00x | 2.00x |",
 		"| HandlePush | 9.00 (9.00-9.00) | 6.00 (6.00-6.00) | 1.50x |",
-		"# machine: test",
+		"machine: test  \n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

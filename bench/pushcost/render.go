@@ -55,9 +55,11 @@ func producerCounts(samples []sample) []int {
 
 func render(w io.Writer, raw []byte, samples []sample) error {
 	bw := bufio.NewWriter(w)
+	// The run's description, as markdown lines: "machine: ...", the load
+	// averages before and after.
 	for line := range bytes.Lines(raw) {
-		if bytes.HasPrefix(line, []byte("# ")) {
-			fmt.Fprintf(bw, "%s", line)
+		if bytes.HasPrefix(line, []byte("# ")) && !bytes.HasPrefix(line, []byte("# design")) {
+			fmt.Fprintf(bw, "%s  \n", bytes.TrimSpace(line[2:]))
 		}
 	}
 	fmt.Fprintln(bw)
@@ -67,6 +69,12 @@ func render(w io.Writer, raw []byte, samples []sample) error {
 	if err := userTable(bw, samples); err != nil {
 		return err
 	}
+	return bw.Flush()
+}
+
+// renderDesign prints the design alternatives' table alone.
+func renderDesign(w io.Writer, samples []sample) error {
+	bw := bufio.NewWriter(w)
 	if err := contendedTable(bw, samples, "BenchmarkPushDesignAlternatives", nil, false); err != nil {
 		return err
 	}
