@@ -40,20 +40,23 @@ func pushImpls[T any]() []pushImpl[T] {
 }
 
 // designImpls are the alternatives measured for the design; not part of the
-// API.
+// API. The default shard count is 4 × GOMAXPROCS; "shards=P" rows use
+// GOMAXPROCS shards, the default before.
 func designImpls[T any]() []pushImpl[T] {
-	shards := func(n int) func(*Config[T]) { return func(c *Config[T]) { c.Shards = n } }
-	fourPerP := func(c *Config[T]) { c.Shards = 4 * runtime.GOMAXPROCS(0) }
+	perP := func(k int) func(*Config[T]) {
+		return func(c *Config[T]) { c.Shards = k * runtime.GOMAXPROCS(0) }
+	}
 	return []pushImpl[T]{
-		// The handle-less push as shipped, and the alternatives to it.
+		// The handle-less push as shipped: a home from the goroutine's
+		// stack address, a spill to the next shard, 4 × P shards...
 		{name: "Sink.Push", setup: sinkPush[T]},
-		// A home shard per P, cached in a sync.Pool: Get, push, Put.
+		// ...and over GOMAXPROCS shards.
+		{name: "Sink.Push(shards=P)", cfg: perP(1), setup: sinkPush[T]},
+		// The previous design: a home handle per P cached in a sync.Pool
+		// (Get, push, Put), over GOMAXPROCS shards as it shipped, and over
+		// 4 × P.
+		{name: "Sink.Push-pool-per-P(shards=P)", cfg: perP(1), setup: poolHomePush[T]},
 		{name: "Sink.Push-pool-per-P", setup: poolHomePush[T]},
-		// A home shard from the address of a variable on the goroutine's
-		// stack (no shared write, a few instructions).
-		{name: "Sink.Push-stack-address", setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
-		// The same, with four shards per P: running producers collide less.
-		{name: "Sink.Push-stack-address(shards=4xP)", cfg: fourPerP, setup: func(s *Sink[T]) func(T) bool { return s.pushStackHome }},
 		// A per-P round-robin cursor (the original's default
 		// ThreadLocalRoundRobin): a pool of handles, each push puts back the
 		// next shard's.
@@ -64,14 +67,13 @@ func designImpls[T any]() []pushImpl[T] {
 			n := uint32(len(s.shards))
 			return func(v T) bool { return s.handles[rand.Uint32N(n)].Push(v) }
 		}},
-		// Handles round-robin over the default shard count, over 4 per P,
-		// and over 8 shards.
+		// Handles taken round-robin over 4 × P shards (the default), over
+		// P and over 2 × P.
 		{name: "Handle.Push", setup: handlePush[T]},
-		{name: "Handle.Push(shards=4xP)", cfg: fourPerP, setup: handlePush[T]},
-		{name: "Handle.Push(shards=8)", cfg: shards(8), setup: handlePush[T]},
-		// IdlePoll with the push path of the default (the flag load)...
-		{name: "Handle.Push(IdlePoll)", cfg: pollMode[T], setup: handlePush[T]},
-		// ...and with the original's push path: no flag load at all.
+		{name: "Handle.Push(shards=P)", cfg: perP(1), setup: handlePush[T]},
+		{name: "Handle.Push(shards=2xP)", cfg: perP(2), setup: handlePush[T]},
+		// The original's push path: no load of the sleeping flag (IdlePoll,
+		// which needs no doorbell).
 		{name: "Handle.Push-without-flag-load(IdlePoll)", cfg: pollMode[T], setup: func(s *Sink[T]) func(T) bool {
 			return s.Handle().pushWithoutFlag
 		}},
@@ -108,11 +110,6 @@ func poolHomePush[T any](s *Sink[T]) func(T) bool {
 
 // pools holds poolHomePush's pool for each sink.
 var pools sync.Map // *Sink[T] -> *sync.Pool
-
-// pushStackHome pushes into the shard that stackHome picks, without a spill.
-func (s *Sink[T]) pushStackHome(v T) bool {
-	return s.handles[stackHome(len(s.handles))].Push(v)
-}
 
 // rrPools holds the per-P round-robin alternative's pool for each sink.
 var rrPools sync.Map // *Sink -> func(T) bool
@@ -151,7 +148,7 @@ var benchProducers = []int{1, 4, 16, 64, 256}
 // BenchmarkContended is the original's accept-path harness as a go test
 // benchmark: P producer goroutines, each on its own locked OS thread, push
 // 8-byte or 32-byte values into a sink with the default shard count
-// (GOMAXPROCS clamped to [1, 8]) whose rings hold a whole trial, so that
+// (4 × GOMAXPROCS clamped to [1, 32]) whose rings hold a whole trial, so that
 // every push is accepted (drop-% reports it). Each producer reads its
 // thread's CPU clock before and after its loop; cpu-ns/op is the CPU time of
 // all producers divided by their accepted pushes. ns/op is wall-clock time

@@ -158,9 +158,10 @@ func TestHandleForSpreadsKeys(t *testing.T) {
 }
 
 // Port of handleless_round_robin_uses_all_shards: in Go the handle-less push
-// keeps a home shard per P and moves on when the home ring is full, so one
-// goroutine's pushes fill the rings one after another and every ring gets
-// values before many are shed. (Workers are gated, so the rings only fill.)
+// keeps a home shard per goroutine (from its stack address) and spills into
+// the next shard when the home ring is full, so one goroutine's burst fills
+// two rings before anything is shed. (Workers are gated, so the rings only
+// fill.)
 func TestHandlelessPushSpillsIntoOtherShards(t *testing.T) {
 	g := newGate[ev]()
 	const shards, capacity = 4, 8
