@@ -135,7 +135,7 @@ func shardedImpl[T any](name string, f ring.Factory[T]) *impl[T] {
 }
 
 // defaultImpl is the sink with its default Config: default shard count
-// (GOMAXPROCS clamped to [1, 8]), work stealing on, IdleWake, the default
+// (4 × GOMAXPROCS clamped to [1, 32]), work stealing on, IdleWake, the default
 // ring. Only RingCapacity is set, so that the burst fits.
 func defaultImpl[T any]() *impl[T] {
 	return &impl[T]{

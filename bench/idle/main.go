@@ -19,7 +19,7 @@
 //
 // The sink has the default configuration except for -mode (the idle mode:
 // wake, the default, or poll, the original's 100 µs polling) and -shards
-// (default: GOMAXPROCS clamped to [1, 8]).
+// (default: 4 × GOMAXPROCS clamped to [1, 32]).
 //
 // Usage:
 //
@@ -110,7 +110,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	samples := fs.Int("samples", 200, "how many values to push into the idle sink for the pickup latency")
 	var mode sink.IdleMode
 	fs.TextVar(&mode, "mode", sink.IdleWake, "idle mode of the sink: wake (the default) or poll (the original's polling)")
-	shards := fs.Int("shards", 0, "shards of the sink; 0 for the default (GOMAXPROCS clamped to [1, 8])")
+	shards := fs.Int("shards", 0, "shards of the sink; 0 for the default (4 × GOMAXPROCS clamped to [1, 32])")
 	producer := fs.String("producer", "block", "what the pushing goroutine does until Drain sees the value: block, or busy (keeps its P)")
 	trials := fs.Int("trials", 1, "how many times to measure, each on a fresh sink; the top-level figures are the medians")
 	out := fs.String("o", "", "write the output to this file, rewritten after each trial, instead of standard output")
