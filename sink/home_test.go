@@ -5,12 +5,28 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
+
+// growStack makes the calling goroutine's stack grow (and move) now, before
+// the pushes that follow: a goroutine's home follows its stack, and under
+// the race detector the first Push alone can outgrow a fresh 8 KiB stack.
+//
+//go:noinline
+func growStack() byte {
+	var pad [64 << 10]byte
+	for i := range pad {
+		pad[i] = byte(i)
+	}
+	return pad[len(pad)-1]
+}
 
 // pushFrom pushes n values from a new goroutine and waits for it.
 func pushFrom(s interface{ Push(ev) bool }, n int) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		growStack()
 		for i := range n {
 			s.Push(ev{i})
 		}
@@ -18,9 +34,10 @@ func pushFrom(s interface{ Push(ev) bool }, n int) {
 	wg.Wait()
 }
 
-func TestHandlelessPushKeepsAGoroutineOnOneShard(t *testing.T) {
+// heldSink returns a sink whose workers each wait in Drain with one value,
+// so that its rings only fill and Stats shows where each push landed.
+func heldSink(t *testing.T, shards int) *sink.Sink[ev] {
 	g := newGate[ev]()
-	const shards = 8
 	s := newSink(t, testCfg(shards, 1024, 1), g)
 	t.Cleanup(g.release)
 	for range shards {
@@ -28,6 +45,12 @@ func TestHandlelessPushKeepsAGoroutineOnOneShard(t *testing.T) {
 	}
 	g.waitEntered(t)
 	eventually(t, func() bool { return s.Stats().Queued == 0 }, "every worker took its value")
+	return s
+}
+
+func TestHandlelessPushKeepsAGoroutineOnOneShard(t *testing.T) {
+	const shards = 8
+	s := heldSink(t, shards)
 
 	for round := range 20 {
 		before := s.Stats().PerShard
@@ -45,26 +68,29 @@ func TestHandlelessPushKeepsAGoroutineOnOneShard(t *testing.T) {
 }
 
 func TestHandlelessPushSpreadsGoroutinesOverShards(t *testing.T) {
-	g := newGate[ev]()
 	const shards, goroutines = 8, 64
-	s := newSink(t, testCfg(shards, 1024, 1), g)
-	t.Cleanup(g.release)
-	for range shards {
-		require.True(t, s.Handle().Push(ev{-1}))
-	}
-	g.waitEntered(t)
-	eventually(t, func() bool { return s.Stats().Queued == 0 }, "every worker took its value")
+	s := heldSink(t, shards)
 
-	// 64 goroutines alive at once, so that their stacks are distinct.
-	var wg sync.WaitGroup
-	start := make(chan struct{})
+	// 64 goroutines alive at once, until every one has pushed, so that
+	// their stacks are distinct: a goroutine that exits frees its stack,
+	// and the next one started on that P may get the same memory (and so
+	// the same home).
+	var wg, pushed sync.WaitGroup
+	start, exit := make(chan struct{}), make(chan struct{})
+	pushed.Add(goroutines)
 	for range goroutines {
 		wg.Go(func() {
+			growStack()
 			<-start
-			require.True(t, s.Push(ev{1}))
+			ok := s.Push(ev{1})
+			pushed.Done()
+			<-exit
+			require.True(t, ok)
 		})
 	}
 	close(start)
+	pushed.Wait()
+	close(exit)
 	wg.Wait()
 	used, most := 0, 0
 	for _, ps := range s.Stats().PerShard {

@@ -177,6 +177,7 @@ func TestHandlelessPushSpillsIntoOtherShards(t *testing.T) {
 	// One goroutine, one call site: its home ring fills, then the next
 	// shard's ring takes the spill, and everything beyond is dropped and
 	// counted.
+	growStack() // so that the stack, and with it the home, stays put
 	accepted := 0
 	for i := range shards * capacity {
 		if s.Push(ev{i}) {
