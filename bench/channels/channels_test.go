@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardedsink/shardedsink/bench/internal/commandtest"
 	"github.com/shardedsink/shardedsink/bench/internal/report"
 )
 
@@ -23,12 +23,7 @@ import (
 // (runCommand), and otherwise the tests, checking for leaked goroutines
 // (zenq's queues each start one that nothing can stop).
 func TestMain(m *testing.M) {
-	if os.Getenv("CHANNELS_RUN_MAIN") == "1" {
-		os.Args = append([]string{"channels"}, strings.Fields(os.Getenv("CHANNELS_ARGS"))...)
-		main()
-		os.Exit(0)
-	}
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"))
+	commandtest.Main(m, "channels", main, goleak.IgnoreAnyFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"))
 }
 
 // BenchmarkChannels runs the rows of the table as go test benchmarks, so
@@ -189,15 +184,7 @@ func TestHelpExitsZeroAndAHungCaseFailsLoudly(t *testing.T) {
 // its exit code and output.
 func runCommand(t *testing.T, args string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CHANNELS_RUN_MAIN=1", "CHANNELS_ARGS="+args)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), string(out)
-	}
-	require.NoError(t, err)
-	return 0, string(out)
+	return commandtest.Run(t, "channels", args)
 }
 
 func TestMarkdownSmokeRun(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardedsink/shardedsink/bench/internal/commandtest"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -26,12 +26,7 @@ import (
 // command (see runCommand), and otherwise the tests, checking for leaked
 // goroutines. zenq's queues start a goroutine each that nothing can stop.
 func TestMain(m *testing.M) {
-	if os.Getenv("CONTENDED_RUN_MAIN") == "1" {
-		os.Args = append([]string{"contended"}, strings.Fields(os.Getenv("CONTENDED_ARGS"))...)
-		main()
-		os.Exit(0)
-	}
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"),
+	commandtest.Main(m, "contended", main, goleak.IgnoreAnyFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"),
 		goleak.IgnoreTopFunction("github.com/alphadose/zenq/v2.(*ZenQ[...]).selectSender"))
 }
 
@@ -39,15 +34,7 @@ func TestMain(m *testing.M) {
 // and output.
 func runCommand(t *testing.T, args string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CONTENDED_RUN_MAIN=1", "CONTENDED_ARGS="+args)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), string(out)
-	}
-	require.NoError(t, err)
-	return 0, string(out)
+	return commandtest.Run(t, "contended", args)
 }
 
 // wantImpls is the table's row families, in order, as the JSON names them.

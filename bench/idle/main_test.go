@@ -7,7 +7,6 @@ import (
 	"flag"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,8 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
+	"github.com/shardedsink/shardedsink/bench/internal/commandtest"
 	"github.com/shardedsink/shardedsink/bench/internal/report"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -24,27 +23,14 @@ import (
 // TestMain runs main itself when the test binary is started as the command
 // (runCommand), and otherwise the tests, checking for leaked goroutines.
 func TestMain(m *testing.M) {
-	if os.Getenv("IDLE_RUN_MAIN") == "1" {
-		os.Args = append([]string{"idle"}, strings.Fields(os.Getenv("IDLE_ARGS"))...)
-		main()
-		os.Exit(0)
-	}
-	goleak.VerifyTestMain(m)
+	commandtest.Main(m, "idle", main)
 }
 
 // runCommand runs the test binary as the command and returns its exit code
 // and output.
 func runCommand(t *testing.T, args string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "IDLE_RUN_MAIN=1", "IDLE_ARGS="+args)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), string(out)
-	}
-	require.NoError(t, err)
-	return 0, string(out)
+	return commandtest.Run(t, "idle", args)
 }
 
 func TestParseDefaults(t *testing.T) {
