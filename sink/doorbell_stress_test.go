@@ -130,21 +130,12 @@ func TestFlushUnderLiveProducersWithoutTheSafetyNet(t *testing.T) {
 }
 
 func flushUnderLiveProducers(t *testing.T, factory ring.Factory[ev], stealing bool) {
-	var mu sync.Mutex
-	seen := map[int]bool{}
+	var accepted, drained idLog
 	s := newSink(t, sink.Config[ev]{
 		Shards: 4, RingCapacity: 1 << 14, BatchSize: 16, Ring: factory,
 		DisableStealing: !stealing, IdleSleep: time.Hour, OverloadInterval: time.Hour, Logger: quiet,
-	}, sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, v := range batch {
-			seen[v.id] = true
-		}
-	}))
+	}, &drained)
 	const producers, per = 4, 3000
-	var acceptedMu sync.Mutex
-	var accepted []int
 	var wg sync.WaitGroup
 	for p := range producers {
 		wg.Go(func() {
@@ -153,9 +144,7 @@ func flushUnderLiveProducers(t *testing.T, factory ring.Factory[ev], stealing bo
 			for i := range per {
 				id := p*per + i
 				if h.Push(ev{id}) {
-					acceptedMu.Lock()
-					accepted = append(accepted, id)
-					acceptedMu.Unlock()
+					accepted.add(id)
 				}
 				if rng.IntN(16) == 0 {
 					// A pause long enough for the workers to run dry and
@@ -167,27 +156,5 @@ func flushUnderLiveProducers(t *testing.T, factory ring.Factory[ev], stealing bo
 	}
 	producing := make(chan struct{})
 	go func() { wg.Wait(); close(producing) }()
-	for flushes := 0; ; flushes++ {
-		acceptedMu.Lock()
-		before := append([]int(nil), accepted...)
-		acceptedMu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := s.Flush(ctx)
-		cancel()
-		require.NoError(t, err, "Flush %d did not return within 10 s", flushes)
-		mu.Lock()
-		for _, id := range before {
-			if !seen[id] {
-				mu.Unlock()
-				t.Fatalf("value %d was accepted before Flush %d and not drained when it returned", id, flushes)
-			}
-		}
-		mu.Unlock()
-		select {
-		case <-producing:
-			require.Positive(t, flushes)
-			return
-		default:
-		}
-	}
+	flushWhileProducing(t, s, &accepted, &drained, producing)
 }

@@ -245,29 +245,17 @@ func TestFlushOnAnEmptySinkReturnsAtOnce(t *testing.T) {
 // Flush with stealing on and producers that keep pushing: every value
 // accepted before each Flush has been drained when it returns.
 func TestFlushWithLiveProducersAndStealing(t *testing.T) {
-	var mu sync.Mutex
-	seen := map[int]bool{}
-	s := newSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, StealItems: 8, Logger: quiet},
-		sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, v := range batch {
-				seen[v.id] = true
-			}
-		}))
+	var accepted, drained idLog
+	s := newSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, StealItems: 8, Logger: quiet}, &drained)
 	const producers, per = 4, 20000
 	var wg sync.WaitGroup
-	var acceptedMu sync.Mutex
-	accepted := make([][]int, producers)
 	for p := range producers {
 		wg.Go(func() {
 			h := s.HandleFor(uint64(p % 2)) // skewed: two shards at most
 			for i := range per {
 				id := p*per + i
 				if h.Push(ev{id}) {
-					acceptedMu.Lock()
-					accepted[p] = append(accepted[p], id)
-					acceptedMu.Unlock()
+					accepted.add(id)
 				}
 				if i%64 == 0 {
 					runtime.Gosched()
@@ -277,29 +265,7 @@ func TestFlushWithLiveProducersAndStealing(t *testing.T) {
 	}
 	producing := make(chan struct{})
 	go func() { wg.Wait(); close(producing) }()
-	for flushes := 0; ; flushes++ {
-		acceptedMu.Lock()
-		var before []int
-		for _, a := range accepted {
-			before = append(before, a...)
-		}
-		acceptedMu.Unlock()
-		require.NoError(t, s.Flush(context.Background()))
-		mu.Lock()
-		for _, id := range before {
-			if !seen[id] {
-				mu.Unlock()
-				t.Fatalf("value %d was accepted before Flush %d and not drained when it returned", id, flushes)
-			}
-		}
-		mu.Unlock()
-		select {
-		case <-producing:
-			require.Positive(t, flushes)
-			return
-		default:
-		}
-	}
+	flushWhileProducing(t, s, &accepted, &drained, producing)
 }
 
 func TestFlushAfterShutdown(t *testing.T) {
