@@ -220,9 +220,9 @@ func shardFor(key uint64, n int) int {
 // A goroutine's home moves when its stack grows (the stack is copied), and
 // a goroutine that exits frees its stack for the next one started on that
 // P, which then gets the same home: goroutines that start, push once and
-// exit spread over the shards less evenly than long-lived producers (in a
-// test under the race detector, 64 such goroutines put half their values
-// on one of 8 shards).
+// exit spread over the shards less evenly than long-lived producers. So do
+// goroutines whose stacks never grew past their first 2 KiB: up to four of
+// them share one 8 KiB block of memory, and with it a home.
 //
 // Pushes from one goroutine keep their order while they land in one ring:
 // from the same call depth (within the same 8 KiB of its stack), while its
