@@ -11,7 +11,7 @@ import (
 
 // growStack makes the calling goroutine's stack grow (and move) now, before
 // the pushes that follow: a goroutine's home follows its stack, and under
-// the race detector the first Push alone can outgrow a fresh 8 KiB stack.
+// the race detector the first Push alone can outgrow a fresh 2 KiB stack.
 //
 //go:noinline
 func growStack() byte {
