@@ -56,10 +56,28 @@ type atomicCall struct {
 	function, callee, line string
 }
 
+// locked is one locked instruction inside a listed function: a LOCK
+// prefix, or an XCHG with a memory operand (locked without the prefix).
+// pos is the source position the listing gives it, "file.go:line", which
+// for inlined code is the inlined function's line.
+type locked struct {
+	function, pos, line string
+}
+
+// listing is what scan finds in a -gcflags=-S listing.
+type listing struct {
+	defined []string          // every function defined, without the module prefix
+	calls   []atomicCall      // calls into sync/atomic by hot functions, except the allowed ones
+	locked  []locked          // locked instructions of hot functions
+	callees map[string]string // hot function -> the calls it makes, one per line
+}
+
 // scan reads a -gcflags=-S listing and returns the functions it defines
-// (without the module prefix) and the calls into sync/atomic that the
-// functions matching hot make, except the allowed ones.
-func scan(r io.Reader, hot *regexp.Regexp) (defined []string, calls []atomicCall, err error) {
+// (without the module prefix), the calls into sync/atomic that the
+// functions matching hot make, except the allowed ones, and their locked
+// instructions.
+func scan(r io.Reader, hot *regexp.Regexp) (listing, error) {
+	l := listing{callees: map[string]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	var fn string
@@ -70,7 +88,7 @@ func scan(r io.Reader, hot *regexp.Regexp) (defined []string, calls []atomicCall
 			if i := strings.Index(line, " STEXT"); i > 0 {
 				fn = strings.ReplaceAll(line[:i], modulePrefix, "")
 				isHot = hot.MatchString(fn)
-				defined = append(defined, fn)
+				l.defined = append(l.defined, fn)
 			}
 			continue
 		}
@@ -78,17 +96,32 @@ func scan(r io.Reader, hot *regexp.Regexp) (defined []string, calls []atomicCall
 			continue
 		}
 		fields := strings.Split(line, "\t")
-		for i, f := range fields {
-			if f != "CALL" || i+1 >= len(fields) {
-				continue
-			}
-			callee := strings.TrimSpace(fields[i+1])
+		if len(fields) < 3 {
+			continue
+		}
+		op := strings.TrimSpace(fields[2])
+		switch {
+		case op == "CALL" && len(fields) > 3:
+			callee := strings.TrimSpace(fields[3])
+			l.callees[fn] += strings.ReplaceAll(callee, modulePrefix, "") + "\n"
 			if strings.HasPrefix(callee, "sync/atomic.") && !allowed.MatchString(callee) {
-				calls = append(calls, atomicCall{function: fn, callee: callee, line: strings.TrimSpace(line)})
+				l.calls = append(l.calls, atomicCall{function: fn, callee: callee, line: strings.TrimSpace(line)})
 			}
+		case op == "LOCK" || strings.HasPrefix(op, "XCHG") && len(fields) > 3 && strings.Contains(fields[3], "("):
+			l.locked = append(l.locked, locked{function: fn, pos: position(fields[1]), line: strings.TrimSpace(line)})
 		}
 	}
-	return defined, calls, sc.Err()
+	return l, sc.Err()
+}
+
+// position returns "file.go:line" from a listing's "0x0010 00016
+// (/path/to/file.go:140)" column.
+func position(col string) string {
+	i, j := strings.LastIndex(col, "("), strings.LastIndex(col, ")")
+	if i < 0 || j < i {
+		return ""
+	}
+	return filepath.Base(col[i+1 : j])
 }
 
 func anchored(patterns []string) *regexp.Regexp {
@@ -122,14 +155,14 @@ func TestHotPathsHaveNoAtomicCalls(t *testing.T) {
 		t.Fatalf("building the probe failed: %v\n%s", err, tail(out))
 	}
 
-	defined, calls, err := scan(strings.NewReader(string(out)), anchored(hot))
+	l, err := scan(strings.NewReader(string(out)), anchored(hot))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range mustAppear {
 		re := anchored([]string{want})
 		found := false
-		for _, fn := range defined {
+		for _, fn := range l.defined {
 			if re.MatchString(fn) {
 				found = true
 				break
@@ -139,9 +172,20 @@ func TestHotPathsHaveNoAtomicCalls(t *testing.T) {
 			t.Errorf("no function matching %s in the probe's listing: renamed? update the lists", want)
 		}
 	}
-	for _, c := range calls {
+	for _, c := range l.calls {
 		t.Errorf("%s calls %s (not inlined where the package does not import sync/atomic: use the function forms on a plain field)\n\t%s",
 			c.function, c.callee, c.line)
+	}
+	checkLockBudgets(t, l)
+	for _, c := range mustCall {
+		re := anchored([]string{c.function})
+		for fn, callees := range l.callees {
+			// The shape instantiation holds the body; the ones named by
+			// the type argument are wrappers that call it.
+			if re.MatchString(fn) && strings.Contains(fn, "go.shape") && !strings.Contains(callees, c.callee) {
+				t.Errorf("%s no longer calls %s (%s); update mustCall", fn, c.callee, c.why)
+			}
+		}
 	}
 }
 
@@ -157,10 +201,11 @@ func TestScanFindsAtomicCalls(t *testing.T) {
 		"\t0x0010 00016 (stats.go:40)\tCALL\tsync/atomic.(*Uint64).Load(SB)",
 		"",
 	}, "\n")
-	defined, calls, err := scan(strings.NewReader(listing), anchored(hot))
+	l, err := scan(strings.NewReader(listing), anchored(hot))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defined, calls := l.defined, l.calls
 	if len(defined) != 2 {
 		t.Errorf("defined = %q, want the two functions", defined)
 	}
