@@ -15,8 +15,9 @@ import (
 // The defaults that the zero value of each [Config] field stands for.
 const (
 	DefaultName             = "sink"
-	DefaultShardsPerP       = 4  // the default shard count is DefaultShardsPerP × GOMAXPROCS...
-	DefaultMaxShards        = 32 // ...clamped to [1, DefaultMaxShards]
+	DefaultShardsPerP       = 4  // the default shard count is at most DefaultShardsPerP × GOMAXPROCS...
+	DefaultMaxShards        = 32 // ...and at most DefaultMaxShards with stack homes
+	DefaultMaxCPUShards     = 64 // ...or a ring per CPU, at most DefaultMaxCPUShards, with CPU homes (see DefaultShards)
 	DefaultRingCapacity     = 8192
 	DefaultBatchSize        = 256
 	DefaultOverloadInterval = 5 * time.Second
@@ -123,12 +124,24 @@ type Config[T any] struct {
 	// Default "sink".
 	Name string
 	// Shards is the number of rings, each with its own drain worker.
-	// Default: 4 × GOMAXPROCS clamped to [1, 32]. More rings than Ps keep
-	// the producers that run at the same time on different rings most of
-	// the time, whether they hold handles (taken round-robin) or use the
-	// handle-less Push (a home per goroutine); the README's "Push costs"
-	// has the measurements behind the choice. One shard gives one global
-	// FIFO order, at the price of one contended ring.
+	// Default: [DefaultShards]: where Push takes its home from the CPU
+	// (linux/amd64 with RDPID) a ring per CPU the process may run on, at
+	// most 4 × GOMAXPROCS and 64; elsewhere 4 × GOMAXPROCS clamped to [1,
+	// 32]. One shard gives one global FIFO order, at the price of one
+	// contended ring.
+	//
+	// New allocates every ring at once: RingCapacity slots of an 8-byte
+	// sequence number and a value each (vyukov), plus a BatchSize buffer per
+	// worker and 384 bytes per shard. With the default RingCapacity and
+	// BatchSize, where GOMAXPROCS is the number of CPUs:
+	//
+	//	GOMAXPROCS  homes  shards  8-byte values  32-byte values  64-byte values
+	//	2           CPU    2       260 KiB        656 KiB         1.2 MiB
+	//	2           stack  8       1.0 MiB        2.6 MiB         4.6 MiB
+	//	8           CPU    8       1.0 MiB        2.6 MiB         4.6 MiB
+	//	8           stack  32      4.1 MiB        10.2 MiB        18.5 MiB
+	//	64          CPU    64      8.1 MiB        20.5 MiB        37.0 MiB
+	//	64          stack  32      4.1 MiB        10.2 MiB        18.5 MiB
 	Shards int
 	// RingCapacity is the number of values each shard's ring holds. A push
 	// into a full ring is dropped and counted. Default 8192.
@@ -213,7 +226,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		bad("action", "ActionFunc(nil)", "a sink needs an Action")
 	}
 	if c.Shards < 0 {
-		bad("Shards", c.Shards, "must be positive, or zero for the default (4 × GOMAXPROCS clamped to [1, 32])")
+		bad("Shards", c.Shards, fmt.Sprintf("must be positive, or zero for the default (DefaultShards(), %d here)", DefaultShards()))
 	} else if c.Shards > MaxShards {
 		bad("Shards", c.Shards, fmt.Sprintf("must be at most MaxShards (%d)", MaxShards))
 	}
@@ -246,7 +259,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 
 	s := settings[T]{
 		name:             or(c.Name, DefaultName),
-		shards:           or(c.Shards, min(max(DefaultShardsPerP*runtime.GOMAXPROCS(0), 1), DefaultMaxShards)),
+		shards:           or(c.Shards, DefaultShards()),
 		ringCapacity:     or(c.RingCapacity, DefaultRingCapacity),
 		batchSize:        or(c.BatchSize, DefaultBatchSize),
 		factory:          c.Ring,

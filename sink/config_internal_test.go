@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/internal/machine"
 )
 
 var nopAction = ActionFunc[int](func(context.Context, []int) {})
@@ -21,7 +23,7 @@ func settle(t *testing.T, c Config[int]) settings[int] {
 func TestSettleAppliesDefaults(t *testing.T) {
 	st := settle(t, Config[int]{})
 	require.Equal(t, "sink", st.name)
-	require.Equal(t, min(4*runtime.GOMAXPROCS(0), 32), st.shards)
+	require.Equal(t, DefaultShards(), st.shards)
 	require.Equal(t, 8192, st.ringCapacity)
 	require.Equal(t, 256, st.batchSize)
 	require.NotNil(t, st.factory)
@@ -36,9 +38,18 @@ func TestSettleAppliesDefaults(t *testing.T) {
 
 func TestDefaultShardsFollowGOMAXPROCS(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	if homesFromCPU() {
+		cpus := len(machine.CPUs())
+		for _, procs := range []int{1, 2, 8, 32} {
+			runtime.GOMAXPROCS(procs)
+			want := min(cpus, 4*procs, DefaultMaxCPUShards)
+			require.Equal(t, want, settle(t, Config[int]{}).shards, "CPU homes, %d CPUs, GOMAXPROCS=%d", cpus, procs)
+		}
+	}
+	useStackHomes(t)
 	for procs, want := range map[int]int{1: 4, 2: 8, 8: 32, 32: 32} {
 		runtime.GOMAXPROCS(procs)
-		require.Equal(t, want, settle(t, Config[int]{}).shards, "GOMAXPROCS=%d", procs)
+		require.Equal(t, want, settle(t, Config[int]{}).shards, "stack homes, GOMAXPROCS=%d", procs)
 	}
 }
 

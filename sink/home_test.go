@@ -49,6 +49,7 @@ func heldSink(t *testing.T, shards int) *sink.Sink[ev] {
 }
 
 func TestHandlelessPushKeepsAGoroutineOnOneShard(t *testing.T) {
+	sink.UseStackHomes(t)
 	const shards = 8
 	s := heldSink(t, shards)
 
@@ -68,6 +69,7 @@ func TestHandlelessPushKeepsAGoroutineOnOneShard(t *testing.T) {
 }
 
 func TestHandlelessPushSpreadsGoroutinesOverShards(t *testing.T) {
+	sink.UseStackHomes(t)
 	const shards, goroutines = 8, 64
 	s := heldSink(t, shards)
 

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/internal/machine"
 )
 
 // Action receives the values that the drain workers take from the rings.
@@ -45,6 +47,10 @@ type Sink[T any] struct {
 	action  Action[T]
 	shards  []shard[T]
 	handles []Handle[T] // handles[i] pushes into shards[i]; immutable
+	// cpuHomes maps CPU numbers to shards for Push when homes come from
+	// the CPU (see cpuHomeTable); nil when they come from the stack.
+	// Immutable after New.
+	cpuHomes []uint16
 
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.
@@ -123,6 +129,9 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		sh.ring = r
 		sh.doorbell = make(chan struct{}, 1)
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
+	}
+	if homesFromCPU() {
+		s.cpuHomes = cpuHomeTable(machine.CPUs(), st.shards)
 	}
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the
@@ -203,39 +212,53 @@ func shardFor(key uint64, n int) int {
 
 // Push pushes v without a handle and reports whether it was accepted. When
 // it was not, v is dropped and counted once, like a rejected [Handle.Push].
+// It is the recommended way to push when what matters is a flat cost under
+// contention; use a [Handle] or [Sink.HandleFor] where the values of one
+// producer or key must keep their order.
 //
-// Go has no thread-locals, so the original's per-thread home shard becomes
-// a per-goroutine one, derived from the address of a variable on the
-// calling goroutine's stack: each goroutine's stack is its own block of
-// memory, so different goroutines spread over the shards, and the same
-// goroutine finds the same shard push after push. Choosing it costs a few
-// instructions and writes nothing shared: a successful Push is Handle.Push
-// plus a hash, with no counter, lock or allocation.
+// Push chooses the ring by where the producer runs, so that producers
+// running at the same time use different rings, the Go rendering of the
+// original's per-thread home shard:
+//
+//   - On linux/amd64 with RDPID (detected once; see internal/machine), the
+//     home is the ring of the CPU the goroutine runs on (about 3.5 ns to
+//     read): two goroutines that run at the same instant run on different
+//     CPUs and, with the default shard count of one ring per CPU, push
+//     into different rings. A goroutine that moves to another CPU between
+//     the read and the push shares a cache line for that one push; nothing
+//     else depends on the number.
+//   - Elsewhere (other systems, arm64, 386, a hypervisor that hides the
+//     CPU number), the home is derived from the address of a variable on
+//     the goroutine's stack: each goroutine's stack is its own block of
+//     memory, so goroutines spread over the shards at random, which is why
+//     the default shard count there is a few times GOMAXPROCS. A home
+//     moves when the stack grows (it is copied); a goroutine that exits
+//     frees its stack for the next one started on that P; goroutines whose
+//     stacks never grew past their first 2 KiB may share an 8 KiB block,
+//     and with it a home.
+//
+// Either way choosing the ring writes nothing shared: a successful Push is
+// a Handle.Push plus the choice, with no counter, lock or allocation.
 //
 // When the home ring is full, Push tries the next shard's ring once, so
-// that one busy goroutine spills into another ring instead of shedding at
+// that one busy producer spills into another ring instead of shedding at
 // once; a value is dropped only when both rings were full. The drop is then
 // counted on the second shard.
 //
-// A goroutine's home moves when its stack grows (the stack is copied), and
-// a goroutine that exits frees its stack for the next one started on that
-// P, which then gets the same home: goroutines that start, push once and
-// exit spread over the shards less evenly than long-lived producers. So do
-// goroutines whose stacks never grew past their first 2 KiB: up to four of
-// them share one 8 KiB block of memory, and with it a home.
-//
-// Pushes from one goroutine keep their order while they land in one ring:
-// from the same call depth (within the same 8 KiB of its stack), while its
-// stack does not grow and move, and while its home ring does not fill. Use
-// a Handle, or HandleFor with a key, where order matters. Unlike handles
-// taken round-robin, homes are random: two goroutines may share a shard, so
-// the default shard count is a few times GOMAXPROCS, which keeps the
-// goroutines running at the same time on different rings most of the time.
-// See the package doc for the cost against Handle.Push and the alternatives
-// that were measured (a sync.Pool of handles per P, a per-push random shard,
-// a per-P round-robin cursor).
+// Pushes from one goroutine keep their order while they land in one ring,
+// which a CPU or stack home does not promise across a move; see the package
+// doc for the costs measured against Handle.Push.
 func (s *Sink[T]) Push(v T) bool {
-	i := stackHome(len(s.handles))
+	// The home: from the CPU where that is cheap to read (one call of a
+	// two-instruction assembly function, allowed on the hot path by name;
+	// a mask and a load), from the stack otherwise. Written out here
+	// rather than in a method, which the compiler would not inline.
+	var i int
+	if t := s.cpuHomes; len(t) > 0 {
+		i = int(t[machine.CPU()&uint32(len(t)-1)])
+	} else {
+		i = stackHome(len(s.handles))
+	}
 	// Handle.Push, inline (a call level costs as much as the push itself
 	// when T is large), with one retry on the next shard; see there for the
 	// flag load.

@@ -1,0 +1,70 @@
+package sink
+
+import (
+	"runtime"
+
+	"github.com/shardedsink/shardedsink/internal/machine"
+)
+
+// homesFromCPU reports whether sinks built now take the home ring of the
+// handle-less Push from the CPU the producer runs on. It is
+// machine.CPUReadable (linux/amd64 with RDPID); tests switch it off to run
+// the stack-home path on a machine that has CPU homes.
+var homesFromCPU = machine.CPUReadable
+
+// maxCPUHomeTable is the largest CPU number a home table covers, plus one:
+// RDPID reads Linux's CPU number from the 12 low bits of IA32_TSC_AUX.
+const maxCPUHomeTable = 1 << 12
+
+// DefaultShards returns the shard count that Config.Shards = 0 stands for,
+// on this machine and at this GOMAXPROCS.
+//
+// Where Push takes its home from the CPU (linux/amd64 with RDPID; see
+// [Sink.Push]), it is one ring per CPU the process may run on, at most
+// DefaultShardsPerP × GOMAXPROCS and at most DefaultMaxCPUShards: two
+// producers running at the same instant run on different CPUs, so with a
+// ring per CPU they never share a ring, and more rings would stay empty.
+// The cap by GOMAXPROCS keeps a process that may run on many CPUs but
+// runs few threads at once (a container's CPU quota on a large host) to a
+// few rings per running thread.
+//
+// Elsewhere homes come from the goroutine's stack and are random, so the
+// default is DefaultShardsPerP × GOMAXPROCS clamped to [1,
+// DefaultMaxShards]: a few rings per running thread keep two of them on
+// different rings most of the time.
+func DefaultShards() int {
+	perP := DefaultShardsPerP * runtime.GOMAXPROCS(0)
+	if homesFromCPU() {
+		return min(max(min(len(machine.CPUs()), perP), 1), DefaultMaxCPUShards)
+	}
+	return min(max(perP, 1), DefaultMaxShards)
+}
+
+// cpuHomeTable maps CPU numbers to n shards for the handle-less Push. The
+// CPUs the process may run on, in increasing order, take shards 0, 1, ...,
+// n-1, 0, 1, ..., so that up to n of them have a ring each whatever their
+// numbers (a cpuset of CPUs 32 to 63, or every other CPU, spreads as evenly
+// as CPUs 0 to 31). The table's length is the power of two above the
+// highest of them, so that a lookup is a mask and a load; a CPU outside the
+// set (the affinity was widened after New) lands on the entry its low bits
+// choose, which still holds a valid shard.
+func cpuHomeTable(cpus []int, n int) []uint16 {
+	size := 1
+	for _, c := range cpus {
+		for c < maxCPUHomeTable && size <= c {
+			size <<= 1
+		}
+	}
+	t := make([]uint16, size)
+	for i := range t {
+		t[i] = uint16(i % n)
+	}
+	k := 0
+	for _, c := range cpus {
+		if c < size {
+			t[c] = uint16(k % n)
+			k++
+		}
+	}
+	return t
+}

@@ -1,0 +1,20 @@
+package sink
+
+import "testing"
+
+// UseStackHomes makes the sinks built until the test ends take the home of
+// the handle-less Push from the goroutine's stack, as on a platform without
+// a cheap CPU number, so that both paths run on one machine.
+func UseStackHomes(t testing.TB) { useStackHomes(t) }
+
+// UsesCPUHomes reports whether s takes Push's home from the CPU.
+func UsesCPUHomes[T any](s *Sink[T]) bool { return s.cpuHomes != nil }
+
+// CPUHome returns the shard that Push from CPU cpu uses, or -1 when s takes
+// its homes from the stack.
+func CPUHome[T any](s *Sink[T], cpu int) int {
+	if s.cpuHomes == nil {
+		return -1
+	}
+	return int(s.cpuHomes[cpu&(len(s.cpuHomes)-1)])
+}
