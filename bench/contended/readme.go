@@ -68,7 +68,7 @@ func writeReadme(w io.Writer, runs []*Result) error {
 	}
 
 	if rows := rowsOf(res, headline); len(rows) > 0 {
-		if _, ok := find(rows, "sharded-vyukov", 64); ok {
+		if _, ok := find(rows, stableImpl, 64); ok {
 			b.WriteString("**At 64 producers, consumers held, 8-byte payload**: per-thread CPU per push (median, min to max), " +
 				"process CPU per push (all threads: workers and GC included), wall-clock throughput and tail latency\n\n")
 			var lines [][]string
@@ -134,10 +134,12 @@ func writeRatios(b *strings.Builder, rows []Row) error {
 			fmt.Sprintf("%s / %s = %sx", sig3(oNum), sig3(oDen), ratio(oNum/oDen)),
 			fmt.Sprintf("%s / %s = %sx", sig3(n), sig3(d), ratio(n/d))})
 	}
-	add("sharded sink / single shared ring", origSharded64, origSingle64, "sharded-vyukov", "single-vyukov", 64, 64)
+	add("sharded sink (Sink.Push, CPU homes) / single shared ring", origSharded64, origSingle64, "sharded-push", "single-vyukov", 64, 64)
+	add("sharded sink (Sink.Push) at 256 / at 1 producer", origSharded256, origSharded1, "sharded-push", "sharded-push", 256, 1)
+	add("sharded sink (4 shards, handles) / single shared ring", origSharded64, origSingle64, "sharded-vyukov", "single-vyukov", 64, 64)
 	add("sharded sink / single mutex", origSharded64, origMutex64, "sharded-vyukov", "single-mutex", 64, 64)
 	add("sharded sink / unsharded sink", origSharded64, origUnshard64, "sharded-vyukov", "unsharded-vyukov", 64, 64)
-	add("sharded sink at 256 / at 1 producer", origSharded256, origSharded1, "sharded-vyukov", "sharded-vyukov", 256, 1)
+	add("sharded sink (4 shards, handles) at 256 / at 1 producer", origSharded256, origSharded1, "sharded-vyukov", "sharded-vyukov", 256, 1)
 	add("notifying sharded sink / sharded sink (thingbuf / crossbeam)", origThingbuf64, origSharded64, "sharded-notify", "sharded-vyukov", 64, 64)
 	add("sharded zenq / sharded sink (thingbuf / crossbeam)", origThingbuf64, origSharded64, "sharded-zenq", "sharded-vyukov", 64, 64)
 	if len(out) == 0 {

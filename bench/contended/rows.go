@@ -62,6 +62,7 @@ func implNames() []string {
 // impls returns every row family in table order for payload type T.
 func impls[T any]() []*impl[T] {
 	all := []*impl[T]{
+		pushImpl[T](),
 		shardedImpl("sharded-vyukov", vyukov.Factory[T]),
 		shardedImpl("sharded-mutex", mutex.Factory[T]),
 		shardedImpl("sharded-chanring", chanring.Factory[T]),
@@ -134,9 +135,33 @@ func shardedImpl[T any](name string, f ring.Factory[T]) *impl[T] {
 	}
 }
 
+// pushImpl is the headline row: the sink with its default Config (default
+// shard count, work stealing on, IdleWake, vyukov rings), producers calling
+// the handle-less Sink.Push, which takes its home ring from the CPU where
+// it can (see sink.DefaultShards). Every ring holds the whole burst, so
+// that drop % stays 0 whichever rings the CPUs choose.
+func pushImpl[T any]() *impl[T] {
+	return &impl[T]{
+		name: "sharded-push",
+		caveat: "the sink's default Config (sink.DefaultShards() shards: a ring per CPU where Push reads the CPU " +
+			"number, linux/amd64 with RDPID; work stealing on, IdleWake, vyukov rings), producers calling the " +
+			"handle-less Sink.Push; RingCapacity set so that any one ring holds the whole burst. When draining, its " +
+			"workers park on the doorbell when idle, as sharded-default's",
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
+			shards := defaultShards()
+			r, err := newSinkRow("sharded-push", shards, singleCapacity(sz.producers, sz.per), vyukov.Factory[T], mode, true)
+			if err != nil {
+				return nil, err
+			}
+			r.handleless = true
+			return r, nil
+		},
+	}
+}
+
 // defaultImpl is the sink with its default Config: default shard count
-// (4 × GOMAXPROCS clamped to [1, 32]), work stealing on, IdleWake, the default
-// ring. Only RingCapacity is set, so that the burst fits.
+// (sink.DefaultShards), work stealing on, IdleWake, the default ring, and a
+// Handle per producer. Only RingCapacity is set, so that the burst fits.
 func defaultImpl[T any]() *impl[T] {
 	return &impl[T]{
 		name: "sharded-default",
@@ -354,11 +379,12 @@ const primeWait = 10 * time.Second
 
 // sinkRow is the rings of a sink row, reused by every trial's fresh sink.
 type sinkRow[T any] struct {
-	name      string
-	shards    int
-	rings     []ring.Ring[T]
-	mode      consumerMode
-	isDefault bool
+	name       string
+	shards     int
+	rings      []ring.Ring[T]
+	mode       consumerMode
+	isDefault  bool
+	handleless bool // producers call Sink.Push (sharded-push)
 }
 
 // newSinkRow makes and pre-touches the shards rings of capacity slots.
@@ -420,7 +446,7 @@ func sinkIdleSleep() time.Duration {
 }
 
 func (r *sinkRow[T]) trial() (instance[T], error) {
-	si := &sinkInstance[T]{gate: make(chan struct{}), rings: r.rings}
+	si := &sinkInstance[T]{gate: make(chan struct{}), rings: r.rings, handleless: r.handleless}
 	if r.mode == draining {
 		close(si.gate) // an open gate: Drain returns at once
 		si.open = true
@@ -455,13 +481,14 @@ func (r *sinkRow[T]) trial() (instance[T], error) {
 
 // sinkInstance is one trial's sink.
 type sinkInstance[T any] struct {
-	s       *sink.Sink[T]
-	rings   []ring.Ring[T]
-	gate    chan struct{} // Drain waits on it while held
-	open    bool
-	popped  atomic.Int64 // values handed to Drain
-	entered atomic.Int64 // workers blocked in Drain
-	base    int64        // popped when the trial was ready
+	s          *sink.Sink[T]
+	handleless bool // producers call s.Push instead of a Handle's
+	rings      []ring.Ring[T]
+	gate       chan struct{} // Drain waits on it while held
+	open       bool
+	popped     atomic.Int64 // values handed to Drain
+	entered    atomic.Int64 // workers blocked in Drain
+	base       int64        // popped when the trial was ready
 }
 
 // hold blocks every worker in a Drain call before the producers start: it
@@ -492,7 +519,14 @@ func (si *sinkInstance[T]) hold() error {
 	return nil
 }
 
-func (si *sinkInstance[T]) pusher() func(T) bool { return si.s.Handle().Push }
+// pusher returns the push of one producer: a Handle of its own (round
+// robin), or the sink's handle-less Push for sharded-push.
+func (si *sinkInstance[T]) pusher() func(T) bool {
+	if si.handleless {
+		return si.s.Push
+	}
+	return si.s.Handle().Push
+}
 
 func (si *sinkInstance[T]) consumed() int64 { return si.popped.Load() - si.base }
 

@@ -30,8 +30,10 @@ type lineStyle struct {
 }
 
 // styles gives every known implementation a fixed look: sink rows solid,
-// single-queue baselines dashed, peers dotted, sharded-vyukov heaviest.
+// single-queue baselines dashed, peers dotted, sharded-push (the headline)
+// and sharded-vyukov (the original's configuration) heaviest.
 var styles = map[string]lineStyle{
+	"sharded-push":     {"#000000", "", 4},
 	"sharded-vyukov":   {"#d62728", "", 3.5},
 	"sharded-mutex":    {"#ff7f0e", "", 2},
 	"sharded-chanring": {"#bcbd22", "", 2},
