@@ -26,6 +26,9 @@ type pushImpl[T any] struct {
 	name  string
 	cfg   func(*Config[T])
 	setup func(s *Sink[T]) func(T) bool
+	// stackHomes builds the sink with stack homes for Sink.Push (and their
+	// default shard count), as on a platform without a cheap CPU number.
+	stackHomes bool
 }
 
 func handlePush[T any](s *Sink[T]) func(T) bool { return s.Handle().Push }
@@ -36,22 +39,27 @@ func pushImpls[T any]() []pushImpl[T] {
 	return []pushImpl[T]{
 		{name: "Handle.Push", setup: handlePush[T]},
 		{name: "Sink.Push", setup: sinkPush[T]},
+		// The fallback where the CPU number is not readable, measured on
+		// the same machine (the same as Sink.Push where it is not).
+		{name: "Sink.Push(stack-homes)", setup: sinkPush[T], stackHomes: true},
 	}
 }
 
 // designImpls are the alternatives measured for the design; not part of the
-// API. The default shard count is 4 × GOMAXPROCS; "shards=P" rows use
-// GOMAXPROCS shards, the default before.
+// API. "shards=P" rows use GOMAXPROCS shards; the others the default
+// (DefaultShards), which differs between CPU and stack homes.
 func designImpls[T any]() []pushImpl[T] {
 	perP := func(k int) func(*Config[T]) {
 		return func(c *Config[T]) { c.Shards = k * runtime.GOMAXPROCS(0) }
 	}
 	return []pushImpl[T]{
-		// The handle-less push as shipped: a home from the goroutine's
-		// stack address, a spill to the next shard, 4 × P shards...
+		// The handle-less push as shipped: a home from the CPU where it
+		// can be read (a ring per CPU), else from the stack...
 		{name: "Sink.Push", setup: sinkPush[T]},
-		// ...and over GOMAXPROCS shards.
-		{name: "Sink.Push(shards=P)", cfg: perP(1), setup: sinkPush[T]},
+		// ...the stack home on this machine, over its default of 4 × P
+		// shards and over GOMAXPROCS shards.
+		{name: "Sink.Push(stack-homes)", setup: sinkPush[T], stackHomes: true},
+		{name: "Sink.Push(stack-homes,shards=P)", cfg: perP(1), setup: sinkPush[T], stackHomes: true},
 		// The previous design: a home handle per P cached in a sync.Pool
 		// (Get, push, Put), over GOMAXPROCS shards as it shipped, and over
 		// 4 × P.
@@ -137,19 +145,24 @@ const (
 	// pushes (0.4 ns per push at 2048).
 	benchTrialMin    = 1 << 16
 	benchPerProducer = 2048
-	// benchRingCapacity holds a whole trial of one producer (whose pushes
-	// all go to one ring) and the largest share of a 256-producer trial
-	// that one of 8 rings receives.
-	benchRingCapacity = 1<<17 + 1024
+	// benchMaxTrial is the largest trial, at the most producers.
+	benchMaxTrial = benchPerProducer * 256
 )
+
+// benchRingCapacity holds a whole trial of one producer (whose pushes all go
+// to one ring) and twice the share of the largest trial that one of shards
+// rings receives on average (homes are not exactly even).
+func benchRingCapacity(shards int) int {
+	return min(2*benchMaxTrial/shards, benchMaxTrial) + 1024
+}
 
 var benchProducers = []int{1, 4, 16, 64, 256}
 
 // BenchmarkContended is the original's accept-path harness as a go test
 // benchmark: P producer goroutines, each on its own locked OS thread, push
 // 8-byte or 32-byte values into a sink with the default shard count
-// (4 × GOMAXPROCS clamped to [1, 32]) whose rings hold a whole trial, so that
-// every push is accepted (drop-% reports it). Each producer reads its
+// (DefaultShards) whose rings hold a whole trial, so that every push is
+// accepted (drop-% reports it). Each producer reads its
 // thread's CPU clock before and after its loop; cpu-ns/op is the CPU time of
 // all producers divided by their accepted pushes. ns/op is wall-clock time
 // and, with 256 threads on two cores, mostly measures waiting for a core.
@@ -206,8 +219,12 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 	if _, err := cputime.Thread(); err != nil {
 		b.Skip(err)
 	}
+	if impl.stackHomes {
+		old := homesFromCPU
+		homesFromCPU = func() bool { return false }
+		defer func() { homesFromCPU = old }()
+	}
 	cfg := Config[T]{
-		RingCapacity:     benchRingCapacity,
 		OverloadInterval: time.Hour,
 		OnOverload:       func(Overload) {}, // drop-% reports drops; keep the output clean
 		Ring:             prefaulted[T],
@@ -215,6 +232,7 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 	if impl.cfg != nil {
 		impl.cfg(&cfg)
 	}
+	cfg.RingCapacity = benchRingCapacity(or(cfg.Shards, DefaultShards()))
 	// hold, while set, is a channel that every Drain call waits on.
 	var hold atomic.Pointer[chan struct{}]
 	s := MustNew(cfg, ActionFunc[T](func(context.Context, []T) {
