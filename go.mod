@@ -3,12 +3,7 @@ module github.com/shardedsink/shardedsink
 go 1.26.0
 
 require (
-	code.cloudfoundry.org/go-diodes v0.0.0-20231113191959-85adc333ee36
-	github.com/Workiva/go-datastructures v1.1.7
-	github.com/alphadose/zenq/v2 v2.8.4
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/bytedance/gopkg v0.1.4
-	github.com/puzpuzpuz/xsync/v4 v4.5.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0

@@ -13,8 +13,9 @@ import (
 )
 
 // backends are the rings every benchmark runs over, each through the
-// ring.Ring interface as the sink and the channel use them. Files with build
-// tags append more (ring_bench_zenq_test.go).
+// ring.Ring interface as the sink and the channel use them. The zenq
+// adapter, a module of its own, runs the same benchmarks in
+// ring/zenq/bench_test.go.
 //
 // Compare them with
 //

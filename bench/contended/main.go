@@ -2,8 +2,9 @@
 // successful push costs when 1 to 256 producers, each on its own locked OS
 // thread, push into the sharded sink, the unsharded sink, single shared
 // queues and peer libraries, and what a rejected push costs on a full sink.
-// It is the measured design decision of the README; bench/contended/run.sh
-// is the README's command (it adds the zenq row and renders the section).
+// It is the measured design decision of docs/design.md; bench/contended/run.sh
+// is its command (it adds the zenq row and renders the tables of
+// docs/benchmarks.md).
 //
 // It is the Go port of the original sharded-sink crate's contended harness
 // and keeps its method:
@@ -44,7 +45,7 @@
 //
 // Usage:
 //
-//	bash bench/contended/run.sh                      # the README's command (RUNS=5 for the stability check)
+//	bash bench/contended/run.sh                      # the committed measurement (RUNS=5 for the stability check)
 //	go run ./bench/contended [flags]
 //	go run ./bench/contended -consumers held,draining -payload 8,32 -format json -o run.json
 //	go run ./bench/contended -tables held/8,held/32,draining/8 -format json -o run.json   # run.sh's tables
@@ -112,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	payloads := fs.String("payload", "8", "payload bytes per push, comma-separated for several tables: 8 (a uint64) or 32 (a 32-byte record)")
 	tableList := fs.String("tables", "", "the tables to measure, in order, as consumers/payload pairs (held/8,held/32,draining/8); overrides the product of -consumers and -payload")
 	shed := fs.Bool("shed", true, "also measure the shed path (rejected pushes on a full sink) for the sharded rows with a backend, at the first payload")
-	format := fs.String("format", "markdown", "output format: markdown, json, svg, benchfmt (one line per trial, for benchstat) or readme (the README's generated block; with -o, replaces that block in the file)")
+	format := fs.String("format", "markdown", "output format: markdown, json, svg, benchfmt (one line per trial, for benchstat) or readme (the generated block of docs/benchmarks.md; with -o, replaces that block in the file)")
 	out := fs.String("o", "", "write the output to this file, rewritten as each row finishes, instead of standard output")
 	quiet := fs.Bool("q", false, "do not print progress to standard error")
 	from := fs.String("from", "", "measure nothing: render the JSON of earlier -format json runs (comma-separated files or globs; the last file is the one tabulated, all of them make the stability table)")
@@ -122,7 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./bench/contended [flags]\n\n"+
 			"Measures the contended accept path (and the shed path) of the sink, single queues and peers.\n"+
-			"The README's command is bash bench/contended/run.sh (it adds the zenq row).\n\nFlags:\n")
+			"The committed measurement is bash bench/contended/run.sh (it adds the zenq row).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -253,7 +254,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := measureAll(o, args, progress, func(partial *Result) error {
 		if o.out == "" || o.format == report.Readme {
-			return nil // standard output and the README get the finished run only
+			return nil // standard output and the markdown block get the finished run only
 		}
 		return emit(o, []*Result{partial}, stdout)
 	})

@@ -312,7 +312,7 @@ func TestFormatsFromJSON(t *testing.T) {
 		require.Contains(t, s, "**Per-thread CPU ns per accepted push, consumers held, 8-byte payload (the headline")
 		require.Contains(t, s, "### Stability: sharded-push over 2 runs")
 		require.Contains(t, s, "| 4 | ")
-		require.NotContains(t, s, readmeBegin, "the markers stay in the README")
+		require.NotContains(t, s, readmeBegin, "the markers stay in the file")
 	})
 	t.Run("svg", func(t *testing.T) {
 		svg := filepath.Join(dir, "chart.svg")
@@ -400,7 +400,7 @@ func TestGoalsAndStability(t *testing.T) {
 }
 
 func TestReadmeBlockIsReplacedInPlace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "README.md")
+	path := filepath.Join(t.TempDir(), "benchmarks.md")
 	require.NoError(t, os.WriteFile(path, []byte("# Title\n\nprose\n"+readmeBegin+"\nold table\n"+readmeEnd+"\nmore prose\n"), 0o644))
 	require.NoError(t, replaceReadmeBlock(path, "new table\n"))
 	got, err := os.ReadFile(path)
@@ -413,21 +413,26 @@ func TestReadmeBlockIsReplacedInPlace(t *testing.T) {
 	require.ErrorContains(t, replaceReadmeBlock(path, "x"), "no generated block")
 }
 
-// TestReadmeIsUpToDate renders the README's decision block from the
-// committed JSON and fails when the README says something else: the tables
-// in the README are the committed measurement, not a copy that can drift.
+// TestReadmeIsUpToDate renders the decision block from the committed JSON
+// and fails when a markdown file of the repository that holds the block
+// (docs/benchmarks.md) says something else: the tables are the committed
+// measurement, not a copy that can drift.
 func TestReadmeIsUpToDate(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	got, err := readmeBlock(string(readme))
-	require.NoError(t, err, "README.md")
 	runs, err := readResults("runs/*.json")
 	require.NoError(t, err)
 	var want bytes.Buffer
 	require.NoError(t, writeReadme(&want, runs))
-	require.Equal(t, want.String(), got,
-		"README.md's generated block differs from bench/contended/runs/*.json; regenerate it with\n"+
-			"go run ./bench/contended -from 'bench/contended/runs/*.json' -format readme -o README.md")
+	files := commandtest.MarkdownWith(t, "../..", "<!-- contended:begin")
+	require.NotEmpty(t, files, "no markdown file of the repository holds the contended block")
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		require.NoError(t, err)
+		got, err := readmeBlock(string(text))
+		require.NoError(t, err, f)
+		require.Equal(t, want.String(), got,
+			"%s: the generated block differs from bench/contended/runs/*.json; regenerate it with\n"+
+				"go run ./bench/contended -from 'bench/contended/runs/*.json' -format readme -o docs/benchmarks.md", f)
+	}
 }
 
 func TestSVG(t *testing.T) {

@@ -175,7 +175,7 @@ func writeMarkdown(w io.Writer, runs []*Result) error {
 	fmt.Fprintf(&b, "Rendered from %s of the harness (the tables from the last, the stability table from all of them) "+
 		"by `bash bench/contended/run.sh`, or from the committed JSON by "+
 		"`go run ./bench/contended -from 'bench/contended/runs/*.json' -o bench/contended/RESULTS.md`. "+
-		"The README's section \"Why sharded Vyukov rings\" reads them.\n\n", plural(len(runs), "run"))
+		"docs/design.md's section \"Why sharded Vyukov rings\" reads them.\n\n", plural(len(runs), "run"))
 	b.WriteString(describeRun(res))
 	b.WriteString("\n")
 	for _, k := range tables(res) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The README's command for the design decision ("Why sharded Vyukov rings"):
+# The command for the design decision (docs/design.md, "Why sharded Vyukov rings"):
 # it measures the contended accept path of every row, zenq included (which
 # needs the build tag and linker flag below), in three tables: consumers
 # held with 8- and 32-byte payloads, and consumers draining with 8 bytes
 # (-tables; any -consumers/-payload product works too); writes each run's JSON to
 # bench/contended/runs/run-N.json; and renders bench/contended/RESULTS.md,
-# bench/contended/contended.svg and the README's generated block from them
+# bench/contended/contended.svg and the generated block of docs/benchmarks.md from them
 # (the tables from the last run, the stability table from all of them).
 #
 #   bash bench/contended/run.sh                 # one run
@@ -33,5 +33,5 @@ done
 from="$dir/run-*.json"
 "$tmp/contended" -from "$from" -format markdown -o bench/contended/RESULTS.md
 "$tmp/contended" -from "$from" -format svg -o bench/contended/contended.svg
-"$tmp/contended" -from "$from" -format readme -o README.md
-echo "== wrote $dir, bench/contended/RESULTS.md, bench/contended/contended.svg and README.md's generated block" >&2
+"$tmp/contended" -from "$from" -format readme -o docs/benchmarks.md
+echo "== wrote $dir, bench/contended/RESULTS.md, bench/contended/contended.svg and the generated block in docs/benchmarks.md" >&2

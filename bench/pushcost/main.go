@@ -1,5 +1,5 @@
-// Command pushcost measures what a push costs and prints the README's "Push
-// costs" tables from one run:
+// Command pushcost measures what a push costs and prints the "Push costs"
+// tables of docs/benchmarks.md from one run:
 //
 //   - the contended push (sink's BenchmarkContended): per-thread CPU ns per
 //     accepted push for Handle.Push and Sink.Push, 1 to 256 producers on

@@ -11,5 +11,5 @@
 //
 // Before the hot paths moved to sync/atomic's functions, Handle.Push cost
 // 9.4 ns in such a package against 6.0 ns with sync/atomic imported (2-core
-// VM, go1.26.8). The README's "Push costs" has the figures now.
+// VM, go1.26.8). docs/benchmarks.md, "Push costs", has the figures now.
 package usercost
