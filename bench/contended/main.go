@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	payloads := fs.String("payload", "8", "payload bytes per push, comma-separated for several tables: 8 (a uint64) or 32 (a 32-byte record)")
 	tableList := fs.String("tables", "", "the tables to measure, in order, as consumers/payload pairs (held/8,held/32,draining/8); overrides the product of -consumers and -payload")
 	shed := fs.Bool("shed", true, "also measure the shed path (rejected pushes on a full sink) for the sharded rows with a backend, at the first payload")
-	format := fs.String("format", "markdown", "output format: markdown, json, svg, benchfmt (one line per trial, for benchstat) or readme (the generated block of docs/benchmarks.md; with -o, replaces that block in the file)")
+	format := fs.String("format", "markdown", "output format: markdown, json, svg, benchfmt (one line per trial, for benchstat) readme (the generated block of docs/benchmarks.md; with -o, replaces that block in the file) or headline (the README's table; with -o, replaces that block)")
 	out := fs.String("o", "", "write the output to this file, rewritten as each row finishes, instead of standard output")
 	quiet := fs.Bool("q", false, "do not print progress to standard error")
 	from := fs.String("from", "", "measure nothing: render the JSON of earlier -format json runs (comma-separated files or globs; the last file is the one tabulated, all of them make the stability table)")
@@ -202,7 +202,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			}
 		}
 	}
-	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.SVG, report.Benchfmt, report.Readme); err != nil {
+	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.SVG, report.Benchfmt, report.Readme, report.Headline); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -253,7 +253,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return emit(o, runs, stdout)
 	}
 	res, err := measureAll(o, args, progress, func(partial *Result) error {
-		if o.out == "" || o.format == report.Readme {
+		if o.out == "" || o.format == report.Readme || o.format == report.Headline {
 			return nil // standard output and the markdown block get the finished run only
 		}
 		return emit(o, []*Result{partial}, stdout)
@@ -277,6 +277,9 @@ func emit(o *options, runs []*Result, stdout io.Writer) error {
 	if o.format == report.Readme {
 		return replaceReadmeBlock(o.out, buf.String())
 	}
+	if o.format == report.Headline {
+		return replaceBlock(o.out, headlineBegin, headlineEnd, buf.String())
+	}
 	return report.WriteFile(o.out, buf.Bytes())
 }
 
@@ -293,6 +296,8 @@ func render(w io.Writer, f report.Format, runs []*Result) error {
 		return writeBenchfmt(w, runs)
 	case report.Readme:
 		return writeReadme(w, runs)
+	case report.Headline:
+		return writeHeadline(w, last)
 	default:
 		return writeMarkdown(w, runs)
 	}

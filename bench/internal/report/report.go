@@ -169,14 +169,16 @@ func FormatLoad(l []float64) string {
 type Format string
 
 // The formats: a markdown table for people, JSON for machines, an SVG chart
-// where a command draws one, benchfmt lines for benchstat, and the README
-// section where a command renders one.
+// where a command draws one, benchfmt lines for benchstat, the generated
+// documentation section where a command renders one, and the front page's
+// headline table.
 const (
 	Markdown Format = "markdown"
 	JSON     Format = "json"
 	SVG      Format = "svg"
 	Benchfmt Format = "benchfmt"
 	Readme   Format = "readme"
+	Headline Format = "headline"
 )
 
 // ParseFormat checks the value of a -format flag against the formats a
