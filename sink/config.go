@@ -157,6 +157,30 @@ type Config[T any] struct {
 	// not the worker or the monitor that reported.
 	Logger *slog.Logger
 
+	// MaxDelay is the longest a worker holds a batch that is not full
+	// before it calls Drain with it. Zero, the default, calls Drain at once
+	// with whatever a round took, down to one value. With MaxDelay > 0 a
+	// worker that has taken fewer than BatchSize values keeps them and goes
+	// on taking (from its own ring as producers wake it, and by stealing)
+	// until it holds BatchSize values or MaxDelay has passed since it took
+	// the batch's first value, whichever comes first; then it calls Drain.
+	// The clock starts when the worker takes the first value from a ring,
+	// not when it was pushed (a push takes no timestamp), so a value's
+	// wait in the batch is at most MaxDelay plus the timer's lateness; the
+	// time before a worker takes it is not counted, and with IdleWake it
+	// is the wake-up latency (microseconds to a few milliseconds). An idle
+	// worker stays parked: the timer runs only while a batch is held.
+	// Flush and Shutdown never wait for it: while a Flush runs, and once
+	// Shutdown begins, a held batch goes to Drain at once.
+	MaxDelay time.Duration
+	// Overflow chooses which value is shed when a push finds its ring
+	// full. Default DropNewest, the pushed value. DropOldest needs a ring
+	// that can displace its oldest value in one step (a method ForcePush(v
+	// T) (old T, displaced, ok bool) with vyukov.Ring's contract; mutex and
+	// chanring have none, and New refuses them). Either way the shed value
+	// is counted on the shard's drop counter.
+	Overflow Overflow
+
 	// Idle chooses what an idle worker does. Default IdleWake.
 	Idle IdleMode
 	// IdleSleep is how long an idle worker sleeps when nothing wakes it:
@@ -195,6 +219,8 @@ type settings[T any] struct {
 	idleSleep        time.Duration
 	stealVictims     int // 0: stealing off
 	stealItems       int
+	maxDelay         time.Duration
+	overflow         Overflow
 }
 
 // settle applies the defaults, validates every field and normalises the
@@ -240,6 +266,12 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	if c.StealItems < 0 {
 		bad("StealItems", c.StealItems, "must be positive, or zero for the default 64")
 	}
+	if c.MaxDelay < 0 {
+		bad("MaxDelay", c.MaxDelay, "must be positive, or zero to drain at once")
+	}
+	if c.Overflow != DropNewest && c.Overflow != DropOldest {
+		bad("Overflow", c.Overflow, "must be DropNewest or DropOldest")
+	}
 	if len(errs) > 0 {
 		return settings[T]{}, errors.Join(errs...)
 	}
@@ -257,6 +289,8 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		idleSleep:        c.IdleSleep,
 		stealVictims:     or(c.StealVictims, DefaultStealVictims),
 		stealItems:       or(c.StealItems, DefaultStealItems),
+		maxDelay:         c.MaxDelay,
+		overflow:         c.Overflow,
 	}
 	if s.factory == nil {
 		s.factory = vyukov.Factory[T]

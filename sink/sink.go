@@ -2,9 +2,9 @@ package sink
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 )
 
@@ -61,9 +61,21 @@ type Sink[T any] struct {
 	running  atomic.Int32  // workers and monitor still running
 	done     chan struct{} // closed by the last of them to exit
 
-	shutdownOnce sync.Once
-	shutdownDone chan struct{} // closed once shutdownErr is set
-	shutdownErr  error
+	// closers[i] closes shards[i].ring: the ring's own Close, or its
+	// guard's (see equip). Shutdown closes every ring before it stops the
+	// workers.
+	closers []closer
+
+	// shutdownSem serialises Shutdown calls: one slot, held by the call
+	// that works. The fields below it are used only while holding it.
+	shutdownSem chan struct{}
+	begun       bool          // the first Shutdown has closed the rings and stopped the workers
+	completed   bool          // a Shutdown has drained everything and returned nil
+	lastDone    chan struct{} // closed once the Drain calls of the last Shutdown have returned
+
+	// flushing counts the Flush calls in progress. While it is above zero
+	// a worker does not hold a batch for MaxDelay. Only Flush writes it.
+	flushing atomic.Int32
 
 	// faults is what the workers and the monitor record about failed
 	// Drain calls; see worker.go.
@@ -106,13 +118,14 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		return nil, err
 	}
 	s := &Sink[T]{
-		cfg:          st,
-		action:       action,
-		shards:       make([]shard[T], st.shards),
-		handles:      make([]Handle[T], st.shards),
-		stop:         make(chan struct{}),
-		done:         make(chan struct{}),
-		shutdownDone: make(chan struct{}),
+		cfg:         st,
+		action:      action,
+		shards:      make([]shard[T], st.shards),
+		handles:     make([]Handle[T], st.shards),
+		closers:     make([]closer, st.shards),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+		shutdownSem: make(chan struct{}, 1),
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -120,7 +133,13 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		if err != nil {
 			return nil, err
 		}
-		sh.ring = r
+		pr, c, f, ok := equip(r, st.overflow)
+		if !ok {
+			return nil, fmt.Errorf("%w: Overflow = DropOldest: Ring = %s: its rings (%T) cannot displace a value (they have no ForcePush(v T) (old T, displaced, ok bool))",
+				ErrInvalidConfig, funcName(st.factory), r)
+		}
+		sh.ring, sh.force = pr, f
+		s.closers[i] = c
 		sh.doorbell = make(chan struct{}, 1)
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
 	}
@@ -146,7 +165,7 @@ func (s *Sink[T]) calledFromDrain(ctx context.Context) bool {
 func (s *Sink[T]) start() {
 	s.running.Store(int32(len(s.shards)) + 1)
 	for i := range s.shards {
-		go newWorker(s, i).run()
+		go newWorker(s, i, nil).run()
 	}
 	go s.monitor(0)
 }
@@ -235,6 +254,9 @@ func shardFor(key uint64, n int) int {
 // that were measured (a sync.Pool of handles per P, a per-push random shard,
 // a per-P round-robin cursor).
 func (s *Sink[T]) Push(v T) bool {
+	if len(s.handles) == 0 {
+		panicUnmade("Sink")
+	}
 	i := stackHome(len(s.handles))
 	// Handle.Push, inline (a call level costs as much as the push itself
 	// when T is large), with one retry on the next shard; see there for the
@@ -254,6 +276,9 @@ func (s *Sink[T]) Push(v T) bool {
 			}
 			return true
 		}
+	}
+	if sh.force != nil {
+		return sh.forcePush(v) // DropOldest, on the second ring
 	}
 	sh.countDrop()
 	return false
@@ -275,6 +300,25 @@ func (s *Sink[T]) logger() *slog.Logger {
 		return s.cfg.logger
 	}
 	return slog.Default()
+}
+
+// panicUnmade is the panic of a method called on a zero Sink or Handle.
+func panicUnmade(what string) {
+	panic("sink: " + what + " used without New")
+}
+
+// mustBeMade panics when s is a zero Sink.
+func (s *Sink[T]) mustBeMade() {
+	if len(s.shards) == 0 {
+		panicUnmade("Sink")
+	}
+}
+
+// mustHaveCtx panics when a method of s is called with a nil ctx.
+func mustHaveCtx(method string, ctx context.Context) {
+	if ctx == nil {
+		panic("sink: " + method + " called with a nil ctx")
+	}
 }
 
 // noCopy lets go vet's copylocks check flag copies of a Sink.
