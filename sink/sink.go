@@ -192,6 +192,7 @@ func (s *Sink[T]) Shards() int { return len(s.shards) }
 // take one handle and keep it (one per request, connection or producer
 // object).
 func (s *Sink[T]) Handle() *Handle[T] {
+	s.mustBeMade()
 	n := uint64(len(s.shards))
 	return &s.handles[(atomic.AddUint64(&s.cursor, 1)-1)%n]
 }
@@ -205,6 +206,7 @@ func (s *Sink[T]) Handle() *Handle[T] {
 // with the splitmix64 finalizer before it is reduced to a shard, so
 // sequential keys spread evenly. Hash strings with hash/maphash first.
 func (s *Sink[T]) HandleFor(key uint64) *Handle[T] {
+	s.mustBeMade()
 	return &s.handles[shardFor(key, len(s.shards))]
 }
 
