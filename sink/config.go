@@ -131,13 +131,20 @@ type Config[T any] struct {
 	// FIFO order, at the price of one contended ring.
 	Shards int
 	// RingCapacity is the number of values each shard's ring holds. A push
-	// into a full ring is dropped and counted. Default 8192.
+	// into a full ring sheds a value, as Overflow says, and counts it.
+	// Default 8192.
 	RingCapacity int
 	// BatchSize is the most values handed to one Drain call. Default 256,
 	// clamped to RingCapacity.
 	BatchSize int
 	// Ring creates each shard's ring. It must return a ring whose Cap is
-	// exactly the capacity asked for. Default vyukov.Factory[T].
+	// exactly the capacity asked for. Default vyukov.Factory[T]. Shutdown
+	// closes the rings: a ring with a method Close() bool that is one
+	// atomic step with respect to every push (vyukov.Ring's contract: a
+	// push either took effect before the close or fails) is closed as it
+	// is, at no cost to a push; any other ring (mutex, chanring) gets a
+	// guard that counts the pushes in flight, two atomic read-modify-writes
+	// per push on a word the shard's producers share.
 	Ring ring.Factory[T]
 	// OverloadInterval is how often the overload monitor sums the drop
 	// counters. Default 5 s.

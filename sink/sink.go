@@ -236,7 +236,11 @@ func shardFor(key uint64, n int) int {
 // When the home ring is full, Push tries the next shard's ring once, so
 // that one busy goroutine spills into another ring instead of shedding at
 // once; a value is dropped only when both rings were full. The drop is then
-// counted on the second shard.
+// counted on the second shard; under [DropOldest] the second ring's oldest
+// value is displaced and counted there instead, and Push returns true. Once
+// Shutdown has begun, every Push returns false and counts its value as
+// dropped. A zero Sink (not from New) panics with "sink: Sink used without
+// New".
 //
 // A goroutine's home moves when its stack grows (the stack is copied), and
 // a goroutine that exits frees its stack for the next one started on that
