@@ -10,6 +10,7 @@ import (
 	"github.com/shardedsink/shardedsink/ring"
 	"github.com/shardedsink/shardedsink/ring/chanring"
 	"github.com/shardedsink/shardedsink/ring/mutex"
+	"github.com/shardedsink/shardedsink/ring/vyukov"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -140,4 +141,17 @@ func TestDropOldestAccountingUnderContention(t *testing.T) {
 	require.Len(t, ids, int(st.Drained))
 	slices.Sort(ids)
 	require.Len(t, slices.Compact(ids), len(ids), "no value drained twice")
+}
+
+// Shutdown closes the rings, so a factory that hands a closed ring to a
+// later sink is refused by name.
+func TestNewRefusesAClosedRing(t *testing.T) {
+	r := vyukov.New[ev](8)
+	s, err := sink.New(sink.Config[ev]{Shards: 1, RingCapacity: 8, Ring: func(int) ring.Ring[ev] { return r }}, nop[ev]())
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.True(t, r.IsClosed())
+	_, err = sink.New(sink.Config[ev]{Shards: 1, RingCapacity: 8, Ring: func(int) ring.Ring[ev] { return r }}, nop[ev]())
+	require.ErrorIs(t, err, sink.ErrInvalidConfig)
+	require.ErrorContains(t, err, "returned a closed ring")
 }

@@ -98,7 +98,9 @@ type Sink[T any] struct {
 // or duration, a Shards above [MaxShards] or a RingCapacity above
 // [MaxRingCapacity], an unknown idle mode, a nil action, or a Ring factory
 // that panics, returns nil or returns a ring of the wrong capacity (the
-// error names the factory function). Nothing is started then.
+// error names the factory function), or returns a ring that is already
+// closed (a ring serves one sink: Shutdown closes it, so rings cannot be
+// reused by a later sink). Nothing is started then.
 //
 // The workers run until [Sink.Shutdown]; a sink that is dropped without
 // Shutdown keeps its goroutines.
@@ -132,6 +134,10 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		r, err := newRing(st.factory, st.ringCapacity)
 		if err != nil {
 			return nil, err
+		}
+		if rc, ok := r.(interface{ IsClosed() bool }); ok && rc.IsClosed() {
+			return nil, fmt.Errorf("%w: Ring = %s: returned a closed ring (a ring serves one sink: Shutdown closes it)",
+				ErrInvalidConfig, funcName(st.factory))
 		}
 		pr, c, f, ok := equip(r, st.overflow)
 		if !ok {
