@@ -11,9 +11,12 @@ import (
 // Drain and that Drain call has returned. It returns nil then, ctx.Err() when
 // ctx ends first, and [ErrShutdown] when the workers stop (Shutdown) before
 // that. Producers may keep pushing during a Flush; what they push after the
-// call began may or may not be drained by the time Flush returns. Flush wakes
-// sleeping workers (in IdlePoll mode too, where producers never do), does not cancel any Drain call, and is not a hot path: it
-// waits by polling with a backoff from 20 µs to 1 ms.
+// call began may or may not be drained by the time Flush returns. Flush
+// never waits for MaxDelay: while it runs, a worker holding a short batch
+// hands it to Drain at once. Flush wakes sleeping workers (in IdlePoll mode
+// too, where producers never do), does not cancel any Drain call, and is
+// not a hot path: it waits by polling with a backoff from 20 µs to 1 ms. It
+// panics with a nil ctx.
 //
 // Flush must not wait for the Drain call it is called from: that call holds
 // its batch until it returns, so the flush could only end with its ctx.

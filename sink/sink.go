@@ -296,8 +296,10 @@ func (s *Sink[T]) Push(v T) bool {
 	return false
 }
 
-// Dropped returns the number of values dropped so far because their ring
-// was full: the sum of the per-shard counters.
+// Dropped returns the number of values dropped so far: pushes refused
+// because their ring was full (or closed, once Shutdown has begun) and, under
+// DropOldest, values displaced by a push into a full ring. It is the sum of
+// the per-shard counters.
 func (s *Sink[T]) Dropped() uint64 {
 	var total uint64
 	for i := range s.shards {
