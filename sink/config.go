@@ -210,6 +210,9 @@ type Config[T any] struct {
 
 	// backoff selects idleBackoff, for BenchmarkIdle only.
 	backoff bool
+	// watermark skips the yield after a batch while the home ring is more
+	// than half full (an experiment, see TestWatermarkExperiment).
+	watermark bool
 }
 
 // settings is a Config after defaults, validation and normalisation.
@@ -228,6 +231,7 @@ type settings[T any] struct {
 	stealItems       int
 	maxDelay         time.Duration
 	overflow         Overflow
+	watermark        bool
 }
 
 // settle applies the defaults, validates every field and normalises the
@@ -298,6 +302,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		stealItems:       or(c.StealItems, DefaultStealItems),
 		maxDelay:         c.MaxDelay,
 		overflow:         c.Overflow,
+		watermark:        c.watermark,
 	}
 	if s.factory == nil {
 		s.factory = vyukov.Factory[T]
