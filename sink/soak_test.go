@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -86,7 +87,7 @@ func TestSoak(t *testing.T) {
 	rounds := soakDefaultRounds
 	if *soakFor > 0 {
 		deadline = start.Add(*soakFor)
-		rounds = 1 << 62
+		rounds = math.MaxInt
 	} else if testing.Short() {
 		rounds = len(soakCombos) * 2
 	}
