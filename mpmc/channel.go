@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
 	"github.com/shardedsink/shardedsink/ring"
@@ -13,7 +14,10 @@ import (
 // Bounded creates a channel that holds at most capacity values and returns
 // its first [Sender] and [Receiver]. It panics if capacity is below 1: a
 // channel of capacity 0 would be a rendezvous, which this package does not
-// offer (use a Go channel for that).
+// offer (use a Go channel for that). It panics too, naming the capacity,
+// when the ring's slots (the value and an 8-byte stamp each) would need
+// more than 2^47 bytes (2^31 on 32-bit platforms), which no allocation can
+// give.
 //
 // The values live in a ring/vyukov ring, whose
 // tail word carries the channel's closed mark, as in concurrent-queue, the
@@ -23,8 +27,20 @@ func Bounded[T any](capacity int) (*Sender[T], *Receiver[T]) {
 	if capacity < 1 {
 		panic(fmt.Sprintf("mpmc: capacity must be at least 1, got %d", capacity))
 	}
+	var zero T
+	slot := uint64(unsafe.Sizeof(zero)) + 8 // the value and the ring's stamp
+	if uint64(capacity) > maxRingBytes/slot {
+		panic(fmt.Sprintf("mpmc: capacity %d is too large to allocate: %d-byte slots need more than %d bytes", capacity, slot, uint64(maxRingBytes)))
+	}
 	return newEnds(newChannel[T](vyukov.New[T](capacity), capacity))
 }
+
+// maxRingBytes bounds the slots that Bounded asks for: 2^47 bytes on 64-bit
+// platforms (below the 2^48 bytes of address space Go's allocator can map
+// on amd64 and arm64), 2^31-1 on 32-bit ones. A smaller capacity can still
+// fail for want of memory; a larger one could never be allocated, and
+// would make the ring's stamp arithmetic overflow.
+const maxRingBytes = 1<<(31+16*(^uint(0)>>63)) - 1
 
 // BoundedOn creates a bounded channel on the ring r, which the channel owns
 // from then on: nothing else may push to it, pop from it or close it. Its

@@ -45,6 +45,9 @@ func (r *Receiver[T]) ch() *channel[T] {
 	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
+	if r.c == nil {
+		panicZero("Receiver")
+	}
 	return r.c
 }
 
@@ -68,6 +71,9 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 		panicReleased("Receiver")
 	}
 	c := r.c
+	if c == nil {
+		panicZero("Receiver")
+	}
 	var v T
 	var ok bool
 	if r := c.ring; r != nil {
@@ -105,6 +111,9 @@ func (r *Receiver[T]) TryRecv() (T, error) {
 		panicReleased("Receiver")
 	}
 	c := r.c
+	if c == nil {
+		panicZero("Receiver")
+	}
 	var v T
 	var ok bool
 	if r := c.ring; r != nil {
@@ -234,6 +243,9 @@ func (r *Receiver[T]) Release() {
 		atomic.StoreUint32(r.leak, 1)
 	}
 	c := r.c
+	if c == nil {
+		panicZero("Receiver")
+	}
 	c.releaseReceiver()
 }
 

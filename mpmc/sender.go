@@ -42,12 +42,23 @@ func (s *Sender[T]) ch() *channel[T] {
 	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
+	if s.c == nil {
+		panicZero("Sender")
+	}
 	return s.c
 }
 
 //go:noinline
 func panicReleased(end string) {
 	panic("mpmc: " + end + " used after Release")
+}
+
+// panicZero is the panic of an end that no constructor made: a zero
+// Sender, Receiver, WeakSender or WeakReceiver.
+//
+//go:noinline
+func panicZero(end string) {
+	panic("mpmc: zero " + end + " used: ends come from Bounded, BoundedOn or Unbounded")
 }
 
 // Send sends v, waiting while the channel is full. It returns nil once v is
@@ -70,6 +81,9 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 		panicReleased("Sender")
 	}
 	c := s.c
+	if c == nil {
+		panicZero("Sender")
+	}
 	var ok bool
 	if r := c.ring; r != nil {
 		ok = r.TryPush(v)
@@ -110,6 +124,9 @@ func (s *Sender[T]) TrySend(v T) error {
 		panicReleased("Sender")
 	}
 	c := s.c
+	if c == nil {
+		panicZero("Sender")
+	}
 	var ok bool
 	if r := c.ring; r != nil {
 		ok = r.TryPush(v)
@@ -174,6 +191,9 @@ func (s *Sender[T]) Release() {
 		atomic.StoreUint32(s.leak, 1)
 	}
 	c := s.c
+	if c == nil {
+		panicZero("Sender")
+	}
 	c.releaseSender()
 }
 

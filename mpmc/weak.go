@@ -15,6 +15,9 @@ type WeakSender[T any] struct {
 // sender left. The Sender returned must be released like any other.
 func (w *WeakSender[T]) Upgrade() (*Sender[T], bool) {
 	c := w.c
+	if c == nil {
+		panicZero("WeakSender")
+	}
 	if !upgrade(&c.senders, c) {
 		return nil, false
 	}
@@ -41,6 +44,9 @@ type WeakReceiver[T any] struct {
 // receiver left. The Receiver returned must be released like any other.
 func (w *WeakReceiver[T]) Upgrade() (*Receiver[T], bool) {
 	c := w.c
+	if c == nil {
+		panicZero("WeakReceiver")
+	}
 	if !upgrade(&c.receivers, c) {
 		return nil, false
 	}

@@ -45,6 +45,18 @@ func pushImpls[T any]() []pushImpl[T] {
 	}
 }
 
+// dropOldestImpls are the two pushes under DropOldest. The rings of the
+// contended benchmark hold a whole trial, so these rows measure the accept
+// path, which is the same code as DropNewest's: the ForcePush is taken only
+// by a push that finds its ring full.
+func dropOldestImpls[T any]() []pushImpl[T] {
+	dropOldest := func(c *Config[T]) { c.Overflow = DropOldest }
+	return []pushImpl[T]{
+		{name: "Handle.Push(DropOldest)", cfg: dropOldest, setup: handlePush[T]},
+		{name: "Sink.Push(DropOldest)", cfg: dropOldest, setup: sinkPush[T]},
+	}
+}
+
 // designImpls are the alternatives measured for the design; not part of the
 // API. "shards=P" rows use GOMAXPROCS shards; the others the default
 // (DefaultShards), which differs between CPU and stack homes.
@@ -177,7 +189,7 @@ var benchProducers = []int{1, 4, 16, 64, 256}
 func BenchmarkContended(b *testing.B) {
 	for _, held := range []bool{true, false} {
 		b.Run(consumersName(held), func(b *testing.B) {
-			benchImpls(b, held, "payload=8", pushImpls[uint64]())
+			benchImpls(b, held, "payload=8", append(pushImpls[uint64](), dropOldestImpls[uint64]()...))
 			benchImpls(b, held, "payload=32", pushImpls[benchEvent]())
 		})
 	}

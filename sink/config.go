@@ -144,13 +144,20 @@ type Config[T any] struct {
 	//	64          stack  32      4.1 MiB        10.2 MiB        18.5 MiB
 	Shards int
 	// RingCapacity is the number of values each shard's ring holds. A push
-	// into a full ring is dropped and counted. Default 8192.
+	// into a full ring sheds a value, as Overflow says, and counts it.
+	// Default 8192.
 	RingCapacity int
 	// BatchSize is the most values handed to one Drain call. Default 256,
 	// clamped to RingCapacity.
 	BatchSize int
 	// Ring creates each shard's ring. It must return a ring whose Cap is
-	// exactly the capacity asked for. Default vyukov.Factory[T].
+	// exactly the capacity asked for. Default vyukov.Factory[T]. Shutdown
+	// closes the rings: a ring with a method Close() bool that is one
+	// atomic step with respect to every push (vyukov.Ring's contract: a
+	// push either took effect before the close or fails) is closed as it
+	// is, at no cost to a push; any other ring (mutex, chanring) gets a
+	// guard that counts the pushes in flight, two atomic read-modify-writes
+	// per push on a word the shard's producers share.
 	Ring ring.Factory[T]
 	// OverloadInterval is how often the overload monitor sums the drop
 	// counters. Default 5 s.
@@ -169,6 +176,30 @@ type Config[T any] struct {
 	// panics loses that record (one line on standard error says so) but
 	// not the worker or the monitor that reported.
 	Logger *slog.Logger
+
+	// MaxDelay is the longest a worker holds a batch that is not full
+	// before it calls Drain with it. Zero, the default, calls Drain at once
+	// with whatever a round took, down to one value. With MaxDelay > 0 a
+	// worker that has taken fewer than BatchSize values keeps them and goes
+	// on taking (from its own ring as producers wake it, and by stealing)
+	// until it holds BatchSize values or MaxDelay has passed since it took
+	// the batch's first value, whichever comes first; then it calls Drain.
+	// The clock starts when the worker takes the first value from a ring,
+	// not when it was pushed (a push takes no timestamp), so a value's
+	// wait in the batch is at most MaxDelay plus the timer's lateness; the
+	// time before a worker takes it is not counted, and with IdleWake it
+	// is the wake-up latency (microseconds to a few milliseconds). An idle
+	// worker stays parked: the timer runs only while a batch is held.
+	// Flush and Shutdown never wait for it: while a Flush runs, and once
+	// Shutdown begins, a held batch goes to Drain at once.
+	MaxDelay time.Duration
+	// Overflow chooses which value is shed when a push finds its ring
+	// full. Default DropNewest, the pushed value. DropOldest needs a ring
+	// that can displace its oldest value in one step (a method ForcePush(v
+	// T) (old T, displaced, ok bool) with vyukov.Ring's contract; mutex and
+	// chanring have none, and New refuses them). Either way the shed value
+	// is counted on the shard's drop counter.
+	Overflow Overflow
 
 	// Idle chooses what an idle worker does. Default IdleWake.
 	Idle IdleMode
@@ -192,6 +223,9 @@ type Config[T any] struct {
 
 	// backoff selects idleBackoff, for BenchmarkIdle only.
 	backoff bool
+	// watermark skips the yield after a batch while the home ring is more
+	// than half full (an experiment, see TestWatermarkExperiment).
+	watermark bool
 }
 
 // settings is a Config after defaults, validation and normalisation.
@@ -208,6 +242,9 @@ type settings[T any] struct {
 	idleSleep        time.Duration
 	stealVictims     int // 0: stealing off
 	stealItems       int
+	maxDelay         time.Duration
+	overflow         Overflow
+	watermark        bool
 }
 
 // settle applies the defaults, validates every field and normalises the
@@ -253,6 +290,12 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	if c.StealItems < 0 {
 		bad("StealItems", c.StealItems, "must be positive, or zero for the default 64")
 	}
+	if c.MaxDelay < 0 {
+		bad("MaxDelay", c.MaxDelay, "must be positive, or zero to drain at once")
+	}
+	if c.Overflow != DropNewest && c.Overflow != DropOldest {
+		bad("Overflow", c.Overflow, "must be DropNewest or DropOldest")
+	}
 	if len(errs) > 0 {
 		return settings[T]{}, errors.Join(errs...)
 	}
@@ -270,6 +313,9 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		idleSleep:        c.IdleSleep,
 		stealVictims:     or(c.StealVictims, DefaultStealVictims),
 		stealItems:       or(c.StealItems, DefaultStealItems),
+		maxDelay:         c.MaxDelay,
+		overflow:         c.Overflow,
+		watermark:        c.watermark,
 	}
 	if s.factory == nil {
 		s.factory = vyukov.Factory[T]

@@ -27,17 +27,23 @@
 //  2. A successful push allocates nothing and writes to no shared counter,
 //     lock or timer. It loads the shard's sleeping flag, a cache line that
 //     is written only when the worker falls asleep or wakes (see Idle below).
-//  3. Every rejected push adds one to exactly one shard's drop counter, so
-//     accepted + rejected == attempted and [Sink.Dropped] == rejected.
-//  4. While no ring is full and Shutdown has not been called, every accepted
-//     value is handed to Drain exactly once.
+//  3. Every rejected push adds one to exactly one shard's drop counter, and
+//     so does every value displaced under [DropOldest]: accepted + rejected
+//     == attempted, [Sink.Dropped] == rejected + displaced, and once the
+//     sink is quiet Drained + Queued + Dropped == attempted (Stats).
+//     Under [DropNewest], the default, nothing is displaced.
+//  4. Every accepted value that is not displaced is handed to Drain exactly
+//     once, or is still in its ring (Stats().Queued) after a Shutdown whose
+//     ctx ended, which a later Shutdown drains.
 //  5. [Sink.Flush] returns once every value accepted before the call has been
 //     handed to Drain and that Drain call has returned.
-//  6. A producer-quiesced [Sink.Shutdown] (producers stopped first) drains
-//     every value that was accepted, unless its ctx ends first.
-//  7. A push that races Shutdown may stay in its ring undrained: there is no
-//     closed state, and a push after Shutdown is accepted until the ring is
-//     full.
+//  6. [Sink.Shutdown] closes the rings and drains every value that was
+//     accepted, unless its ctx ends first; then its error says how many
+//     values were left, and a later Shutdown with a live ctx resumes the
+//     drain.
+//  7. Once Shutdown has begun, every push returns false and is counted as
+//     dropped. A push that races the close either lands before it and is
+//     drained, or fails and is counted.
 //  8. A worker yields the processor after every batch, so a Drain that never
 //     blocks cannot starve other goroutines or timers on its P.
 //  9. A panic in Drain, or a call of runtime.Goexit, is recovered, counted
@@ -97,6 +103,28 @@
 // one sleeping worker, which will steal from it. The ctx given to Drain is
 // cancelled only when the ctx given to Shutdown ends first.
 //
+// By default a worker calls Drain with whatever a round took, so a trickle
+// of values becomes one Drain call per value. [Config.MaxDelay] batches by
+// size or time, as the OTel batch processors, Kafka's linger.ms or zap's
+// BufferedWriteSyncer do: a worker that holds fewer than BatchSize values
+// keeps them, tops them up as producers wake it and by stealing, and calls
+// Drain when the batch is full or MaxDelay after it took the batch's first
+// value. The push path does not change (no timestamp, no counter), an idle
+// worker stays parked (the timer runs only while a batch is held), and
+// Flush and Shutdown never wait for MaxDelay. A trickle of 1,000 values a
+// second with MaxDelay 100 ms gives about ten Drain calls a second of about
+// 100 values each; a test under testing/synctest checks it, and
+//
+//	go run ./bench/idle -rate 1000 -max-delay 100ms
+//
+// measures it in real time.
+//
+// [Config.Overflow] chooses which value a full ring sheds: [DropNewest]
+// (the default: the push fails) or [DropOldest] (the push displaces the
+// ring's oldest value in one step, vyukov.Ring's ForcePush, and succeeds).
+// Both count what they shed; a push that finds room costs the same under
+// both.
+//
 // # Idle workers
 //
 // The original polls: an idle worker sleeps 100 µs and looks again. In Go on
@@ -142,14 +170,17 @@
 // it held; it wakes sleeping workers and polls with a backoff of 20 µs to
 // 1 ms. It is correct with stealing and with live producers.
 //
-// [Sink.Shutdown] runs once; later calls return the first call's result. It
-// stops the workers, which drain their own rings (no more stealing) and exit,
-// and the monitor, and returns nil, or ctx.Err() when ctx ends first: then
+// [Sink.Shutdown] closes the rings (a vyukov ring's closed mark costs a push
+// nothing; a ring without a Close of its own gets a guard that counts the
+// pushes in flight), stops the workers, which drain their own rings (no more
+// stealing) and exit, and the monitor, and returns nil, or an error wrapping
+// ctx.Err() and saying how many values were left when ctx ends first: then
 // the ctx of in-flight Drain calls is cancelled, workers exit after their
-// current Drain, and what is left stays in the rings. The Drain calls of the
-// final drain get a ctx with Shutdown's deadline. Shutdown returns nil only
-// when nothing was lost to its ctx, and [Sink.Done] is closed once the
-// workers and the monitor have exited.
+// current Drain, and what is left stays in the rings until a later Shutdown
+// with a live ctx drains it. The Drain calls of the final drain get a ctx
+// with Shutdown's deadline. Shutdown returns nil only when nothing was lost
+// to its ctx, and every call after one that returned nil returns nil.
+// [Sink.Done] is closed once the workers and the monitor have exited.
 //
 // Called with the ctx of a Drain call, or one derived from it, Flush and
 // Shutdown return [ErrCalledFromDrain] at once, since they would wait for

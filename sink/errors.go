@@ -10,8 +10,8 @@ var ErrInvalidConfig = errors.New("sink: invalid config")
 
 // ErrShutdown is returned by [Sink.Flush] when the workers have stopped,
 // because [Sink.Shutdown] was called, before everything the flush waits for
-// was drained. Values pushed after Shutdown are accepted (there is no closed
-// state) but nothing drains them.
+// was drained: a Shutdown whose ctx ended left values in the rings, which
+// only a later Shutdown drains.
 var ErrShutdown = errors.New("sink: workers have shut down")
 
 // ErrCalledFromDrain is returned at once by [Sink.Flush] and [Sink.Shutdown]

@@ -6,6 +6,8 @@ import (
 	"expvar"
 	"fmt"
 	"hash/maphash"
+	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,40 @@ func Example() {
 	}
 	fmt.Println("accepted:", accepted, "shipped:", shipped.Load())
 	// Output: accepted: true shipped: 1
+}
+
+// A service that stops on a signal: by the time it calls Shutdown, the
+// signal's ctx has ended, and a Shutdown with it drains nothing (it returns
+// an error wrapping context.Canceled that says how many values it left).
+// Give Shutdown a fresh timeout ctx instead. A Shutdown whose ctx ended can
+// always be resumed by a later one with a live ctx, and once Shutdown has
+// begun the rings are closed: a push returns false and is counted.
+func ExampleSink_Shutdown() {
+	var shipped atomic.Int64
+	s, err := sink.New(sink.Config[Event]{Name: "events"},
+		sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
+			shipped.Add(int64(len(batch)))
+		}))
+	if err != nil {
+		panic(err)
+	}
+	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	for i := range 3 {
+		s.Push(Event{Route: "/", Status: 200 + i})
+	}
+
+	stop() // in this example, in place of the signal
+	<-sigCtx.Done()
+	_ = s.Shutdown(sigCtx) // the mistake: an ended ctx; it may leave values
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil { // resumes what the first call left
+		fmt.Println("shutdown:", err)
+	}
+	fmt.Println("shipped:", shipped.Load(), "push after shutdown:", s.Push(Event{}), "dropped:", s.Dropped())
+	// Output: shipped: 3 push after shutdown: false dropped: 1
 }
 
 // Many goroutines push without a handle; Flush waits until everything they

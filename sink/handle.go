@@ -14,13 +14,22 @@ type Handle[T any] struct {
 // It never blocks. On success it is one TryPush on the shard's ring and one
 // load of the shard's sleeping flag: no counter, lock, timer or allocation.
 // When the ring is full, v is dropped, one add on the shard's padded drop
-// counter records it, and Push returns false.
+// counter records it, and Push returns false; under [DropOldest] the ring's
+// oldest value is displaced and counted instead, and Push returns true.
+// Once [Sink.Shutdown] has begun the rings are closed: every push returns
+// false and counts its value as dropped.
+//
+// A zero Handle (not from Sink.Handle or Sink.HandleFor) panics with
+// "sink: Handle used without New".
 //
 // True means that the value was in a ring at that instant, not that it was
 // drained: a later Shutdown whose ctx ends first, or a panic in Drain, can
 // still lose it.
 func (h *Handle[T]) Push(v T) bool {
 	sh := h.sh
+	if sh == nil {
+		panicUnmade("Handle")
+	}
 	if sh.ring.TryPush(v) {
 		// The push (a compare-and-swap on the vyukov ring's tail) comes
 		// before this load; the worker stores the flag before it looks at
@@ -33,6 +42,9 @@ func (h *Handle[T]) Push(v T) bool {
 			sh.wake()
 		}
 		return true
+	}
+	if sh.force != nil {
+		return sh.forcePush(v) // DropOldest
 	}
 	sh.countDrop()
 	return false

@@ -85,3 +85,39 @@ func (w *worker[T]) sleep(d time.Duration) {
 		w.timer.Stop()
 	}
 }
+
+// waitBatch is the wait of a worker that holds a short batch for MaxDelay:
+// until a producer pushes into its ring, Flush or Shutdown wakes it, or the
+// batch's MaxDelay has passed. In IdleWake mode the worker parks on its
+// doorbell as an idle worker does, with the batch's deadline as the timer,
+// so each push into its ring wakes it to take the value (the same doorbell
+// a push rings today for a parked worker). In the polling modes producers
+// never ring, and the worker sleeps for IdleSleep or until the deadline,
+// whichever is sooner.
+func (w *worker[T]) waitBatch() {
+	left := w.s.cfg.maxDelay - time.Since(w.first)
+	if left <= 0 {
+		return
+	}
+	if w.s.cfg.idle != IdleWake {
+		w.sleep(min(left, w.s.cfg.idleSleep))
+		return
+	}
+	sh := w.sh
+	// The Dekker pair of park, with the producers' push and with Flush,
+	// which raises flushing before it loads the flag (Sink.nudge).
+	sh.setSleeping(true)
+	if sh.ring.Len() > 0 || w.s.stopping.Load() || w.s.flushing.Load() != 0 {
+		sh.setSleeping(false)
+		return
+	}
+	w.timer.Reset(left)
+	select {
+	case <-sh.doorbell:
+		w.timer.Stop()
+	case <-w.timer.C:
+	case <-w.s.stop:
+		w.timer.Stop()
+	}
+	sh.setSleeping(false)
+}

@@ -2,6 +2,8 @@ package sink
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -9,9 +11,12 @@ import (
 // Drain and that Drain call has returned. It returns nil then, ctx.Err() when
 // ctx ends first, and [ErrShutdown] when the workers stop (Shutdown) before
 // that. Producers may keep pushing during a Flush; what they push after the
-// call began may or may not be drained by the time Flush returns. Flush wakes
-// sleeping workers (in IdlePoll mode too, where producers never do), does not cancel any Drain call, and is not a hot path: it
-// waits by polling with a backoff from 20 µs to 1 ms.
+// call began may or may not be drained by the time Flush returns. Flush
+// never waits for MaxDelay: while it runs, a worker holding a short batch
+// hands it to Drain at once. Flush wakes sleeping workers (in IdlePoll mode
+// too, where producers never do), does not cancel any Drain call, and is
+// not a hot path: it waits by polling with a backoff from 20 µs to 1 ms. It
+// panics with a nil ctx.
 //
 // Flush must not wait for the Drain call it is called from: that call holds
 // its batch until it returns, so the flush could only end with its ctx.
@@ -30,9 +35,17 @@ import (
 // targets are met, a worker whose number is even, or has changed since,
 // holds none of those values any more.
 func (s *Sink[T]) Flush(ctx context.Context) error {
+	s.mustBeMade()
+	mustHaveCtx("Flush", ctx)
 	if s.calledFromDrain(ctx) {
 		return ErrCalledFromDrain
 	}
+	// No worker holds a batch for MaxDelay while this is raised. It is
+	// raised before the loads of the sleeping flags in nudge, as a push
+	// comes before its load of the flag: a worker about to hold a batch
+	// either sees it, or is woken.
+	s.flushing.Add(1)
+	defer s.flushing.Add(-1)
 	n := len(s.shards)
 	targets := make([]uint64, n)
 	for i := range s.shards {
@@ -63,12 +76,15 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		seqs[i] = s.shards[i].seq.Load()
 	}
 	return s.waitUntil(ctx, func() bool {
+		met := true
 		for i := range s.shards {
-			if seq := s.shards[i].seq.Load(); seq%2 == 1 && seq == seqs[i] {
-				return false
+			sh := &s.shards[i]
+			if seq := sh.seq.Load(); seq%2 == 1 && seq == seqs[i] {
+				met = false
+				s.nudge(sh) // it may be holding its batch for MaxDelay
 			}
 		}
-		return true
+		return met
 	})
 }
 
@@ -121,59 +137,84 @@ func (s *Sink[T]) waitUntil(ctx context.Context, cond func() bool) error {
 	}
 }
 
-// Shutdown stops the sink: the workers drain what is buffered in their own
-// rings (no more stealing) and exit, and the overload monitor makes a last
-// check of the drop counters and exits. It returns nil once they all have,
-// or ctx.Err() when ctx ends first; then the ctx given to in-flight Drain
-// calls is cancelled, the workers exit as soon as their current Drain
-// returns, and what is still in the rings stays there (Stats().Queued shows
-// it; [Sink.Done] is closed when the last of them has exited). The Drain
-// calls of the final drain get a ctx with the deadline of Shutdown's ctx.
+// Shutdown stops the sink and drains it. It closes every ring, so that from
+// then on every push returns false and counts its value as dropped; the
+// workers drain what is buffered in their own rings (no more stealing, and
+// a batch held for MaxDelay goes to Drain at once) and exit, and the
+// overload monitor makes a last check of the drop counters and exits. It
+// returns nil once every value accepted before the rings closed has been
+// handed to Drain and those Drain calls have returned.
 //
-// Shutdown returns nil only when nothing was lost to its ctx: the workers
-// have exited, and no Drain call returned after its ctx had ended, and, if
-// the deadline of ctx has passed, nothing is left in the rings. Otherwise it
-// returns ctx.Err(), or context.DeadlineExceeded when the deadline has
-// passed but ctx has not reported it yet. With a ctx that has already ended
-// when Shutdown is called, the result is nil only if the rings were empty,
-// no Drain call was in flight, and the workers had exited by the time
-// Shutdown looked; otherwise it is ctx.Err().
+// When ctx ends first, the ctx given to in-flight Drain calls is cancelled,
+// the workers exit as soon as their current Drain returns, and Shutdown
+// returns an error that wraps ctx.Err() (errors.Is(err,
+// context.DeadlineExceeded) or context.Canceled holds) and says how many
+// values were left in the rings when it returned. The Drain calls of the
+// final drain get a ctx with the deadline of Shutdown's ctx. Shutdown
+// returns nil only when nothing was lost to its ctx: the workers have
+// exited, no Drain call returned after its ctx had ended, and nothing is
+// left in the rings. With a ctx that has already ended when Shutdown is
+// called, that is so only if the rings were empty, no Drain call was in
+// flight, and the workers had exited by the time Shutdown looked.
+//
+// A Shutdown whose ctx ended can be resumed: a later call waits for the
+// Drain calls of the earlier one to return, then drains what is left in the
+// rings, with one goroutine per shard that still holds values, and returns
+// nil when it is done (or, again, an error wrapping its own ctx's). Once a
+// Shutdown has returned nil, every later call returns nil at once. Calls
+// are serialised: a call made while another works waits for it (or returns
+// when its own ctx ends), then returns nil if that one finished the job,
+// or resumes it. The pattern for a signal handler, whose ctx has ended by
+// the time it calls Shutdown:
+//
+//	<-sigCtx.Done()
+//	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+//	defer cancel()
+//	err := s.Shutdown(ctx) // not sigCtx: that one has ended, and drains nothing
 //
 // Called with the ctx of one of this sink's Drain calls, or a ctx derived
 // from it, Shutdown returns [ErrCalledFromDrain] at once and does nothing:
 // it would wait for that Drain call to return. To stop the sink from inside
 // Drain, call Shutdown on another goroutine, with another ctx.
 //
-// Shutdown is producer-quiesced: stop pushing first. Values pushed while
-// Shutdown runs may be drained or may stay in the rings; a producer that
-// keeps a ring from emptying keeps Shutdown waiting until ctx ends.
-//
-// Shutdown is idempotent: the first call does the work, and every call
-// returns its result, even a ctx error. A call made while the first is still
-// waiting returns when the first does, or with its own ctx.Err() when its
-// ctx ends first.
-//
-// There is no closed state: a push after Shutdown is accepted into its ring
-// until the ring is full, and nothing drains it.
+// A push that races the close of its ring either lands before the close,
+// and is drained, or fails and is counted: none is accepted and left
+// undrained. Producers need not stop first, but whatever they push once
+// Shutdown has begun is dropped. Shutdown panics with a nil ctx.
 func (s *Sink[T]) Shutdown(ctx context.Context) error {
+	s.mustBeMade()
+	mustHaveCtx("Shutdown", ctx)
 	if s.calledFromDrain(ctx) {
 		return ErrCalledFromDrain
 	}
-	first := false
-	s.shutdownOnce.Do(func() { first = true })
-	if first {
-		s.shutdownErr = s.shutdown(ctx)
-		close(s.shutdownDone)
-		return s.shutdownErr
-	}
+	// Take the slot; a ctx that has already ended does not keep a free
+	// slot from being taken (a select with both ready picks at random).
 	select {
-	case <-s.shutdownDone:
-		return s.shutdownErr
-	case <-ctx.Done():
-		return ctx.Err()
+	case s.shutdownSem <- struct{}{}:
+	default:
+		select {
+		case s.shutdownSem <- struct{}{}:
+		case <-ctx.Done():
+			return s.incomplete(ctx.Err(), false)
+		}
 	}
+	defer func() { <-s.shutdownSem }()
+	if s.completed {
+		return nil
+	}
+	var err error
+	if !s.begun {
+		s.begun = true
+		err = s.shutdown(ctx)
+	} else {
+		err = s.resume(ctx)
+	}
+	s.completed = err == nil
+	return err
 }
 
+// shutdown is the first Shutdown: close the rings, stop the workers and the
+// monitor, and wait for them.
 func (s *Sink[T]) shutdown(ctx context.Context) error {
 	// When ctx ends, cancel the ctx of every Drain call, in flight or to
 	// come.
@@ -184,43 +225,113 @@ func (s *Sink[T]) shutdown(ctx context.Context) error {
 		s.finalCtx, cancel = context.WithDeadline(s.drainCtx, d)
 		defer cancel()
 	}
+	// Once every Close has returned, no push can succeed any more, and
+	// every push that did is in a ring for the final drain to find.
+	for _, c := range s.closers {
+		c.Close()
+	}
+	s.lastDone = s.done
 	// Publishes finalCtx: the workers read it after they load stopping true.
 	s.stopping.Store(true)
 	close(s.stop) // wakes parked and sleeping workers and the monitor
 
 	defer s.cancelDrain() // AfterFunc may not have run yet
+	return s.await(ctx, s.done, &s.faults.cutShort, s.finalCtx)
+}
+
+// resume is a later Shutdown after one whose ctx ended: wait for the Drain
+// calls of the last one, then drain what is left with a worker per shard
+// that holds values.
+func (s *Sink[T]) resume(ctx context.Context) error {
 	select {
-	case <-s.done:
+	case <-s.lastDone:
+	default:
+		select {
+		case <-s.lastDone:
+		case <-ctx.Done():
+			return s.incomplete(ctx.Err(), false)
+		}
+	}
+	var todo []int
+	for i := range s.shards {
+		if s.shards[i].ring.Len() > 0 {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return s.incomplete(err, false)
+	}
+	// The ctx of the resumed Drain calls: marked as this sink's, with the
+	// deadline of ctx, cancelled when ctx ends or this call returns.
+	dctx, cancel := context.WithCancel(context.WithValue(context.Background(), drainMarker{}, s))
+	defer cancel()
+	stopCancel := context.AfterFunc(ctx, cancel)
+	defer stopCancel()
+	if d, ok := ctx.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		dctx, cancelDeadline = context.WithDeadline(dctx, d)
+		defer cancelDeadline()
+	}
+	a := &attempt{ctx: dctx, done: make(chan struct{})}
+	a.running.Store(int32(len(todo)))
+	s.lastDone = a.done
+	for _, i := range todo {
+		go newWorker(s, i, a).run()
+	}
+	return s.await(ctx, a.done, &a.cutShort, dctx)
+}
+
+// await waits until done is closed (the drainers of one Shutdown call have
+// exited) or ctx ends, and tells whether anything was lost to the ctx: a
+// Drain call that returned after its ctx ended (cut) may have given up on
+// its batch, and a final drain cut short leaves values in the rings, which
+// are closed, so any value still there is one the drain did not reach.
+// drainCtx is the ctx of the final drain, which derives from ctx's deadline
+// and ends when ctx does.
+func (s *Sink[T]) await(ctx context.Context, done <-chan struct{}, cut *atomic.Bool, drainCtx context.Context) error {
+	select {
+	case <-done:
 	case <-ctx.Done():
-		// The workers may have exited too: look once more, so that the
+		// The drainers may have exited too: look once more, so that the
 		// result does not depend on the case the select picked.
 		select {
-		case <-s.done:
+		case <-done:
 		default:
-			return ctx.Err()
+			return s.incomplete(ctx.Err(), false)
 		}
 	}
-	// Every worker has exited. Was anything lost to ctx? A Drain call that
-	// returned after its ctx ended may have given up on its batch, and a
-	// final drain cut short by the deadline leaves values in the rings.
-	// (Values left while finalCtx is live were pushed during Shutdown, and
-	// those are not Shutdown's to drain.) finalCtx derives from drainCtx,
-	// so its Err covers both the cancel that the AfterFunc above makes when
-	// ctx ends and the deadline of ctx.
-	if s.faults.cutShort.Load() || s.finalCtx.Err() != nil && s.queued() > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// Only the deadline can have ended finalCtx while ctx.Err() is
-		// still nil: ctx's own timer has not fired yet.
-		return s.finalCtx.Err()
+	if !cut.Load() && s.queued() == 0 {
+		return nil
 	}
-	return nil
+	err := ctx.Err()
+	if err == nil {
+		// Only the deadline can have ended the final drain while ctx.Err()
+		// is still nil: ctx's own timer has not fired yet.
+		err = drainCtx.Err()
+	}
+	if err == nil {
+		err = context.DeadlineExceeded // not reached: see above
+	}
+	return s.incomplete(err, cut.Load())
+}
+
+// incomplete is the error of a Shutdown that its ctx cut short: it wraps
+// err and says how many values the rings still hold.
+func (s *Sink[T]) incomplete(err error, cut bool) error {
+	n := s.queued()
+	if cut {
+		return fmt.Errorf("sink: Shutdown ended with %d values left in the rings and a Drain call cut short by its ctx: %w", n, err)
+	}
+	return fmt.Errorf("sink: Shutdown ended with %d values left in the rings: %w", n, err)
 }
 
 // Done returns a channel that is closed once every drain worker and the
 // overload monitor have exited, which only Shutdown makes them do. After a
-// Shutdown whose ctx ended first, it tells when the last Drain call has
-// returned: from then on nothing touches the Action or the rings' consumer
-// side, and Stats().Queued is what stays undrained.
+// Shutdown whose ctx ended first, it tells when the last Drain call of that
+// Shutdown has returned: from then on nothing touches the Action or the
+// rings' consumer side until a later Shutdown resumes the drain, and
+// Stats().Queued is what is left to drain.
 func (s *Sink[T]) Done() <-chan struct{} { return s.done }

@@ -51,19 +51,35 @@ func TestShutdownIsIdempotent(t *testing.T) {
 	require.NoError(t, s.Shutdown(context.Background()))
 }
 
-func TestShutdownReturnsTheFirstResultEvenATimeout(t *testing.T) {
+// A Shutdown whose ctx ends reports what it left, and a later Shutdown
+// with a live ctx drains it. (Before the rings closed and Shutdown could be
+// resumed, the second call returned the first one's deadline error and the
+// values stayed in the ring.)
+func TestShutdownResumesAfterATimeout(t *testing.T) {
 	g := newGate[ev]()
 	s, err := sink.New(testCfg(1, 16, 4), g)
 	require.NoError(t, err)
 	defer g.release()
-	require.True(t, s.Handle().Push(ev{1}))
+	require.True(t, s.Handle().Push(ev{0}))
 	g.waitEntered(t)
+	for i := 1; i <= 6; i++ {
+		require.True(t, s.Handle().Push(ev{i}))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	// The gated Drain returns when its ctx is cancelled, which Shutdown
-	// does when its ctx ends.
-	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
-	require.ErrorIs(t, s.Shutdown(context.Background()), context.DeadlineExceeded)
+	// does when its ctx ends; the worker then exits, leaving 6 values.
+	err = s.Shutdown(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "values left in the rings")
+	require.False(t, s.Push(ev{99}), "the rings are closed")
+	g.release()
+	require.NoError(t, s.Shutdown(context.Background()), "the resumed Shutdown drains what was left")
+	got := g.values()
+	require.Len(t, got, 7, "the batch cut short (handed to Drain) and the 6 left")
+	require.Zero(t, s.Stats().Queued)
+	require.Equal(t, uint64(1), s.Dropped(), "the push after Shutdown began")
+	require.NoError(t, s.Shutdown(context.Background()), "once done, every later call returns nil")
 }
 
 func TestConcurrentShutdownsWaitForTheFirst(t *testing.T) {
@@ -273,10 +289,31 @@ func TestFlushAfterShutdown(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Shutdown(context.Background()))
 	require.NoError(t, s.Flush(context.Background()), "nothing queued")
-	require.True(t, s.Push(ev{1}))
-	err = s.Flush(context.Background())
-	require.ErrorIs(t, err, sink.ErrShutdown, "a value queued after Shutdown is never drained")
-	require.False(t, errors.Is(err, context.DeadlineExceeded))
+	require.False(t, s.Push(ev{1}), "the rings are closed")
+	require.NoError(t, s.Flush(context.Background()), "nothing queued: the push was refused")
+}
+
+// Flush after a Shutdown that left values in the rings returns
+// ErrShutdown: the workers have stopped and nothing drains them until a
+// later Shutdown does.
+func TestFlushAfterAnIncompleteShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &collector[ev]{}
+		rings := &capturing{}
+		s, err := sink.New(sink.Config[ev]{Shards: 1, Ring: rings.factory}, c)
+		require.NoError(t, err)
+		synctest.Wait()                                // the worker is parked
+		require.True(t, rings.rings[0].TryPush(ev{1})) // no doorbell
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		require.ErrorIs(t, s.Shutdown(ctx), context.Canceled)
+		<-s.Done()
+		err = s.Flush(context.Background())
+		require.ErrorIs(t, err, sink.ErrShutdown)
+		require.False(t, errors.Is(err, context.DeadlineExceeded))
+		require.NoError(t, s.Shutdown(context.Background()))
+		require.Equal(t, 1, c.count())
+	})
 }
 
 // Flush and Shutdown called from inside Drain with the ctx it was given (or
@@ -374,7 +411,10 @@ func TestShutdownWithAnEndedCtxReportsValuesLeft(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded, "3 values are still in the ring")
 		require.Equal(t, 3, s.Stats().Queued)
 		require.Zero(t, c.count())
-		require.ErrorIs(t, s.Shutdown(context.Background()), context.DeadlineExceeded, "the first result")
+		require.ErrorContains(t, err, "3 values left in the rings")
+		require.NoError(t, s.Shutdown(context.Background()), "a later Shutdown resumes the drain")
+		require.Equal(t, 3, c.count())
+		require.Zero(t, s.Stats().Queued)
 	})
 }
 

@@ -21,7 +21,8 @@ const cacheBlock = 128
 //     the sleeping flag. Producers only read it while the worker is busy; it
 //     is written when the worker falls asleep or wakes, and by the one
 //     producer that clears the flag to ring the doorbell.
-//   - the drop counter, written by producers only when a push is rejected.
+//   - the drop counter, written by producers only when a push is rejected
+//     or displaces a value, and the ForcePush of DropOldest next to it.
 //   - the consumer block: the consumer mutex, the popped counter, the
 //     batch sequence number and the drain-panic counter, touched only by
 //     drain workers, Flush and Stats.
@@ -66,7 +67,11 @@ type shard[T any] struct {
 	// which cost the same on x86 for an add.
 	_       [0]atomic.Uint64 // 8-byte alignment for dropped on 32-bit platforms
 	dropped uint64
-	_       [cacheBlock - 8]byte
+	// force is the ring's ForcePush under DropOldest, nil under
+	// DropNewest. Read-only after New, and read only by a push that the
+	// ring refused, which then writes dropped on this same line.
+	force forcer[T]
+	_     [cacheBlock - 8 - 2*unsafe.Sizeof(uintptr(0))]byte // counter, interface
 
 	// mu serialises the consumers of this ring: the home worker locks it for
 	// each burst, a stealer takes it with TryLock and skips the shard when it

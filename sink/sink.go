@@ -2,9 +2,9 @@ package sink
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 
 	"github.com/shardedsink/shardedsink/internal/machine"
@@ -67,9 +67,21 @@ type Sink[T any] struct {
 	running  atomic.Int32  // workers and monitor still running
 	done     chan struct{} // closed by the last of them to exit
 
-	shutdownOnce sync.Once
-	shutdownDone chan struct{} // closed once shutdownErr is set
-	shutdownErr  error
+	// closers[i] closes shards[i].ring: the ring's own Close, or its
+	// guard's (see equip). Shutdown closes every ring before it stops the
+	// workers.
+	closers []closer
+
+	// shutdownSem serialises Shutdown calls: one slot, held by the call
+	// that works. The fields below it are used only while holding it.
+	shutdownSem chan struct{}
+	begun       bool          // the first Shutdown has closed the rings and stopped the workers
+	completed   bool          // a Shutdown has drained everything and returned nil
+	lastDone    chan struct{} // closed once the Drain calls of the last Shutdown have returned
+
+	// flushing counts the Flush calls in progress. While it is above zero
+	// a worker does not hold a batch for MaxDelay. Only Flush writes it.
+	flushing atomic.Int32
 
 	// faults is what the workers and the monitor record about failed
 	// Drain calls; see worker.go.
@@ -92,7 +104,9 @@ type Sink[T any] struct {
 // or duration, a Shards above [MaxShards] or a RingCapacity above
 // [MaxRingCapacity], an unknown idle mode, a nil action, or a Ring factory
 // that panics, returns nil or returns a ring of the wrong capacity (the
-// error names the factory function). Nothing is started then.
+// error names the factory function), or returns a ring that is already
+// closed (a ring serves one sink: Shutdown closes it, so rings cannot be
+// reused by a later sink). Nothing is started then.
 //
 // The workers run until [Sink.Shutdown]; a sink that is dropped without
 // Shutdown keeps its goroutines.
@@ -112,13 +126,14 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		return nil, err
 	}
 	s := &Sink[T]{
-		cfg:          st,
-		action:       action,
-		shards:       make([]shard[T], st.shards),
-		handles:      make([]Handle[T], st.shards),
-		stop:         make(chan struct{}),
-		done:         make(chan struct{}),
-		shutdownDone: make(chan struct{}),
+		cfg:         st,
+		action:      action,
+		shards:      make([]shard[T], st.shards),
+		handles:     make([]Handle[T], st.shards),
+		closers:     make([]closer, st.shards),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+		shutdownSem: make(chan struct{}, 1),
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -126,7 +141,17 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		if err != nil {
 			return nil, err
 		}
-		sh.ring = r
+		if rc, ok := r.(interface{ IsClosed() bool }); ok && rc.IsClosed() {
+			return nil, fmt.Errorf("%w: Ring = %s: returned a closed ring (a ring serves one sink: Shutdown closes it)",
+				ErrInvalidConfig, funcName(st.factory))
+		}
+		pr, c, f, ok := equip(r, st.overflow)
+		if !ok {
+			return nil, fmt.Errorf("%w: Overflow = DropOldest: Ring = %s: its rings (%T) cannot displace a value (they have no ForcePush(v T) (old T, displaced, ok bool))",
+				ErrInvalidConfig, funcName(st.factory), r)
+		}
+		sh.ring, sh.force = pr, f
+		s.closers[i] = c
 		sh.doorbell = make(chan struct{}, 1)
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
 	}
@@ -155,7 +180,7 @@ func (s *Sink[T]) calledFromDrain(ctx context.Context) bool {
 func (s *Sink[T]) start() {
 	s.running.Store(int32(len(s.shards)) + 1)
 	for i := range s.shards {
-		go newWorker(s, i).run()
+		go newWorker(s, i, nil).run()
 	}
 	go s.monitor(0)
 }
@@ -182,6 +207,7 @@ func (s *Sink[T]) Shards() int { return len(s.shards) }
 // take one handle and keep it (one per request, connection or producer
 // object).
 func (s *Sink[T]) Handle() *Handle[T] {
+	s.mustBeMade()
 	n := uint64(len(s.shards))
 	return &s.handles[(atomic.AddUint64(&s.cursor, 1)-1)%n]
 }
@@ -195,6 +221,7 @@ func (s *Sink[T]) Handle() *Handle[T] {
 // with the splitmix64 finalizer before it is reduced to a shard, so
 // sequential keys spread evenly. Hash strings with hash/maphash first.
 func (s *Sink[T]) HandleFor(key uint64) *Handle[T] {
+	s.mustBeMade()
 	return &s.handles[shardFor(key, len(s.shards))]
 }
 
@@ -243,7 +270,11 @@ func shardFor(key uint64, n int) int {
 // When the home ring is full, Push tries the next shard's ring once, so
 // that one busy producer spills into another ring instead of shedding at
 // once; a value is dropped only when both rings were full. The drop is then
-// counted on the second shard.
+// counted on the second shard; under [DropOldest] the second ring's oldest
+// value is displaced and counted there instead, and Push returns true. Once
+// Shutdown has begun, every Push returns false and counts its value as
+// dropped. A zero Sink (not from New) panics with "sink: Sink used without
+// New".
 //
 // Pushes from one goroutine keep their order while they land in one ring,
 // which a CPU or stack home does not promise across a move; see the package
@@ -252,11 +283,15 @@ func (s *Sink[T]) Push(v T) bool {
 	// The home: from the CPU where that is cheap to read (one call of a
 	// two-instruction assembly function, allowed on the hot path by name;
 	// a mask and a load), from the stack otherwise. Written out here
-	// rather than in a method, which the compiler would not inline.
+	// rather than in a method, which the compiler would not inline. A zero
+	// Sink has no CPU table and no shards: the stack path says so.
 	var i int
 	if t := s.cpuHomes; len(t) > 0 {
 		i = int(t[machine.CPU()&uint32(len(t)-1)])
 	} else {
+		if len(s.handles) == 0 {
+			panicUnmade("Sink")
+		}
 		i = stackHome(len(s.handles))
 	}
 	// Handle.Push, inline (a call level costs as much as the push itself
@@ -278,12 +313,17 @@ func (s *Sink[T]) Push(v T) bool {
 			return true
 		}
 	}
+	if sh.force != nil {
+		return sh.forcePush(v) // DropOldest, on the second ring
+	}
 	sh.countDrop()
 	return false
 }
 
-// Dropped returns the number of values dropped so far because their ring
-// was full: the sum of the per-shard counters.
+// Dropped returns the number of values dropped so far: pushes refused
+// because their ring was full (or closed, once Shutdown has begun) and, under
+// DropOldest, values displaced by a push into a full ring. It is the sum of
+// the per-shard counters.
 func (s *Sink[T]) Dropped() uint64 {
 	var total uint64
 	for i := range s.shards {
@@ -298,6 +338,25 @@ func (s *Sink[T]) logger() *slog.Logger {
 		return s.cfg.logger
 	}
 	return slog.Default()
+}
+
+// panicUnmade is the panic of a method called on a zero Sink or Handle.
+func panicUnmade(what string) {
+	panic("sink: " + what + " used without New")
+}
+
+// mustBeMade panics when s is a zero Sink.
+func (s *Sink[T]) mustBeMade() {
+	if len(s.shards) == 0 {
+		panicUnmade("Sink")
+	}
+}
+
+// mustHaveCtx panics when a method of s is called with a nil ctx.
+func mustHaveCtx(method string, ctx context.Context) {
+	if ctx == nil {
+		panic("sink: " + method + " called with a nil ctx")
+	}
 }
 
 // noCopy lets go vet's copylocks check flag copies of a Sink.

@@ -61,15 +61,30 @@ func TestPushReturnsFalseAndCountsDropWhenRingFull(t *testing.T) {
 	}
 }
 
-// Port of push_after_shutdown_is_accepted_no_closed_state.
-func TestPushAfterShutdownIsAccepted(t *testing.T) {
-	s, err := sink.New(testCfg(2, 8, 4), nop[ev]())
-	require.NoError(t, err)
-	require.NoError(t, s.Shutdown(context.Background()))
-	require.True(t, s.Handle().Push(ev{1}))
-	require.True(t, s.Push(ev{2}))
-	require.Zero(t, s.Dropped())
-	require.Equal(t, 2, s.Stats().Queued, "nothing drains after Shutdown")
+// The original accepted a push after Shutdown (no closed state) into a
+// ring that nothing drains, uncounted. Here Shutdown closes the rings: a
+// later push returns false and is counted as dropped, on every backend and
+// under both overflow policies.
+func TestPushAfterShutdownIsRefusedAndCounted(t *testing.T) {
+	for _, b := range backends {
+		for _, o := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
+			if o == sink.DropOldest && b.name != "vyukov" {
+				continue // only vyukov can displace
+			}
+			t.Run(b.name+"/"+o.String(), func(t *testing.T) {
+				cfg := testCfg(2, 8, 4)
+				cfg.Ring, cfg.Overflow = b.factory, o
+				s, err := sink.New(cfg, nop[ev]())
+				require.NoError(t, err)
+				require.NoError(t, s.Shutdown(context.Background()))
+				require.False(t, s.Handle().Push(ev{1}))
+				require.False(t, s.Push(ev{2}))
+				require.False(t, s.HandleFor(3).Push(ev{3}))
+				require.Equal(t, uint64(3), s.Dropped())
+				require.Zero(t, s.Stats().Queued)
+			})
+		}
+	}
 }
 
 // Port of stats_total_equals_sum_of_shards.

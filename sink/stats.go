@@ -3,14 +3,16 @@ package sink
 // Stats is a snapshot of a sink's counters, from [Sink.Stats]. It marshals
 // to JSON with snake_case keys, for expvar or a status page.
 //
-// Per shard, Drained + Queued is the number of values accepted into its ring
-// so far (exactly, once producers and workers are quiet), and accepted +
-// Dropped the number of pushes that tried it.
+// Per shard, once producers and workers are quiet, Drained + Queued +
+// Dropped is the number of pushes counted on it: each is taken for Drain,
+// still in the ring, or dropped (refused, or under DropOldest accepted and
+// later displaced, which counts as dropped too). Under DropNewest Drained +
+// Queued is exactly the number of values accepted into the ring.
 type Stats struct {
 	Name         string       `json:"name"`
 	Shards       int          `json:"shards"`
 	RingCapacity int          `json:"ring_capacity"` // the capacity of each shard's ring
-	Dropped      uint64       `json:"dropped"`       // values dropped because a ring was full; the sum of PerShard
+	Dropped      uint64       `json:"dropped"`       // values dropped: refused (ring full or closed) or displaced (DropOldest); the sum of PerShard
 	Queued       int          `json:"queued"`        // values waiting in the rings, not those already in a batch
 	Drained      uint64       `json:"drained"`       // values taken from the rings for Drain; the sum of PerShard
 	DrainPanics  uint64       `json:"drain_panics"`  // Drain calls that panicked or called runtime.Goexit; the sum of PerShard
@@ -20,7 +22,7 @@ type Stats struct {
 // ShardStats is one shard's part of [Stats].
 type ShardStats struct {
 	Shard   int    `json:"shard"`
-	Dropped uint64 `json:"dropped"` // pushes into this ring rejected because it was full
+	Dropped uint64 `json:"dropped"` // pushes into this ring refused (full or closed) and values it displaced (DropOldest)
 	Queued  int    `json:"queued"`  // values in this ring
 	// Drained counts the values taken from this ring into a batch, by its
 	// own worker or by a stealer. Every value taken is handed to a Drain

@@ -28,19 +28,30 @@ type worker[T any] struct {
 	// (see run and drain).
 	leaving bool
 
+	// att is nil for the shard's worker, which drains until Shutdown and
+	// then makes the final drain; it is the Shutdown call for a worker that
+	// a later Shutdown started to resume a final drain that an ended ctx
+	// cut short (see Sink.resume).
+	att *attempt
+
+	// first is when the worker took the first value of the batch it holds
+	// (MaxDelay > 0 only).
+	first time.Time
+
 	// Idle state, see idle.go.
 	timer      *time.Timer // reused for every idle sleep
 	idleRounds int         // empty rounds since the last batch
 	backoff    time.Duration
 }
 
-func newWorker[T any](s *Sink[T], home int) *worker[T] {
+func newWorker[T any](s *Sink[T], home int, att *attempt) *worker[T] {
 	w := &worker[T]{
 		s:      s,
 		home:   home,
 		sh:     &s.shards[home],
 		batch:  make([]T, 0, s.cfg.batchSize),
 		victim: home + 1,
+		att:    att,
 	}
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
@@ -63,15 +74,35 @@ func (w *worker[T]) run() {
 			return
 		}
 		w.timer.Stop()
-		w.s.exited()
+		if w.att != nil {
+			w.att.exited()
+		} else {
+			w.s.exited()
+		}
 	}()
+	if w.att == nil {
+		w.loop()
+	}
+	w.finalDrain()
+}
+
+// loop is the worker's life until Shutdown: rounds of burst, steal and
+// Drain. With MaxDelay a round that leaves the batch short keeps it, and
+// the next rounds top it up, until it is full or MaxDelay has passed since
+// its first value was taken.
+func (w *worker[T]) loop() {
 	for !w.s.stopping.Load() {
-		// seq turns odd before the first pop of the round and even once the
-		// batch is drained and cleared: Flush relies on the order "seq odd,
-		// then pops, then popped counter", all by this goroutine.
-		w.sh.seq.Add(1)
+		held := len(w.batch)
+		if held == 0 {
+			// seq turns odd before the first pop of a batch and even once
+			// the batch is drained and cleared: Flush relies on the order
+			// "seq odd, then pops, then popped counter", all by this
+			// goroutine. A batch held for MaxDelay keeps seq odd across
+			// rounds.
+			w.sh.seq.Add(1)
+		}
 		own := w.burst()
-		if w.s.cfg.stealVictims > 0 && own < cap(w.batch) {
+		if w.s.cfg.stealVictims > 0 && len(w.batch) < cap(w.batch) {
 			w.steal()
 		}
 		if len(w.batch) == 0 {
@@ -80,9 +111,18 @@ func (w *worker[T]) run() {
 			continue
 		}
 		w.idleRounds = 0
-		if own == cap(w.batch) && w.s.cfg.stealVictims > 0 {
-			// The home ring filled a whole batch and may be backing up:
-			// wake one sleeping worker, which will steal from it.
+		if w.s.cfg.maxDelay > 0 {
+			if held == 0 {
+				w.first = time.Now()
+			}
+			if w.hold() {
+				w.waitBatch()
+				continue
+			}
+		}
+		if own == cap(w.batch)-held && w.s.cfg.stealVictims > 0 {
+			// The home ring filled the batch and may be backing up: wake
+			// one sleeping worker, which will steal from it.
 			w.wakeHelper()
 		}
 		w.drain(w.s.drainCtx)
@@ -90,17 +130,36 @@ func (w *worker[T]) run() {
 		// Yield after every batch, so that a Drain that never blocks cannot
 		// hold a P for the whole 10 ms preemption slice: timers and other
 		// goroutines on this P run between batches.
-		runtime.Gosched()
+		if !w.s.cfg.watermark || w.sh.ring.Len() <= w.s.cfg.ringCapacity/2 {
+			runtime.Gosched()
+		}
 	}
-	w.finalDrain()
+}
+
+// hold reports whether the worker keeps its short batch for more values:
+// MaxDelay has not passed since its first value, and no Flush is waiting.
+func (w *worker[T]) hold() bool {
+	return len(w.batch) < cap(w.batch) &&
+		w.s.flushing.Load() == 0 &&
+		time.Since(w.first) < w.s.cfg.maxDelay
 }
 
 // finalDrain empties the home ring after Shutdown: bursts and Drains until a
-// burst comes back empty, without stealing, or until the ctx given to
-// Shutdown ends. Shutdown set finalCtx before it set stopping, and this
-// worker loaded stopping as true before it got here, so the read is ordered.
+// burst comes back empty, without stealing, or until the ctx of the final
+// drain ends. A batch still held for MaxDelay goes to Drain first, whatever
+// the ctx: its values are out of the ring, and Drain is the only place left
+// for them. Shutdown set finalCtx before it set stopping, and this worker
+// loaded stopping as true before it got here, so the read is ordered; a
+// worker of a resumed Shutdown has the ctx of its attempt.
 func (w *worker[T]) finalDrain() {
 	ctx := w.s.finalCtx
+	if w.att != nil {
+		ctx = w.att.ctx
+	}
+	if len(w.batch) > 0 {
+		w.drain(ctx)
+		w.sh.seq.Add(1)
+	}
 	for ctx.Err() == nil {
 		w.sh.seq.Add(1)
 		w.burst()
@@ -209,7 +268,11 @@ func (w *worker[T]) drain(ctx context.Context) {
 		r := recover() // nil after a return, and during a Goexit
 		goexit := !returned && r == nil
 		if ctx.Err() != nil {
-			w.s.faults.cutShort.Store(true)
+			if w.att != nil {
+				w.att.cutShort.Store(true)
+			} else {
+				w.s.faults.cutShort.Store(true)
+			}
 		}
 		clear(w.batch[:n])
 		w.batch = w.batch[:0]
@@ -275,6 +338,23 @@ func (s *Sink[T]) log(level slog.Level, msg string, args ...any) {
 		}
 	}()
 	s.logger().Log(context.Background(), level, msg, args...)
+}
+
+// attempt is a Shutdown call that resumes a final drain which the ctx of an
+// earlier one cut short: it starts a worker for each shard that still holds
+// values and waits for them.
+type attempt struct {
+	ctx      context.Context // the ctx of its Drain calls
+	running  atomic.Int32    // its workers still running
+	done     chan struct{}   // closed by the last of them to exit
+	cutShort atomic.Bool     // as faults.cutShort, for its Drain calls
+}
+
+// exited is called by each worker of the attempt as it exits.
+func (a *attempt) exited() {
+	if a.running.Add(-1) == 0 {
+		close(a.done)
+	}
 }
 
 // exited is called by each worker and the monitor as it exits; the last one

@@ -30,7 +30,7 @@ func fill(t *testing.T, s *Sink[int], shard, n int) {
 func TestBurstStopsAtBatch(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 1, RingCapacity: 64, BatchSize: 10})
 	fill(t, s, 0, 50)
-	w := newWorker(s, 0)
+	w := newWorker(s, 0, nil)
 	require.Equal(t, 10, w.burst())
 	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, w.batch, "FIFO within the shard")
 	require.Equal(t, 40, s.shards[0].ring.Len())
@@ -41,7 +41,7 @@ func TestBurstStopsAtBatch(t *testing.T) {
 func TestBurstStopsWhenEmpty(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 1, RingCapacity: 128, BatchSize: 100})
 	fill(t, s, 0, 5)
-	w := newWorker(s, 0)
+	w := newWorker(s, 0, nil)
 	require.Equal(t, 5, w.burst())
 	require.Zero(t, s.shards[0].ring.Len())
 	require.Zero(t, w.burst())
@@ -53,7 +53,7 @@ func TestStealRespectsVictimAndItemBudgets(t *testing.T) {
 	for i := range 4 {
 		fill(t, s, i, 16)
 	}
-	w := newWorker(s, 0)
+	w := newWorker(s, 0, nil)
 	require.Equal(t, 6, w.steal())
 	require.Equal(t, []int{1000, 1001, 1002, 2000, 2001, 2002}, w.batch, "victims in round-robin order after home")
 	require.Equal(t, 16, s.shards[0].ring.Len(), "stealing never touches home")
@@ -70,7 +70,7 @@ func TestStealRespectsVictimAndItemBudgets(t *testing.T) {
 func TestStealSkipsHomeShard(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 3, StealItems: 8})
 	fill(t, s, 2, 10)
-	w := newWorker(s, 2)
+	w := newWorker(s, 2, nil)
 	require.Zero(t, w.steal())
 	require.Equal(t, 10, s.shards[2].ring.Len())
 }
@@ -81,7 +81,7 @@ func TestStealIsBoundedWhenBatchNearlyFull(t *testing.T) {
 	for i := range 5 {
 		fill(t, s, i, 100)
 	}
-	w := newWorker(s, 0)
+	w := newWorker(s, 0, nil)
 	require.Equal(t, 2, w.steal())
 	require.Len(t, w.batch, 2)
 
@@ -96,7 +96,7 @@ func TestStealSkipsABusyVictim(t *testing.T) {
 		fill(t, s, i, 16)
 	}
 	s.shards[1].mu.Lock() // its home worker is in a burst
-	w := newWorker(s, 0)
+	w := newWorker(s, 0, nil)
 	require.Equal(t, 4, w.steal(), "shard 1 counts as a victim tried but is skipped")
 	require.Equal(t, []int{2000, 2001, 2002, 2003}, w.batch)
 	require.Equal(t, 16, s.shards[1].ring.Len())
@@ -107,7 +107,7 @@ func TestBurstAndStealFillOneBatch(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 2, RingCapacity: 16, BatchSize: 8, StealItems: 8})
 	fill(t, s, 0, 3)
 	fill(t, s, 1, 16)
-	w := newWorker(s, 0)
+	w := newWorker(s, 0, nil)
 	require.Equal(t, 3, w.burst())
 	require.Equal(t, 5, w.steal(), "stealing tops the batch up to BatchSize")
 	require.Len(t, w.batch, 8)
@@ -117,7 +117,7 @@ func TestWakeHelperRingsOneSleepingWorker(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 3, RingCapacity: 4})
 	s.shards[1].setSleeping(true)
 	s.shards[2].setSleeping(true)
-	newWorker(s, 0).wakeHelper()
+	newWorker(s, 0, nil).wakeHelper()
 	require.Zero(t, atomic.LoadUint32(&s.shards[1].sleeping), "the next sleeping shard after home is woken")
 	require.Len(t, s.shards[1].doorbell, 1)
 	require.Equal(t, uint32(1), atomic.LoadUint32(&s.shards[2].sleeping), "only one")
@@ -230,7 +230,7 @@ func TestShardLayout(t *testing.T) {
 			sh := &s.shards[i]
 			for name, g := range map[string]group{
 				"producer": {uintptr(unsafe.Pointer(&sh.ring)), uintptr(unsafe.Pointer(&sh.sleeping)) + 4},
-				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.dropped)) + 8},
+				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.force)) + unsafe.Sizeof(sh.force)},
 				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.panics)) + 8},
 			} {
 				label := fmt.Sprintf("shard %d %s", i, name)

@@ -247,8 +247,9 @@ const methodNote = "- **method**: every producer is a goroutine locked to its ow
 	"it excludes time spent waiting for a core. proc ns/op is the process's CPU time (getrusage, every thread: workers, " +
 	"consumers, GC, scheduler) from the producers' release to the last one's end, over the accepted pushes of that phase. " +
 	"Rings hold the whole burst (sharded: ceil(producers/shards) x (items + items/10) + 1024 per shard; 1-shard sink " +
-	"and single queues: producers x (items + items/10) + 1024), are allocated and pre-touched once per row (rounded-up " +
-	"capacities included) and reused by its trials; the garbage is collected before each trial. Drop % (pooled over " +
+	"and single queues: producers x (items + items/10) + 1024), are allocated and pre-touched outside the timing, rounded-up " +
+	"capacities included: once per row for the queues, before every trial for the sink rows (Shutdown closes a sink's rings); " +
+	"the garbage is collected before each trial. Drop % (pooled over " +
 	"every trial and the tail run) must read 0. Throughput is accepted timed pushes per second of wall clock, median of " +
 	"the trials. p99, p99.9 and max come from a separate run that times every push with the wall clock, " +
 	"sorted[round(p*(n-1))]. Sink rows: a Handle per producer (round-robin), stealing off, batch 256 (sharded-push: " +

@@ -377,11 +377,16 @@ func (d *drainer) stop(ctx context.Context) error {
 // primeWait bounds the wait for held workers to block in Drain.
 const primeWait = 10 * time.Second
 
-// sinkRow is the rings of a sink row, reused by every trial's fresh sink.
+// sinkRow is the rings of a sink row. Shutdown closes a sink's rings, so
+// every trial after the first gets fresh ones, made and pre-touched before
+// the trial (the garbage of the last is collected before it starts).
 type sinkRow[T any] struct {
 	name       string
 	shards     int
+	capacity   int
+	factory    ring.Factory[T]
 	rings      []ring.Ring[T]
+	used       bool // a trial's sink has had (and closed) the rings
 	mode       consumerMode
 	isDefault  bool
 	handleless bool // producers call Sink.Push (sharded-push)
@@ -389,16 +394,25 @@ type sinkRow[T any] struct {
 
 // newSinkRow makes and pre-touches the shards rings of capacity slots.
 func newSinkRow[T any](name string, shards, capacity int, f ring.Factory[T], mode consumerMode, isDefault bool) (*sinkRow[T], error) {
-	r := &sinkRow[T]{name: name, shards: shards, mode: mode, isDefault: isDefault}
-	for range shards {
-		rg := f(capacity)
-		if rg.Cap() != capacity {
-			return nil, fmt.Errorf("ring factory made a ring of %d slots, want %d", rg.Cap(), capacity)
+	r := &sinkRow[T]{name: name, shards: shards, capacity: capacity, factory: f, mode: mode, isDefault: isDefault}
+	if err := r.makeRings(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// makeRings replaces the row's rings with fresh, pre-touched ones.
+func (r *sinkRow[T]) makeRings() error {
+	r.rings = make([]ring.Ring[T], 0, r.shards)
+	for range r.shards {
+		rg := r.factory(r.capacity)
+		if rg.Cap() != r.capacity {
+			return fmt.Errorf("ring factory made a ring of %d slots, want %d", rg.Cap(), r.capacity)
 		}
 		prefault(rg)
 		r.rings = append(r.rings, rg)
 	}
-	return r, nil
+	return nil
 }
 
 // config is the sink's Config for one trial: its Ring hands out the row's
@@ -446,6 +460,12 @@ func sinkIdleSleep() time.Duration {
 }
 
 func (r *sinkRow[T]) trial() (instance[T], error) {
+	if r.used {
+		if err := r.makeRings(); err != nil {
+			return nil, err
+		}
+	}
+	r.used = true
 	si := &sinkInstance[T]{gate: make(chan struct{}), rings: r.rings, handleless: r.handleless}
 	if r.mode == draining {
 		close(si.gate) // an open gate: Drain returns at once

@@ -18,8 +18,18 @@
 //     does.
 //
 // The sink has the default configuration except for -mode (the idle mode:
-// wake, the default, or poll, the original's 100 µs polling) and -shards
-// (default: 4 × GOMAXPROCS clamped to [1, 32]).
+// wake, the default, or poll, the original's 100 µs polling), -shards
+// (default: 4 × GOMAXPROCS clamped to [1, 32]) and -max-delay (the sink's
+// MaxDelay, default 0).
+//
+// With -rate N the run measures a trickle instead: one goroutine pushes N
+// values a second, paced by the clock, for -duration, and the run reports
+// the Drain calls per second, the mean values per call and the process's
+// CPU time as a percentage of one core (the sink, the pacing producer and
+// the runtime together).
+//
+//	go run ./bench/idle -rate 1000 -max-delay 100ms   # about 10 calls/s of about 100 values
+//	go run ./bench/idle -rate 1000                    # about 1,000 calls/s of 1
 //
 // Usage:
 //
@@ -69,6 +79,8 @@ type options struct {
 	trials     int
 	out        string
 	rowTimeout time.Duration
+	maxDelay   time.Duration
+	rate       int
 	flags      map[string]string
 }
 
@@ -77,6 +89,10 @@ type Trial struct {
 	IdleCPUPct  float64 `json:"idle_cpu_pct"`
 	PickupP50us float64 `json:"pickup_p50_us"`
 	PickupP99us float64 `json:"pickup_p99_us"`
+	// The trickle (-rate > 0) instead of the two above.
+	CallsPerSec float64 `json:"drain_calls_per_sec,omitempty"`
+	MeanBatch   float64 `json:"mean_batch,omitempty"`
+	TrickleCPU  float64 `json:"trickle_cpu_pct,omitempty"`
 }
 
 // Result is what one run measured; its JSON form is the -format json
@@ -88,6 +104,9 @@ type Result struct {
 	IdleCPUPct  float64        `json:"idle_cpu_pct"`
 	PickupP50us float64        `json:"pickup_p50_us"`
 	PickupP99us float64        `json:"pickup_p99_us"`
+	CallsPerSec float64        `json:"drain_calls_per_sec,omitempty"`
+	MeanBatch   float64        `json:"mean_batch,omitempty"`
+	TrickleCPU  float64        `json:"trickle_cpu_pct,omitempty"`
 	Trials      []Trial        `json:"trials"`
 	Complete    bool           `json:"complete"` // false while the run is going (-o) or if it failed
 }
@@ -100,6 +119,8 @@ type Config struct {
 	Duration string `json:"duration"`
 	Samples  int    `json:"samples"`
 	Trials   int    `json:"trials"`
+	MaxDelay string `json:"max_delay"`
+	Rate     int    `json:"rate,omitempty"` // values a second of the trickle; 0: the idle run
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -114,6 +135,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	producer := fs.String("producer", "block", "what the pushing goroutine does until Drain sees the value: block, or busy (keeps its P)")
 	trials := fs.Int("trials", 1, "how many times to measure, each on a fresh sink; the top-level figures are the medians")
 	out := fs.String("o", "", "write the output to this file, rewritten after each trial, instead of standard output")
+	maxDelay := fs.Duration("max-delay", 0, "the sink's MaxDelay: 0 drains at once, more holds a short batch that long")
+	rate := fs.Int("rate", 0, "measure a trickle of this many values a second for -duration instead of the idle sink")
 	rowTimeout := fs.Duration("row-timeout", 0, "fail the run loudly (goroutine dump, exit 3) when one trial takes longer; 0 for the default, 4 x duration + 1 minute")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/idle [flags]\n\nMeasures the idle CPU cost of a sink and the latency until Drain sees a value pushed into an idle sink.\n\nFlags:")
@@ -142,6 +165,13 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if *trials < 1 {
 		return options{}, fmt.Errorf("-trials: must be at least 1, got %d", *trials)
 	}
+	if *maxDelay < 0 {
+		return options{}, fmt.Errorf("-max-delay: must not be negative, got %v", *maxDelay)
+	}
+	if *rate < 0 || *rate > 1_000_000 {
+		return options{}, fmt.Errorf("-rate: must be in [0, 1000000], got %d", *rate)
+	}
+	o.maxDelay, o.rate = *maxDelay, *rate
 	if *rowTimeout < 0 {
 		return options{}, fmt.Errorf("-row-timeout: must not be negative, got %v", *rowTimeout)
 	}
@@ -182,6 +212,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	rd := report.StartRun(command, o.flags)
 	res := Result{Machine: rd.Machine, Run: rd, Trials: []Trial{}, Config: Config{
 		Mode: o.mode.String(), Shards: o.shards, Producer: o.producer(), Duration: o.duration.String(), Samples: o.samples, Trials: o.trials,
+		MaxDelay: o.maxDelay.String(), Rate: o.rate,
 	}}
 	wd := &report.Watchdog{Limit: o.rowTimeout}
 	for i := range o.trials {
@@ -211,13 +242,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 // summarize sets the top-level figures to the medians of the trials.
 func (r *Result) summarize() {
-	var cpu, p50, p99 []float64
+	var cpu, p50, p99, calls, mean, tcpu []float64
 	for _, t := range r.Trials {
 		cpu = append(cpu, t.IdleCPUPct)
 		p50 = append(p50, t.PickupP50us)
 		p99 = append(p99, t.PickupP99us)
+		calls = append(calls, t.CallsPerSec)
+		mean = append(mean, t.MeanBatch)
+		tcpu = append(tcpu, t.TrickleCPU)
 	}
 	r.IdleCPUPct, r.PickupP50us, r.PickupP99us = report.Median(cpu), report.Median(p50), report.Median(p99)
+	r.CallsPerSec, r.MeanBatch, r.TrickleCPU = report.Median(calls), report.Median(mean), report.Median(tcpu)
 }
 
 // emit renders res in o's format to -o or stdout.
@@ -243,11 +278,14 @@ func emit(res Result, o options, stdout io.Writer) error {
 }
 
 func writeMarkdown(w io.Writer, r Result, o options) error {
+	if o.rate > 0 {
+		return writeTrickleMarkdown(w, r, o)
+	}
 	fmt.Fprintf(w, "Idle sink, %s\n\n", r.Machine)
 	if err := report.WriteTable(w,
-		[]string{"idle mode", "shards", "idle CPU (% of one core)", "pickup p50", "pickup p99"}, nil,
+		[]string{"idle mode", "shards", "max delay", "idle CPU (% of one core)", "pickup p50", "pickup p99"}, nil,
 		[][]string{{
-			o.mode.String(), fmt.Sprint(r.Config.Shards),
+			o.mode.String(), fmt.Sprint(r.Config.Shards), o.maxDelay.String(),
 			fmt.Sprintf("%.3f %%", r.IdleCPUPct),
 			report.Nanos(r.PickupP50us * 1e3), report.Nanos(r.PickupP99us * 1e3),
 		}}); err != nil {
@@ -262,6 +300,25 @@ func writeMarkdown(w io.Writer, r Result, o options) error {
 	return err
 }
 
+// writeTrickleMarkdown is the table of a -rate run.
+func writeTrickleMarkdown(w io.Writer, r Result, o options) error {
+	fmt.Fprintf(w, "Trickle of %d values/s, %s\n\n", o.rate, r.Machine)
+	if err := report.WriteTable(w,
+		[]string{"idle mode", "shards", "max delay", "Drain calls/s", "values per call", "CPU (% of one core)"}, nil,
+		[][]string{{
+			o.mode.String(), fmt.Sprint(r.Config.Shards), o.maxDelay.String(),
+			fmt.Sprintf("%.1f", r.CallsPerSec), fmt.Sprintf("%.1f", r.MeanBatch), fmt.Sprintf("%.3f %%", r.TrickleCPU),
+		}}); err != nil {
+		return err
+	}
+	trials := ""
+	if len(r.Trials) > 1 {
+		trials = fmt.Sprintf("; medians of %d trials", len(r.Trials))
+	}
+	_, err := fmt.Fprintf(w, "\nover %v%s%s\n", o.duration, trials, loadAverage())
+	return err
+}
+
 // writeBenchfmt writes one benchfmt line per trial:
 //
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /mode idle.txt
@@ -271,6 +328,21 @@ func writeBenchfmt(w io.Writer, r Result) error {
 	}
 	name := "BenchmarkIdle/" + report.BenchKey("mode", r.Config.Mode) + "/" + report.BenchKey("shards", fmt.Sprint(r.Config.Shards)) +
 		"/" + report.BenchKey("producer", r.Config.Producer)
+	if r.Config.MaxDelay != "" && r.Config.MaxDelay != "0s" {
+		name += "/" + report.BenchKey("maxdelay", r.Config.MaxDelay)
+	}
+	if r.Config.Rate > 0 {
+		name = strings.Replace(name, "BenchmarkIdle/", "BenchmarkTrickle/"+report.BenchKey("rate", fmt.Sprint(r.Config.Rate))+"/", 1)
+		for _, t := range r.Trials {
+			if err := report.WriteBenchLine(w, name, int64(r.Config.Rate),
+				report.Metric{Value: t.CallsPerSec, Unit: "drain-calls/s"},
+				report.Metric{Value: t.MeanBatch, Unit: "values/call"},
+				report.Metric{Value: t.TrickleCPU, Unit: "cpu-%"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, t := range r.Trials {
 		if err := report.WriteBenchLine(w, name, int64(r.Config.Samples),
 			report.Metric{Value: t.IdleCPUPct, Unit: "idle-cpu-%"},

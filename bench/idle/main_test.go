@@ -138,3 +138,24 @@ func TestRunMarkdownSmoke(t *testing.T) {
 	require.Contains(t, s, "| idle mode | shards |")
 	require.Contains(t, s, "| poll | 3 |")
 }
+
+func TestParseTrickleFlags(t *testing.T) {
+	o, err := parse(strings.Fields("-rate 1000 -max-delay 100ms"), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 1000, o.rate)
+	require.Equal(t, 100*time.Millisecond, o.maxDelay)
+	_, err = parse(strings.Fields("-max-delay -1s"), io.Discard)
+	require.ErrorContains(t, err, "-max-delay")
+	_, err = parse(strings.Fields("-rate -3"), io.Discard)
+	require.ErrorContains(t, err, "-rate")
+}
+
+// A short trickle with MaxDelay gives far fewer Drain calls than values.
+func TestTrickleBatchesWithMaxDelay(t *testing.T) {
+	o, err := parse(strings.Fields("-rate 1000 -max-delay 100ms -duration 600ms -shards 1"), io.Discard)
+	require.NoError(t, err)
+	tr, _, err := measure(o)
+	require.NoError(t, err)
+	require.Greater(t, tr.MeanBatch, 20.0, "about 100 values per call: %+v", tr)
+	require.Less(t, tr.CallsPerSec, 50.0, "about 10 calls a second: %+v", tr)
+}

@@ -19,12 +19,16 @@ const settle = 100 * time.Millisecond
 // measure runs both measurements on one sink and returns the result and the
 // sink's shard count.
 func measure(o options) (Trial, int, error) {
+	if o.rate > 0 {
+		return measureTrickle(o)
+	}
 	var seen atomic.Int64 // how long the last value took to reach Drain, in ns
 	got := make(chan struct{}, 1)
 	s, err := sink.New(sink.Config[time.Time]{
-		Shards: o.shards,
-		Idle:   o.mode,
-		Logger: slog.New(slog.DiscardHandler),
+		Shards:   o.shards,
+		Idle:     o.mode,
+		MaxDelay: o.maxDelay,
+		Logger:   slog.New(slog.DiscardHandler),
 	}, sink.ActionFunc[time.Time](func(_ context.Context, batch []time.Time) {
 		now := time.Now()
 		for _, pushed := range batch {
@@ -82,4 +86,57 @@ func measure(o options) (Trial, int, error) {
 		PickupP50us: report.Percentile(lat, 0.50),
 		PickupP99us: report.Percentile(lat, 0.99),
 	}, s.Shards(), nil
+}
+
+// measureTrickle pushes o.rate values a second for o.duration, paced by the
+// clock (each value goes at its own due time; a late producer catches up at
+// once), and counts the Drain calls.
+func measureTrickle(o options) (Trial, int, error) {
+	var calls, values atomic.Int64
+	s, err := sink.New(sink.Config[int]{
+		Shards:   o.shards,
+		Idle:     o.mode,
+		MaxDelay: o.maxDelay,
+		Logger:   slog.New(slog.DiscardHandler),
+	}, sink.ActionFunc[int](func(_ context.Context, batch []int) {
+		calls.Add(1)
+		values.Add(int64(len(batch)))
+	}))
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	time.Sleep(settle)
+
+	before, err := processCPU()
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	h := s.Handle()
+	gap := time.Second / time.Duration(o.rate)
+	start := time.Now()
+	n := int(o.duration / gap)
+	for i := range n {
+		if d := time.Until(start.Add(time.Duration(i) * gap)); d > 0 {
+			time.Sleep(d)
+		}
+		h.Push(i)
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		return Trial{}, 0, err
+	}
+	elapsed := time.Since(start)
+	after, err := processCPU()
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	c, v := calls.Load(), values.Load()
+	tr := Trial{
+		CallsPerSec: float64(c) / elapsed.Seconds(),
+		TrickleCPU:  100 * float64(after-before) / float64(elapsed),
+	}
+	if c > 0 {
+		tr.MeanBatch = float64(v) / float64(c)
+	}
+	return tr, s.Shards(), nil
 }

@@ -12,6 +12,12 @@
 //	go run .                                  # embedded server, JetStream acks
 //	go run . -ack=false                       # core NATS, fire-and-forget
 //	go run . -url nats://127.0.0.1:4222 -producers 64 -events 100000
+//	go run . -max-delay 100ms                 # fuller messages from a slow stream
+//
+// -max-delay sets the sink's MaxDelay: a worker holding fewer than
+// BatchSize events waits up to that long for more before it publishes, so
+// a trickle of events goes out as one message per MaxDelay instead of one
+// per event. The default, 0, publishes at once.
 package main
 
 import (
@@ -39,6 +45,7 @@ type options struct {
 	events    int
 	shards    int
 	timeout   time.Duration
+	maxDelay  time.Duration
 }
 
 // result is what a run reports.
@@ -62,6 +69,7 @@ func main() {
 	flag.IntVar(&o.events, "events", 5000, "events each producer pushes")
 	flag.IntVar(&o.shards, "shards", 0, "sink shards (0: the sink's default)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Second, "most time to publish one batch, ack included")
+	flag.DurationVar(&o.maxDelay, "max-delay", 0, "most time a short batch waits for more events before it is published (the sink's MaxDelay; 0: at once)")
 	flag.Parse()
 
 	res, err := run(context.Background(), o)
@@ -117,8 +125,9 @@ func run(ctx context.Context, o options) (res result, err error) {
 		return res, err
 	}
 	s, err := sink.New(sink.Config[Event]{
-		Name:   "natsbridge",
-		Shards: o.shards,
+		Name:     "natsbridge",
+		Shards:   o.shards,
+		MaxDelay: o.maxDelay,
 		// The producers push flat out and overrun the rings on purpose;
 		// the result reports the drops, so the monitor stays quiet.
 		OnOverload: func(sink.Overload) {},

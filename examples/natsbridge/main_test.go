@@ -29,6 +29,25 @@ func TestRunDeliversEveryAcceptedEvent(t *testing.T) {
 	}
 }
 
+// -max-delay reaches the sink: with it every accepted event is still
+// delivered (Shutdown does not wait for it), and a negative one is refused
+// by name.
+func TestRunWithMaxDelay(t *testing.T) {
+	res, err := run(context.Background(), options{
+		subject: "test.delay", stream: "TESTDELAY", ack: true,
+		producers: 4, events: 500, timeout: 5 * time.Second, maxDelay: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.Equal(t, uint64(res.Accepted), res.Received)
+	require.Equal(t, uint64(res.Accepted), res.Bridge.PublishedEvents)
+
+	_, err = run(context.Background(), options{
+		subject: "test.delay", stream: "TESTDELAY", ack: true,
+		producers: 1, events: 1, timeout: time.Second, maxDelay: -time.Second,
+	})
+	require.ErrorContains(t, err, "MaxDelay = -1s")
+}
+
 // fixture is an embedded server, a connection, the stream and a counting
 // subscriber.
 type fixture struct {
