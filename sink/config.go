@@ -58,11 +58,9 @@ const (
 	// only the producer that wins the swap pays for the send.
 	//
 	// The flag store and the ring check on the worker's side, and the push
-	// and the flag load on the producer's, form a Dekker pair: Go's atomics
-	// are sequentially consistent, so with the default [vyukov] ring (whose
-	// push is a compare-and-swap on its tail and whose Len loads that tail)
-	// the producer sees the flag or the worker sees the value. A ring whose
-	// Len is not synchronised that way could let a doorbell slip; the
+	// and the flag load on the producer's, form a Dekker pair (the package
+	// doc, "Idle workers", says which instructions form it). A ring whose Len
+	// is not synchronised with its push could let a doorbell slip; the
 	// sleeping worker then finds the value when its safety-net timer,
 	// [Config.IdleSleep] (default [DefaultWakeRecheck]), fires.
 	//

@@ -7,7 +7,8 @@
 // It is the Go rendering of the Rust crate sharded-sink. Its design value is
 // flat, predictable producer cost under contention: a successful push is one
 // lock-free TryPush on one shard's ring, with no lock, no allocation, and no
-// counter touched. It suits telemetry, logging, metrics and other streams
+// counter touched, and producers running at the same instant push into
+// different rings. It suits telemetry, logging, metrics and other streams
 // that tolerate loss. It is not a durable queue: there is no at-least-once
 // delivery, no order across shards, and no resharding.
 //
@@ -15,8 +16,7 @@
 //		sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
 //			ship(ctx, batch) // keep no reference into batch
 //		}))
-//	h := s.Handle()          // hot producers keep a handle
-//	ok := h.Push(ev)         // false: the ring was full, ev was dropped and counted
+//	ok := s.Push(ev)         // false: the ring was full, ev was dropped and counted
 //	...
 //	err = s.Shutdown(ctx)    // producers stopped first; drains what is buffered
 //
@@ -65,31 +65,27 @@
 //
 // # Pushing
 //
+// [Sink.Push] is the way to push when what matters is a flat cost: it needs
+// no handle and chooses the ring by where the producer runs. On linux/amd64
+// with the RDPID instruction (detected once, checked against the getcpu
+// system call) that is the ring of the CPU the producer runs on: two
+// producers that run at the same instant run on different CPUs, so with the
+// default shard count of a ring per CPU ([DefaultShards]) they never write
+// the same ring's tail, and the cost per push stays the same from one
+// producer to hundreds. Elsewhere (other systems, arm64, 386, a hypervisor
+// that hides the CPU number) the home comes from the address of the
+// goroutine's stack, which spreads goroutines over the rings at random;
+// the default shard count is then a few times GOMAXPROCS, so that the
+// goroutines running at one time write different rings most of the time.
+// When the home ring is full, Push tries the next shard's ring once, so a
+// single busy producer spills into a second ring before anything is shed.
+//
 // [Sink.Handle] hands out handles round-robin over the shards (the
-// original's issue()); a handle is immutable and costs nothing to keep, so
-// hot producers take one and keep it. [Sink.HandleFor] maps a key of the
-// caller's (a connection, a tenant) to a shard, the Go rendering of the
-// original's thread-local home shard: the same key always maps to the same
-// shard of a sink, so that key's values keep their order.
-//
-// [Sink.Push] needs no handle. Go has no thread-locals, so it keeps a home
-// shard per goroutine instead, derived from the address of a variable on
-// the calling goroutine's stack: each goroutine's stack is its own block of
-// memory, so goroutines spread over the shards and one goroutine finds the
-// same shard push after push, at the cost of a hash and no shared write.
-// When the home ring is full, the push moves on to the next shard once, so a
-// single busy goroutine spills into a second ring before anything is shed.
-// Homes are random, so two goroutines may share one; that is why the
-// default shard count is 4 × GOMAXPROCS (clamped to [1, 32]): the
-// goroutines running at one time then write different rings most of the
-// time, whether they use Sink.Push or handles taken round-robin.
-//
-// Measured alternatives (see Costs): a sync.Pool holding a home handle per
-// P (the previous design: no two Ps ever share a home, but a Get and a Put
-// cost about as much as the push itself), a per-P round-robin cursor (the
-// original's default) and a random shard per push (math/rand/v2); the last
-// two make the producers running on different cores write the same rings'
-// tails, and cost several times more under contention.
+// original's issue()), and [Sink.HandleFor] maps a key of the caller's (a
+// connection, a tenant) to a shard; both push into one fixed ring. Use them
+// where the values of one producer or key must keep their order: a
+// goroutine that moves to another CPU moves its Sink.Push home with it.
+// A handle is immutable and costs nothing to keep.
 //
 // # Draining
 //
@@ -111,13 +107,7 @@
 // Drain when the batch is full or MaxDelay after it took the batch's first
 // value. The push path does not change (no timestamp, no counter), an idle
 // worker stays parked (the timer runs only while a batch is held), and
-// Flush and Shutdown never wait for MaxDelay. A trickle of 1,000 values a
-// second with MaxDelay 100 ms gives about ten Drain calls a second of about
-// 100 values each; a test under testing/synctest checks it, and
-//
-//	go run ./bench/idle -rate 1000 -max-delay 100ms
-//
-// measures it in real time.
+// Flush and Shutdown never wait for MaxDelay.
 //
 // [Config.Overflow] chooses which value a full ring sheds: [DropNewest]
 // (the default: the push fails) or [DropOldest] (the push displaces the
@@ -145,22 +135,18 @@
 // its recheck timer), an IdlePoll sink several percent, and a value pushed
 // into an idle sink reaches Drain within microseconds when the pushing
 // goroutine then blocks, or within a few milliseconds when it keeps its P
-// (the Go scheduler must start the woken worker on another P). The README's
-// "Idle workers" section has the measured table, from:
+// (the Go scheduler must start the woken worker on another P).
 //
-//	go run ./bench/idle [-mode wake|poll] [-shards 8] [-producer block|busy]
-//
-// The price of the doorbell on the push path is the flag load, which costs
-// nothing measurable (on a line that only the worker writes, and only when it
-// parks or wakes), and the wake-up code that makes [Handle.Push] too large for
-// the compiler to inline: one call more than the original's push (see
-// Costs). A Dekker pair makes the doorbell safe: the worker
-// stores the flag, then looks at the ring; the producer pushes, then loads the
-// flag. Go's atomics are sequentially consistent, and the default vyukov ring
-// pushes with a compare-and-swap on its tail and reads that tail in Len, so
-// one of the two sees the other. A ring backend without that edge (chanring's
-// Len is an unsynchronised read) could let a doorbell slip; the recheck timer
-// bounds the delay to IdleSleep.
+// The doorbell is safe by a Dekker pair, the one such pair in the package:
+// the worker stores the sleeping flag (a sequentially consistent store),
+// then looks at the ring (vyukov's Len loads its tail); the producer
+// claims its slot with a compare-and-swap on that tail, a locked
+// instruction, then loads the flag. So either the producer sees the flag
+// and rings, or the worker sees the value and does not park. The stamp
+// publish that follows the claim is a release store (see
+// internal/machine) and takes no part in the pair. A ring backend without
+// that edge (chanring's Len is an unsynchronised read) could let a doorbell
+// slip; the recheck timer bounds the delay to IdleSleep.
 //
 // # Flush and Shutdown
 //
@@ -201,58 +187,14 @@
 //
 // # Costs
 //
-// A successful push costs one compare-and-swap on the ring's tail, one load
-// and one store of the slot's stamp, the value's copy, and the load of the
-// sleeping flag; Sink.Push adds the hash of a stack address. Neither
-// allocates. The atomics are sync/atomic's functions on plain fields, so a
-// user's program gets the same inline instructions as the library's own
-// benchmarks (internal/hotpath's test reads the assembly of a program that
-// imports only the library). The README's "Push costs" has the measured
-// tables for 1 to 256 producers, from one command:
-//
-//	go run ./bench/pushcost
-//
-// The alternatives measured for the handle-less push and the shard count,
-// per-thread CPU ns per accepted push of an 8-byte value, producers on
-// locked OS threads, medians of 5 runs (min-max), on a 2-core AMD EPYC VM
-// (GOMAXPROCS=2, go1.26.8, load average 0.6 before); "shards=P" rows use
-// GOMAXPROCS shards, the default before, the others 4 × GOMAXPROCS:
-//
-//	| BenchmarkPushDesignAlternatives: cpu ns per accepted push, median (min-max) | 1 | 4 | 16 | 64 | 256 |
-//	|---|---:|---:|---:|---:|---:|
-//	| held, 8 B, Sink.Push | 11.4 (9.85-14.5) | 22.9 (18.6-24.0) | 22.0 (21.6-23.6) | 19.9 (18.0-22.4) | 19.8 (17.4-20.6) |
-//	| held, 8 B, Sink.Push(shards=P) | 13.2 (9.90-14.2) | 45.6 (32.5-62.7) | 34.9 (30.2-44.9) | 30.9 (29.5-35.1) | 57.8 (53.8-59.6) |
-//	| held, 8 B, Sink.Push-pool-per-P(shards=P) | 26.6 (23.7-28.3) | 24.2 (22.6-25.6) | 22.8 (22.3-24.6) | 23.1 (21.7-24.8) | 58.5 (52.9-62.2) |
-//	| held, 8 B, Sink.Push-pool-per-P | 23.5 (22.3-25.0) | 26.0 (21.7-27.7) | 26.5 (24.7-27.5) | 28.5 (22.8-29.4) | 77.5 (69.8-83.2) |
-//	| held, 8 B, Sink.Push-per-P-round-robin | 24.3 (20.4-26.1) | 53.8 (28.5-62.2) | 62.6 (59.5-65.6) | 52.4 (43.0-60.8) | 64.7 (50.5-68.1) |
-//	| held, 8 B, Sink.Push-math-rand | 21.1 (18.1-22.9) | 41.4 (36.3-107) | 40.0 (38.7-42.8) | 38.6 (34.7-48.7) | 39.3 (34.5-41.1) |
-//	| held, 8 B, Handle.Push | 11.4 (9.13-11.7) | 8.94 (7.58-12.3) | 27.8 (19.3-30.0) | 16.9 (16.6-18.7) | 14.9 (11.2-20.3) |
-//	| held, 8 B, Handle.Push(shards=P) | 8.91 (8.81-9.84) | 52.3 (38.6-56.1) | 38.5 (30.9-44.2) | 30.2 (24.5-32.6) | 36.4 (33.6-38.3) |
-//	| held, 8 B, Handle.Push(shards=2xP) | 7.45 (7.32-7.53) | 7.52 (7.35-9.16) | 32.0 (30.1-34.9) | 20.5 (17.2-24.2) | 18.2 (16.4-19.4) |
-//	| held, 8 B, Handle.Push-without-flag-load(IdlePoll) | 7.32 (7.18-7.99) | 12.1 (10.3-12.6) | 23.7 (21.7-31.0) | 19.6 (18.7-21.2) | 14.7 (9.30-16.1) |
-//	| draining, 8 B, Sink.Push | 12.8 (11.1-16.8) | 16.1 (13.4-17.8) | 18.8 (14.7-20.5) | 17.9 (16.7-18.7) | 16.0 (14.8-17.9) |
-//	| draining, 8 B, Sink.Push(shards=P) | 18.5 (14.4-24.1) | 32.2 (23.4-45.1) | 38.4 (27.9-39.5) | 28.9 (25.8-55.1) | 43.9 (36.5-51.4) |
-//	| draining, 8 B, Sink.Push-pool-per-P(shards=P) | 35.0 (28.5-39.4) | 19.9 (18.8-27.6) | 23.4 (20.9-30.3) | 23.7 (22.2-27.3) | 68.2 (52.4-73.3) |
-//	| draining, 8 B, Sink.Push-pool-per-P | 32.3 (27.9-35.5) | 23.6 (20.6-27.5) | 24.4 (23.2-27.5) | 21.3 (20.1-26.6) | 53.3 (47.6-64.8) |
-//	| draining, 8 B, Sink.Push-per-P-round-robin | 51.0 (47.9-56.2) | 42.2 (41.2-45.3) | 43.4 (42.6-46.3) | 44.1 (42.1-47.9) | 44.6 (40.7-48.1) |
-//	| draining, 8 B, Sink.Push-math-rand | 49.1 (41.8-55.7) | 38.0 (33.4-54.8) | 37.6 (36.3-40.1) | 40.3 (38.6-41.8) | 43.8 (42.8-106) |
-//	| draining, 8 B, Handle.Push | 13.0 (12.4-15.4) | 11.0 (9.79-11.3) | 19.1 (16.0-25.8) | 19.9 (18.3-22.6) | 15.8 (14.8-18.7) |
-//	| draining, 8 B, Handle.Push(shards=P) | 14.3 (13.5-17.6) | 52.3 (38.2-61.4) | 39.0 (27.6-41.1) | 36.9 (26.2-42.5) | 41.9 (35.9-46.9) |
-//	| draining, 8 B, Handle.Push(shards=2xP) | 11.6 (10.2-14.2) | 11.7 (11.2-12.8) | 35.8 (27.4-39.3) | 24.9 (24.2-27.3) | 21.2 (19.7-23.5) |
-//	| draining, 8 B, Handle.Push-without-flag-load(IdlePoll) | 11.9 (11.1-13.6) | 11.0 (9.98-12.5) | 26.2 (23.5-30.5) | 15.7 (15.1-18.5) | 14.9 (11.5-19.2) |
-//
-//	go run ./bench/pushcost -design
-//
-// The stack-address home (Sink.Push) costs about 2 ns more than a handle
-// at one producer and is the cheapest handle-less push at every count. The
-// sync.Pool of home handles per P never lets two Ps share a ring, but its
-// Get and Put cost more than the push itself, and at 256 producers it cost
-// 53 to 78 ns. A per-P round-robin cursor and a random shard per push make
-// the producers running on the two cores write the same rings' tails and
-// cost 2 to 4 times more. More shards than Ps roughly halve the cost of
-// both Sink.Push and Handle.Push once there are more producers than cores
-// (GOMAXPROCS shards: 30 to 58 ns; 4 × GOMAXPROCS: 9 to 28 ns). The
-// doorbell's flag load is within the spread of the table: Handle.Push at
-// one producer measured 7.5 to 11.4 ns across its rows, the original's
-// push path without the load 7.3 ns.
+// A successful push costs one compare-and-swap on the ring's tail (the one
+// locked instruction), one load and one release store of the slot's stamp,
+// the value's copy and the load of the sleeping flag; Sink.Push adds the
+// read of the CPU number (RDPID) and a table lookup, or the hash of a stack
+// address. Neither allocates. A user's program gets the same instructions
+// as the library's benchmarks: internal/hotpath's test reads the assembly
+// of a program that imports only the library, and counts its locked
+// instructions. The measured tables, for 1 to 256 producers, and the
+// commands that reproduce them are in docs/benchmarks.md ("Push costs" and
+// "The contended accept path").
 package sink
