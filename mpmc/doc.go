@@ -135,7 +135,9 @@
 // (crossbeam's SegQueue, without locks but not lock-free, see above), and
 // keeps up to 16 emptied blocks (64 KiB at most) for reuse, so it
 // allocates nothing in steady state unless it keeps growing, and then one
-// block per 127 values.
+// block per 127 values (or a block that a consumer was still busy in when
+// the block's last value was taken, which several consumers can cause, is
+// left to the garbage collector and replaced).
 //
 // # mpmc or a Go channel?
 //

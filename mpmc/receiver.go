@@ -78,7 +78,7 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if atomic.LoadInt64(&c.sendq.waiting) != 0 {
+		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
 			c.sendq.notifySlow(1)
 		}
 		return v, nil
@@ -115,7 +115,7 @@ func (r *Receiver[T]) TryRecv() (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if atomic.LoadInt64(&c.sendq.waiting) != 0 {
+		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
 			c.sendq.notifySlow(1)
 		}
 		return v, nil

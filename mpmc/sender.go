@@ -81,7 +81,7 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 	if !ok {
 		return c.sendFull(ctx, v)
 	}
-	if atomic.LoadInt64(&c.recvq.waiting) != 0 { // the notifier's side of the Dekker argument (waiters.go)
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 { // the notifier's side of the Dekker argument (waiters.go)
 		c.recvq.notifySlow(1)
 	}
 	return nil
@@ -121,7 +121,7 @@ func (s *Sender[T]) TrySend(v T) error {
 	if !ok {
 		return c.full()
 	}
-	if atomic.LoadInt64(&c.recvq.waiting) != 0 {
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 {
 		c.recvq.notifySlow(1)
 	}
 	return nil

@@ -3,6 +3,8 @@ package mpmc
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/internal/machine"
 )
 
 // This file is the wait queue: where a Send waits for room and a Recv for a
@@ -88,8 +90,8 @@ type waitQueue struct {
 	// waiting is the number of queued, un-notified waiters. It changes only
 	// under mu; notify reads it without mu (see the file comment for why
 	// that is safe).
-	_       [0]atomic.Int64 // 8-byte alignment of waiting on 32-bit platforms (see channel)
-	waiting int64           // used only through sync/atomic's functions
+	_       [0]atomic.Uint64 // 8-byte alignment of waiting on 32-bit platforms (see channel)
+	waiting uint64           // used only through sync/atomic's functions and machine.StoreRelease
 
 	mu         sync.Mutex
 	head, tail *waiter // oldest and newest queued waiter
@@ -150,7 +152,9 @@ func (q *waitQueue) enqueue(w *waiter) *waiter {
 		q.tail.next = w
 	}
 	q.tail = w
-	atomic.AddInt64(&q.waiting, 1) // seq-cst: the waiter's retry comes after this (Dekker, see above)
+	// A locked add, not a release store: this is the waiter's store of the
+	// Dekker pair (see above), and its retry's loads must not pass it.
+	atomic.AddUint64(&q.waiting, 1)
 	q.mu.Unlock()
 	return w
 }
@@ -168,7 +172,12 @@ func (q *waitQueue) unlink(w *waiter) {
 		w.next.prev = w.prev
 	}
 	w.prev, w.next = nil, nil
-	atomic.AddInt64(&q.waiting, -1)
+	// A release store, not a locked add: waiting changes only under mu, so
+	// the load sees the last value and no update is lost. It pairs with
+	// notify's atomic.LoadUint64, and nothing depends on its order against
+	// a later load: only an increment is a Dekker store (a notifier that
+	// reads a count not yet decremented takes the lock for nothing).
+	machine.StoreRelease(&q.waiting, atomic.LoadUint64(&q.waiting)-1)
 }
 
 // notify wakes up to n queued waiters that have not been notified yet,
@@ -177,7 +186,7 @@ func (q *waitQueue) unlink(w *waiter) {
 func (q *waitQueue) notify(n int) {
 	// seq-cst load after the caller's completed push or pop: see the file
 	// comment for the Dekker argument.
-	if atomic.LoadInt64(&q.waiting) == 0 {
+	if atomic.LoadUint64(&q.waiting) == 0 {
 		return
 	}
 	q.notifySlow(n)

@@ -17,12 +17,12 @@ func TestNotifyWakesTheOldestWaiterFirst(t *testing.T) {
 	var q waitQueue
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
-	require.Equal(t, 2, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 2, int(atomic.LoadUint64(&q.waiting)))
 
 	q.notify(1)
 	require.True(t, hasToken(w1))
 	require.False(t, hasToken(w2))
-	require.Equal(t, 1, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 1, int(atomic.LoadUint64(&q.waiting)))
 }
 
 // notify is notify-additional: a notified waiter that has not run yet does
@@ -35,7 +35,7 @@ func TestNotifyIsAdditional(t *testing.T) {
 	q.notify(1)
 	require.True(t, hasToken(w1))
 	require.True(t, hasToken(w2))
-	require.Equal(t, 0, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 0, int(atomic.LoadUint64(&q.waiting)))
 	q.notify(1) // nobody left: nothing happens
 }
 
@@ -66,7 +66,7 @@ func TestAQueuedWaiterThatLeavesPassesNothingOn(t *testing.T) {
 	w2 := q.enqueue(nil)
 	q.leave(w1)
 	require.False(t, hasToken(w2))
-	require.Equal(t, 1, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 1, int(atomic.LoadUint64(&q.waiting)))
 	q.notify(1)
 	require.True(t, hasToken(w2), "w2 is now the oldest")
 }
@@ -83,7 +83,7 @@ func TestANotifiedWaiterThatLeavesPassesItsTokenOn(t *testing.T) {
 	require.False(t, hasToken(w1), "the token was drained")
 	require.True(t, hasToken(w2), "and passed to the next waiter")
 	require.False(t, hasToken(w3))
-	require.Equal(t, 1, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 1, int(atomic.LoadUint64(&q.waiting)))
 }
 
 func TestANotifiedWaiterThatLeavesWithNobodyQueuedDropsItsToken(t *testing.T) {
@@ -91,7 +91,7 @@ func TestANotifiedWaiterThatLeavesWithNobodyQueuedDropsItsToken(t *testing.T) {
 	w := q.enqueue(nil)
 	q.notify(1)
 	q.leave(w)
-	require.Equal(t, 0, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 0, int(atomic.LoadUint64(&q.waiting)))
 	require.Equal(t, 1, q.nfree)
 	require.False(t, hasToken(q.free))
 }
@@ -104,7 +104,7 @@ func TestNotifyAllWakesEveryQueuedWaiter(t *testing.T) {
 	for i, w := range ws {
 		require.True(t, hasToken(w), "waiter %d", i)
 	}
-	require.Equal(t, 0, int(atomic.LoadInt64(&q.waiting)))
+	require.Equal(t, 0, int(atomic.LoadUint64(&q.waiting)))
 }
 
 func TestAWokenWaiterReenqueuesAtTheTail(t *testing.T) {
