@@ -102,8 +102,11 @@
 // wakes one waiting receiver, a receive wakes one waiting sender. The
 // wake-up is notify-additional, as in async-channel: each send wakes a
 // receiver that has not been woken yet, so a woken receiver that has not run
-// yet cannot absorb the wake-up meant for the next value. A woken goroutine
-// that finds the value (or the room) taken by another goroutine waits again.
+// yet cannot absorb the wake-up meant for the next value. A woken receiver
+// that finds the value taken by another goroutine waits again. A receive
+// that makes room does more for a waiting sender, as a Go channel's does:
+// it pushes that sender's value itself, so the sender wakes with its send
+// done and the room does not sit empty while its goroutine starts.
 //
 // A call whose context ends first returns ctx.Err() and has sent or taken
 // nothing: a Send's value stays with the caller, a Recv took no value. If it

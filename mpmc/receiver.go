@@ -79,7 +79,7 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 	}
 	if ok {
 		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
-			c.sendq.notifySlow(1)
+			c.wakeSenders(1)
 		}
 		return v, nil
 	}
@@ -116,7 +116,7 @@ func (r *Receiver[T]) TryRecv() (T, error) {
 	}
 	if ok {
 		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
-			c.sendq.notifySlow(1)
+			c.wakeSenders(1)
 		}
 		return v, nil
 	}

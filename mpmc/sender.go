@@ -62,8 +62,11 @@ func panicReleased(end string) {
 // ctx.Err() has sent nothing, and a wake-up it had received passes on to the
 // next waiting sender, so no sender is left waiting while there is room.
 //
-// Senders waiting on a full channel are woken in the order they started to
-// wait, one per value received.
+// Senders waiting on a full channel are served in the order they started to
+// wait, one per value received: the receive that makes room pushes the
+// oldest waiting sender's value itself and wakes that sender with its send
+// done, as a Go channel's receiver finishes a parked send. A Send whose ctx
+// ends just after that returns nil: its value was sent.
 func (s *Sender[T]) Send(ctx context.Context, v T) error {
 	// TrySend written out (see the note above channel.trySend).
 	if atomic.LoadUint32(&s.released) != 0 {

@@ -18,7 +18,15 @@ import (
 // of the queue, and then tries its operation once more before it
 // blocks. A goroutine that completes the opposite operation (a push wakes
 // receivers, a pop wakes senders) calls notify, which dequeues the oldest
-// waiter, marks it notified and puts a token in its channel. So:
+// waiter, marks it notified and puts a token in its channel.
+//
+// The send queue goes one step further (channel.send and wakeSenders): a
+// sender enqueues, retries and parks its value in its waiter in one
+// critical section of the queue's lock, and a pop that finds senders
+// waiting pushes the oldest one's value under that lock and marks it
+// handed: the sender wakes with its send done. A push that fails there
+// (another sender took the room, or the channel closed) leaves the waiter
+// queued, for the next pop or for Close. So, for both queues:
 //
 //   - Waiters are woken in FIFO order.
 //   - Notify is notify-additional: a notified waiter is no longer in the
@@ -68,25 +76,37 @@ const (
 	idle waiterState = iota
 	// queued: in the queue, not notified. Counted by waitQueue.waiting.
 	queued
+	// parked: a sender's waiter in the send queue, whose value is in val
+	// and which will not push it itself until it is woken. Counted by
+	// waitQueue.waiting. Every waiter in the send queue is parked.
+	parked
 	// notified: dequeued by a notifier, which put a token in ready. The
 	// token stays there until the waiter receives it or leave drains it.
 	notified
+	// handed: a sender's waiter, dequeued by a receiver that pushed the
+	// sender's value for it and put a token in ready: the send is done.
+	handed
 )
 
 // waiter is one blocked goroutine's place in a waitQueue.
-type waiter struct {
+type waiter[T any] struct {
 	// ready has capacity 1 and holds at most one token: a waiter is queued
 	// only while its channel is empty, and is notified only while queued,
 	// so the notifier's send never blocks.
 	ready chan struct{}
 
 	state      waiterState // guarded by the queue's mu
-	prev, next *waiter     // guarded by the queue's mu; links while queued, next links the free list
+	prev, next *waiter[T]  // guarded by the queue's mu; links while queued, next links the free list
+
+	// val is a parked sender's value, which a receiver that makes room
+	// pushes on its behalf (see channel.wakeSenders). Guarded by the
+	// queue's mu; zero outside the send queue.
+	val T
 }
 
 // waitQueue is a FIFO queue of waiting goroutines: one for receivers
 // waiting for a value, one for senders waiting for room.
-type waitQueue struct {
+type waitQueue[T any] struct {
 	// waiting is the number of queued, un-notified waiters. It changes only
 	// under mu; notify reads it without mu (see the file comment for why
 	// that is safe).
@@ -94,7 +114,7 @@ type waitQueue struct {
 	waiting uint64           // used only through sync/atomic's functions and machine.StoreRelease
 
 	mu         sync.Mutex
-	head, tail *waiter // oldest and newest queued waiter
+	head, tail *waiter[T] // oldest and newest queued waiter
 
 	// free keeps idle waiters, linked through next, so that a wait does
 	// not allocate once the channel has seen as many waiters at once as
@@ -103,7 +123,7 @@ type waitQueue struct {
 	// moves between channels: under testing/synctest, a Go channel created
 	// in one bubble must not be used from another, and an mpmc channel
 	// created in a bubble then keeps all of its waiters there.
-	free  *waiter
+	free  *waiter[T]
 	nfree int
 
 	// Senders read the receivers' waiting count on every push and
@@ -118,9 +138,11 @@ type waitQueue struct {
 const maxFree = 256
 
 // release puts the idle waiter w on the free list. The caller holds mu.
-func (q *waitQueue) release(w *waiter) {
+func (q *waitQueue[T]) release(w *waiter[T]) {
 	w.state = idle
 	w.prev = nil
+	var zero T
+	w.val = zero // let the GC free what a sender's value references
 	if q.nfree < maxFree {
 		w.next = q.free
 		q.free = w
@@ -133,14 +155,21 @@ func (q *waitQueue) release(w *waiter) {
 // enqueue appends w at the tail of the queue and returns it. A nil w takes
 // an idle waiter from the free list, or a new one; otherwise w must be a
 // waiter that was notified and has consumed its token.
-func (q *waitQueue) enqueue(w *waiter) *waiter {
+func (q *waitQueue[T]) enqueue(w *waiter[T]) *waiter[T] {
 	q.mu.Lock()
+	w = q.enqueueLocked(w)
+	q.mu.Unlock()
+	return w
+}
+
+// enqueueLocked is enqueue for a caller that holds mu.
+func (q *waitQueue[T]) enqueueLocked(w *waiter[T]) *waiter[T] {
 	if w == nil {
 		if w = q.free; w != nil {
 			q.free = w.next
 			q.nfree--
 		} else {
-			w = &waiter{ready: make(chan struct{}, 1)}
+			w = &waiter[T]{ready: make(chan struct{}, 1)}
 		}
 	}
 	w.state = queued
@@ -155,12 +184,11 @@ func (q *waitQueue) enqueue(w *waiter) *waiter {
 	// A locked add, not a release store: this is the waiter's store of the
 	// Dekker pair (see above), and its retry's loads must not pass it.
 	atomic.AddUint64(&q.waiting, 1)
-	q.mu.Unlock()
 	return w
 }
 
 // unlink removes the queued waiter w. The caller holds mu.
-func (q *waitQueue) unlink(w *waiter) {
+func (q *waitQueue[T]) unlink(w *waiter[T]) {
 	if w.prev == nil {
 		q.head = w.next
 	} else {
@@ -183,7 +211,7 @@ func (q *waitQueue) unlink(w *waiter) {
 // notify wakes up to n queued waiters that have not been notified yet,
 // oldest first (notify-additional). It costs one atomic load when nobody
 // waits.
-func (q *waitQueue) notify(n int) {
+func (q *waitQueue[T]) notify(n int) {
 	// seq-cst load after the caller's completed push or pop: see the file
 	// comment for the Dekker argument.
 	if atomic.LoadUint64(&q.waiting) == 0 {
@@ -192,14 +220,14 @@ func (q *waitQueue) notify(n int) {
 	q.notifySlow(n)
 }
 
-func (q *waitQueue) notifySlow(n int) {
+func (q *waitQueue[T]) notifySlow(n int) {
 	q.mu.Lock()
 	q.notifyLocked(n)
 	q.mu.Unlock()
 }
 
 // notifyLocked wakes up to n queued waiters. The caller holds mu.
-func (q *waitQueue) notifyLocked(n int) {
+func (q *waitQueue[T]) notifyLocked(n int) {
 	for ; n > 0 && q.head != nil; n-- {
 		w := q.head
 		q.unlink(w)
@@ -212,7 +240,7 @@ func (q *waitQueue) notifyLocked(n int) {
 }
 
 // notifyAll wakes every queued waiter. Close uses it.
-func (q *waitQueue) notifyAll() {
+func (q *waitQueue[T]) notifyAll() {
 	q.mu.Lock()
 	q.notifyLocked(int(^uint(0) >> 1))
 	q.mu.Unlock()
@@ -225,7 +253,7 @@ func (q *waitQueue) notifyAll() {
 // queued waiter, so that the value or the room it was woken for does not go
 // unclaimed while another goroutine sleeps. w goes back to the free list;
 // the caller must not use it again.
-func (q *waitQueue) leave(w *waiter) {
+func (q *waitQueue[T]) leave(w *waiter[T]) {
 	q.mu.Lock()
 	switch w.state {
 	case queued:
@@ -238,12 +266,39 @@ func (q *waitQueue) leave(w *waiter) {
 	q.mu.Unlock()
 }
 
+// leaveSender is leave for a parked sender whose ctx ended, on the send
+// queue of c: it reports true when a receiver pushed the sender's value
+// meanwhile (the send is done: the caller returns nil), and otherwise
+// makes sure that nothing was pushed. A token that a close sent goes on to
+// the next waiter, as in leave.
+func (q *waitQueue[T]) leaveSender(c *channel[T], w *waiter[T]) bool {
+	q.mu.Lock()
+	sent := false
+	pushed := 0
+	switch w.state {
+	case parked:
+		q.unlink(w)
+	case handed:
+		<-w.ready
+		sent = true
+	case notified:
+		<-w.ready // a close's: every waiter has one, so passing it on is moot
+		pushed = c.handOnLocked(1)
+	}
+	q.release(w)
+	q.mu.Unlock()
+	if pushed > 0 {
+		c.recvq.notify(pushed)
+	}
+	return sent
+}
+
 // done is called by a waiter that received its token and stops waiting (its
 // retry succeeded or found the channel closed). w is in no queue and its
 // channel is empty; it goes back to the free list, and the caller must not
 // use it again. No notifier holds a reference to it: notifiers reach
 // waiters only through the queue.
-func (q *waitQueue) done(w *waiter) {
+func (q *waitQueue[T]) done(w *waiter[T]) {
 	q.mu.Lock()
 	q.release(w)
 	q.mu.Unlock()

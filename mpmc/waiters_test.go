@@ -11,10 +11,10 @@ import (
 // Unit tests of the wait queue alone: who holds a token after each step.
 // The end-to-end protocol tests are in wakeup_test.go.
 
-func hasToken(w *waiter) bool { return len(w.ready) == 1 }
+func hasToken(w *waiter[int]) bool { return len(w.ready) == 1 }
 
 func TestNotifyWakesTheOldestWaiterFirst(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
 	require.Equal(t, 2, int(atomic.LoadUint64(&q.waiting)))
@@ -28,7 +28,7 @@ func TestNotifyWakesTheOldestWaiterFirst(t *testing.T) {
 // notify is notify-additional: a notified waiter that has not run yet does
 // not absorb the next notification.
 func TestNotifyIsAdditional(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
 	q.notify(1)
@@ -40,7 +40,7 @@ func TestNotifyIsAdditional(t *testing.T) {
 }
 
 func TestNotifyWithNobodyWaitingCostsNoLock(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	q.mu.Lock() // notify must not need it
 	done := make(chan struct{})
 	go func() {
@@ -61,7 +61,7 @@ func TestNotifyWithNobodyWaitingCostsNoLock(t *testing.T) {
 }
 
 func TestAQueuedWaiterThatLeavesPassesNothingOn(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
 	q.leave(w1)
@@ -72,7 +72,7 @@ func TestAQueuedWaiterThatLeavesPassesNothingOn(t *testing.T) {
 }
 
 func TestANotifiedWaiterThatLeavesPassesItsTokenOn(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
 	w3 := q.enqueue(nil)
@@ -87,7 +87,7 @@ func TestANotifiedWaiterThatLeavesPassesItsTokenOn(t *testing.T) {
 }
 
 func TestANotifiedWaiterThatLeavesWithNobodyQueuedDropsItsToken(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w := q.enqueue(nil)
 	q.notify(1)
 	q.leave(w)
@@ -97,8 +97,8 @@ func TestANotifiedWaiterThatLeavesWithNobodyQueuedDropsItsToken(t *testing.T) {
 }
 
 func TestNotifyAllWakesEveryQueuedWaiter(t *testing.T) {
-	var q waitQueue
-	ws := []*waiter{q.enqueue(nil), q.enqueue(nil), q.enqueue(nil)}
+	var q waitQueue[int]
+	ws := []*waiter[int]{q.enqueue(nil), q.enqueue(nil), q.enqueue(nil)}
 	q.notify(1)
 	q.notifyAll()
 	for i, w := range ws {
@@ -108,7 +108,7 @@ func TestNotifyAllWakesEveryQueuedWaiter(t *testing.T) {
 }
 
 func TestAWokenWaiterReenqueuesAtTheTail(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w1 := q.enqueue(nil)
 	w2 := q.enqueue(nil)
 	q.notify(1)
@@ -121,7 +121,7 @@ func TestAWokenWaiterReenqueuesAtTheTail(t *testing.T) {
 }
 
 func TestWaitersAreReused(t *testing.T) {
-	var q waitQueue
+	var q waitQueue[int]
 	w := q.enqueue(nil)
 	q.notify(1)
 	require.True(t, hasToken(w))
@@ -137,8 +137,8 @@ func TestWaitersAreReused(t *testing.T) {
 }
 
 func TestTheFreeListIsBounded(t *testing.T) {
-	var q waitQueue
-	ws := make([]*waiter, maxFree+10)
+	var q waitQueue[int]
+	ws := make([]*waiter[int], maxFree+10)
 	for i := range ws {
 		ws[i] = q.enqueue(nil)
 	}

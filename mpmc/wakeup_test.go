@@ -17,6 +17,7 @@ package mpmc_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -159,7 +160,11 @@ func TestAReceiveWakesAWaitingSend(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, v)
 		require.NoError(t, <-s1)
-		require.Equal(t, 1, st.woken("s1"))
+		// The receive pushed s1's value for it, as a Go channel's receiver
+		// finishes a parked send: s1 woke with its send done, and did not
+		// retry.
+		require.Equal(t, 0, st.woken("s1"))
+		require.Equal(t, 0, mpmc.WaitingSenders(s))
 		v, err = r.TryRecv()
 		require.NoError(t, err)
 		require.Equal(t, 2, v)
@@ -224,27 +229,23 @@ func TestTwoReceivesWakeTwoWaitingSends(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, r := mpmc.Bounded[int](2)
-		st := newStage(s)
 		require.NoError(t, s.Send(ctx, 1))
 		require.NoError(t, s.Send(ctx, 2))
-		held := st.holdAfterWake("s1")
 		s1 := goSend(ctx, s, "s1", 3)
 		synctest.Wait()
 		s2 := goSend(ctx, s, "s2", 4)
 		synctest.Wait()
 		require.Equal(t, 2, mpmc.WaitingSenders(s))
 
-		recvIs(t, ctx, r, 1) // wakes s1, which is held
+		recvIs(t, ctx, r, 1) // pushes s1's value and wakes s1
 		synctest.Wait()
-		require.Equal(t, 1, st.woken("s1"))
-		recvIs(t, ctx, r, 2) // must wake s2
+		require.Equal(t, 1, mpmc.WaitingSenders(s))
+		recvIs(t, ctx, r, 2) // must do the same for s2
 		require.NoError(t, <-s2)
-
-		held.open()
 		require.NoError(t, <-s1)
-		// s2 took the first room; s1 the second.
-		recvIs(t, ctx, r, 4)
+		// The waiting senders' values went in in the order they waited.
 		recvIs(t, ctx, r, 3)
+		recvIs(t, ctx, r, 4)
 	})
 }
 
@@ -313,40 +314,44 @@ func TestANotifiedRecvThatIsCancelledPassesItsNotificationOn(t *testing.T) {
 	require.Positive(t, cancelledSeen, "the select never chose the cancellation")
 }
 
-func TestANotifiedSendThatIsCancelledPassesItsNotificationOn(t *testing.T) {
-	cancelledSeen := 0
-	for round := 0; round < 200 && cancelledSeen < 3; round++ {
-		synctest.Test(t, func(t *testing.T) {
-			ctx := context.Background()
-			s, r := mpmc.Bounded[int](1)
-			st := newStage(s)
-			require.NoError(t, s.Send(ctx, 1))
-			held := st.holdBeforeBlock("s1")
-			ctx1, cancel1 := context.WithCancel(ctx)
-			s1 := goSend(ctx1, s, "s1", 2)
-			synctest.Wait()
-			s2 := goSend(ctx, s, "s2", 3)
-			synctest.Wait()
+func TestACancelledWaitingSendHasSentOnlyIfAReceivePushedItsValue(t *testing.T) {
+	// A receive pushes the oldest waiting sender's value for it, so a
+	// Send whose ctx ends after that has sent, and reports it, whichever
+	// case its select picks; one whose ctx ends before sent nothing, and
+	// the room goes to the next waiting sender.
+	for _, cancelFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancelled first: %v", cancelFirst), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				s, r := mpmc.Bounded[int](1)
+				require.NoError(t, s.Send(ctx, 1))
+				ctx1, cancel1 := context.WithCancel(ctx)
+				s1 := goSend(ctx1, s, "s1", 2)
+				synctest.Wait()
+				s2 := goSend(ctx, s, "s2", 3)
+				synctest.Wait()
+				require.Equal(t, 2, mpmc.WaitingSenders(s))
 
-			recvIs(t, ctx, r, 1) // notifies s1, the oldest
-			cancel1()
-			held.open()
-			if err := <-s1; err != nil {
-				cancelledSeen++
-				require.ErrorIs(t, err, context.Canceled)
-				require.NoError(t, <-s2, "the room passed to s2")
+				if cancelFirst {
+					cancel1()
+					require.ErrorIs(t, <-s1, context.Canceled)
+					recvIs(t, ctx, r, 1) // the room goes to s2
+					require.NoError(t, <-s2)
+					recvIs(t, ctx, r, 3)
+					require.Equal(t, 0, r.Len(), "the cancelled send sent nothing")
+					return
+				}
+				recvIs(t, ctx, r, 1) // pushes s1's value
+				cancel1()
+				require.NoError(t, <-s1, "s1's value was sent: its Send says so")
+				synctest.Wait()
+				require.True(t, pending(s2))
+				recvIs(t, ctx, r, 2)
+				require.NoError(t, <-s2)
 				recvIs(t, ctx, r, 3)
-				require.Equal(t, 0, r.Len(), "the cancelled send sent nothing")
-				return
-			}
-			synctest.Wait()
-			require.True(t, pending(s2))
-			recvIs(t, ctx, r, 2)
-			require.NoError(t, <-s2)
-			recvIs(t, ctx, r, 3)
+			})
 		})
 	}
-	require.Positive(t, cancelledSeen, "the select never chose the cancellation")
 }
 
 func TestANotifiedRecvThatFindsTheMessageTakenGoesBackToWaiting(t *testing.T) {
@@ -374,48 +379,41 @@ func TestANotifiedRecvThatFindsTheMessageTakenGoesBackToWaiting(t *testing.T) {
 	})
 }
 
-func TestANotifiedSendThatFindsTheRoomTakenGoesBackToWaiting(t *testing.T) {
+func TestTheRoomAReceiveMakesGoesToTheOldestWaitingSend(t *testing.T) {
+	// A waiting sender's value is pushed by the receive that makes room,
+	// before any other sender can take that room: a TrySend that comes
+	// after the receive finds the channel full again, and the waiting
+	// sender is done.
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, r := mpmc.Bounded[int](1)
-		st := newStage(s)
 		require.NoError(t, s.Send(ctx, 1))
-		held := st.holdAfterWake("s1")
-		s1 := goSend(ctx, s, "s1", 2)
-		synctest.Wait()
-
-		recvIs(t, ctx, r, 1) // wakes s1, held
-		synctest.Wait()
-		require.NoError(t, s.TrySend(3)) // another sender takes the room
-		held.open()
-		synctest.Wait()
-		require.True(t, pending(s1))
-		require.Equal(t, 1, mpmc.WaitingSenders(s), "s1 waits again, its value kept")
-
-		recvIs(t, ctx, r, 3)
-		require.NoError(t, <-s1)
-		recvIs(t, ctx, r, 2)
-	})
-}
-
-// TestASendWokenForRoomFindsTheChannelClosedAndFails: woken by a receive,
-// then the channel closes before the send retries: ErrClosed, nothing in.
-func TestASendWokenForRoomFindsTheChannelClosedAndFails(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		s, r := mpmc.Bounded[int](1)
-		st := newStage(s)
-		require.NoError(t, s.Send(ctx, 1))
-		held := st.holdAfterWake("s1")
 		s1 := goSend(ctx, s, "s1", 2)
 		synctest.Wait()
 
 		recvIs(t, ctx, r, 1)
+		require.ErrorIs(t, s.TrySend(3), mpmc.ErrFull, "the room went to s1")
+		require.NoError(t, <-s1)
+		require.Equal(t, 0, mpmc.WaitingSenders(s))
+		recvIs(t, ctx, r, 2)
+	})
+}
+
+// TestASendWokenForRoomSucceedsThoughTheChannelClosesBeforeItRuns: the
+// receive that made room pushed the waiting send's value before the close,
+// so the send succeeded, and the value is received after the close.
+func TestASendWokenForRoomSucceedsThoughTheChannelClosesBeforeItRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, r := mpmc.Bounded[int](1)
+		require.NoError(t, s.Send(ctx, 1))
+		s1 := goSend(ctx, s, "s1", 2)
 		synctest.Wait()
+
+		recvIs(t, ctx, r, 1)
 		require.True(t, r.Close())
-		held.open()
-		require.ErrorIs(t, <-s1, mpmc.ErrClosed)
-		require.Equal(t, 0, r.Len())
+		require.NoError(t, <-s1)
+		recvIs(t, ctx, r, 2)
 		_, err := r.TryRecv()
 		require.ErrorIs(t, err, mpmc.ErrClosed)
 	})
