@@ -459,8 +459,12 @@ func TestBoundedForgetBlockedReceiver(t *testing.T) {
 			recvIs(t, ctx, r2, 3)
 		}, func() {
 			time.Sleep(ms(200))
-			assert.NoError(t, s.Send(ctx, 3))
-			assert.NoError(t, s.Send(ctx, 7))
+			// ForceSend pushes and notifies, as async-channel's send does;
+			// a Send would hand 3 to the waiting r1 directly, and 7 to r2.
+			_, _, err := s.ForceSend(3)
+			assert.NoError(t, err)
+			_, _, err = s.ForceSend(7)
+			assert.NoError(t, err)
 			time.Sleep(ms(100))
 			assert.NoError(t, s.TrySend(42))
 			// Leave 42 as the only value for the held receiver.

@@ -345,7 +345,13 @@ func (c *channel[T]) close() bool {
 	c.q.Close()
 	// closed goes before the wake-ups: a waiter that enqueues after the
 	// notifyAll below took the queue lock after it, so its retry sees it.
+	// It is stored under the receivers' lock, so that a send that hands
+	// its value to a parked receiver (handToReceiver, which checks under
+	// that lock that the queue is open) has handed it before any receiver
+	// can see the channel closed.
+	c.recvq.mu.Lock()
 	atomic.StoreUint32(&c.closed, 1)
+	c.recvq.mu.Unlock()
 	close(c.closedCh)
 	c.recvq.notifyAll()
 	c.sendq.notifyAll()
@@ -467,16 +473,35 @@ func (c *channel[T]) handOnLocked(n int) (pushed int) {
 }
 
 // recv is Recv after the try path found the channel empty: the wait loop.
+//
+// As in send, the receiver enqueues, retries its pop and parks in one
+// critical section of the receive queue's lock, so that a sender that
+// finds it parked may hand it a value directly (handToReceiver), as a Go
+// channel's sender does, and the receiver wakes with its value.
 func (c *channel[T]) recv(ctx context.Context) (T, error) {
 	done := ctx.Done()
+	q := &c.recvq
 	var w *waiter[T]
 	for {
-		w = c.recvq.enqueue(w)
-		// Retry after enqueueing and before blocking: see send.
-		if v, err := c.tryRecv(); err != ErrEmpty {
-			c.recvq.leave(w)
-			return v, err
+		q.mu.Lock()
+		w = q.enqueueLocked(w)
+		// Retry after enqueueing and before blocking: see send. What
+		// follows a pop (waking a sender) takes another lock, after this
+		// one is released.
+		v, ok := c.pop()
+		if ok || atomic.LoadUint32(&c.closed) != 0 {
+			// Nobody notified w or handed it a value: that takes mu.
+			q.unlink(w)
+			q.release(w)
+			q.mu.Unlock()
+			if !ok {
+				return c.emptyOrClosed() // closed: a last value, or ErrClosed
+			}
+			c.popped(1)
+			return v, nil
 		}
+		w.state = parked
+		q.mu.Unlock()
 		if c.hooks != nil && c.hooks.beforeBlock != nil {
 			c.hooks.beforeBlock(ctx, false)
 		}
@@ -486,22 +511,57 @@ func (c *channel[T]) recv(ctx context.Context) (T, error) {
 			select {
 			case <-w.ready:
 			case <-done:
-				// Nothing was popped. A token that arrived meanwhile goes
-				// to the next receiver, with the value it was for.
-				c.recvq.leave(w)
+				// Nothing was popped, unless a sender handed us a value
+				// just now: then the receive is done. A token that arrived
+				// meanwhile goes to the next receiver, with the value it
+				// was for.
+				if v, ok := q.leaveReceiver(w); ok {
+					return v, nil
+				}
 				var zero T
 				return zero, ctx.Err()
 			}
 		}
+		// Woken, and out of the queue; the token is consumed. w.state and
+		// w.val were set before the token was sent, which orders them
+		// before these reads.
+		if w.state == handed {
+			v := w.val
+			q.done(w) // zeroes w.val
+			return v, nil
+		}
 		if c.hooks != nil && c.hooks.afterWake != nil {
 			c.hooks.afterWake(ctx, false)
 		}
-		if v, err := c.tryRecv(); err != ErrEmpty {
-			c.recvq.done(w)
-			return v, err
-		}
-		// Another receiver took the value first: wait again, at the tail.
+		// Notified for a value in the queue: the retry above takes it, or
+		// finds it taken by another receiver and waits again, at the tail.
 	}
+}
+
+// handToReceiver gives v to the oldest parked receiver, if there is one,
+// the channel is open and its queue empty, and wakes it with v: the send is done without
+// the queue. It reports whether it did. Send and TrySend call it before
+// their push when they see receivers waiting; a false result sends them on
+// to the push.
+func (c *channel[T]) handToReceiver(v T) bool {
+	q := &c.recvq
+	q.mu.Lock()
+	w := q.head
+	// Only into an empty queue: a value of this sender's still in the
+	// queue would otherwise reach a receiver after v, which w may be (it
+	// may have been notified for that value, popped it, and parked again).
+	// Values that other senders push meanwhile are concurrent with v, and
+	// may come before or after it.
+	if w == nil || c.q.IsClosed() || c.q.Len() != 0 {
+		q.mu.Unlock()
+		return false
+	}
+	q.unlink(w)
+	w.val = v
+	w.state = handed
+	w.ready <- struct{}{} // never blocks: ready is empty while w is queued
+	q.mu.Unlock()
+	return true
 }
 
 // forceSend is ForceSend. Every queue displaces and pushes in one step

@@ -73,6 +73,10 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 		panicReleased("Sender")
 	}
 	c := s.c
+	// A receiver that waits gets v directly (one load when none waits).
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 && c.handToReceiver(v) {
+		return nil
+	}
 	var ok bool
 	if r := c.ring; r != nil {
 		ok = r.TryPush(v)
@@ -113,6 +117,10 @@ func (s *Sender[T]) TrySend(v T) error {
 		panicReleased("Sender")
 	}
 	c := s.c
+	// A receiver that waits gets v directly (one load when none waits).
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 && c.handToReceiver(v) {
+		return nil
+	}
 	var ok bool
 	if r := c.ring; r != nil {
 		ok = r.TryPush(v)

@@ -14,35 +14,43 @@ import (
 //
 // # The protocol
 //
-// A goroutine that must wait takes an idle waiter, enqueues it at the tail
-// of the queue, and then tries its operation once more before it
-// blocks. A goroutine that completes the opposite operation (a push wakes
-// receivers, a pop wakes senders) calls notify, which dequeues the oldest
-// waiter, marks it notified and puts a token in its channel.
+// A goroutine that must wait takes an idle waiter and, in one critical
+// section of the queue's lock, enqueues it at the tail of the queue, tries
+// its operation once more, and (if that fails) parks: from then on it does
+// nothing itself until it is woken. The goroutine that completes the
+// opposite operation serves the oldest parked waiter, as a Go channel does:
 //
-// The send queue goes one step further (channel.send and wakeSenders): a
-// sender enqueues, retries and parks its value in its waiter in one
-// critical section of the queue's lock, and a pop that finds senders
-// waiting pushes the oldest one's value under that lock and marks it
-// handed: the sender wakes with its send done. A push that fails there
-// (another sender took the room, or the channel closed) leaves the waiter
-// queued, for the next pop or for Close. So, for both queues:
+//   - A send that finds receivers parked and nothing buffered hands its
+//     value to the oldest one (channel.handToReceiver) and wakes it with
+//     it: the receive is done, the value never went through the queue.
+//     With values buffered it pushes instead (a receiver would otherwise
+//     get this sender's value before an older one of the same sender), and
+//     then notifies.
+//   - A pop that finds senders parked pushes the oldest one's value for it
+//     (channel.wakeSenders) and wakes it: the send is done. A push that
+//     fails there (another sender took the room, or the channel closed)
+//     leaves the waiter queued, for the next pop or for Close.
+//   - notify dequeues the oldest parked waiter, marks it notified and puts
+//     a token in its channel; the waiter then retries. Receivers are
+//     notified for a value pushed into the queue; Close notifies everyone.
 //
-//   - Waiters are woken in FIFO order.
+// So:
+//
+//   - Waiters are served in FIFO order.
 //   - Notify is notify-additional: a notified waiter is no longer in the
 //     queue, so the next notify goes to the next waiter even when the first
 //     one has not run yet. A slow waiter cannot absorb a wake-up meant for
 //     the next value.
-//   - A woken waiter owns its wake-up: it retries, and when the retry fails
-//     (another goroutine took the value or the room first) it enqueues again
-//     at the tail. Nothing was lost: whoever took the value or the room did
-//     what the wake-up was for.
-//   - A waiter that stops waiting without consuming a wake-up (its ctx
-//     ended, or its retry before blocking succeeded) calls leave. If it was
-//     still queued it just unlinks. If it had been notified, the token is
-//     still in its channel, and leave passes the wake-up on to the next
-//     queued waiter. That is what keeps a cancelled Recv from stranding a
-//     value and a cancelled Send from stranding room. Passing on a wake-up
+//   - A notified waiter owns its wake-up: it retries, and when the retry
+//     fails (another goroutine took the value first) it enqueues again at
+//     the tail. Nothing was lost: whoever took the value did what the
+//     wake-up was for.
+//   - A waiter whose ctx ends calls leaveReceiver or leaveSender. If it is
+//     still queued it just unlinks, having done nothing. If it was handed a
+//     value, or its value was pushed, its operation is done and it reports
+//     success. If it had been notified, the token is still in its channel,
+//     and the wake-up passes on to the next queued waiter. That is what
+//     keeps a cancelled Recv from stranding a value. Passing on a wake-up
 //     that turns out not to be needed costs a spurious retry, never a loss.
 //
 // # Why notify can skip the lock
@@ -64,9 +72,9 @@ import (
 // waiter). Either way no waiter sleeps through a completed operation.
 //
 // Close marks the channel closed before it takes the lock to wake everyone,
-// and a waiter enqueues under the same lock before its retry checks the
-// closed mark: either the closer finds the waiter in the queue, or the
-// waiter's retry finds the channel closed.
+// and a waiter enqueues and retries under the same lock: either the closer
+// finds the waiter in the queue, or the waiter's retry finds the channel
+// closed.
 
 // waiterState is where a waiter stands. It is guarded by its queue's mu.
 type waiterState uint8
@@ -74,17 +82,21 @@ type waiterState uint8
 const (
 	// idle: in no queue, holding no token.
 	idle waiterState = iota
-	// queued: in the queue, not notified. Counted by waitQueue.waiting.
+	// queued: just enqueued, its retry in progress under mu (so nobody
+	// else sees this state). Counted by waitQueue.waiting.
 	queued
-	// parked: a sender's waiter in the send queue, whose value is in val
-	// and which will not push it itself until it is woken. Counted by
-	// waitQueue.waiting. Every waiter in the send queue is parked.
+	// parked: in the queue, committed to block: a sender's value is in
+	// val and the sender will not push it itself until it is woken; a
+	// receiver will not pop until it is woken, and may be handed a value.
+	// Counted by waitQueue.waiting. Every waiter in a queue is parked.
 	parked
 	// notified: dequeued by a notifier, which put a token in ready. The
-	// token stays there until the waiter receives it or leave drains it.
+	// token stays there until the waiter receives it or leaveReceiver or
+	// leaveSender drains it.
 	notified
-	// handed: a sender's waiter, dequeued by a receiver that pushed the
-	// sender's value for it and put a token in ready: the send is done.
+	// handed: dequeued by the other side, which put a token in ready and
+	// did the waiter's operation for it: a receiver pushed the sender's
+	// value, or a sender handed the receiver a value in val.
 	handed
 )
 
@@ -152,17 +164,11 @@ func (q *waitQueue[T]) release(w *waiter[T]) {
 	}
 }
 
-// enqueue appends w at the tail of the queue and returns it. A nil w takes
-// an idle waiter from the free list, or a new one; otherwise w must be a
-// waiter that was notified and has consumed its token.
-func (q *waitQueue[T]) enqueue(w *waiter[T]) *waiter[T] {
-	q.mu.Lock()
-	w = q.enqueueLocked(w)
-	q.mu.Unlock()
-	return w
-}
-
-// enqueueLocked is enqueue for a caller that holds mu.
+// enqueueLocked appends w at the tail of the queue, in state queued, and
+// returns it. A nil w takes an idle waiter from the free list, or a new
+// one; otherwise w must be a waiter that was notified and has consumed its
+// token. The caller holds mu, and retries its operation before it
+// releases mu: it then either leaves the queue again (unlink) or parks.
 func (q *waitQueue[T]) enqueueLocked(w *waiter[T]) *waiter[T] {
 	if w == nil {
 		if w = q.free; w != nil {
@@ -246,31 +252,11 @@ func (q *waitQueue[T]) notifyAll() {
 	q.mu.Unlock()
 }
 
-// leave is called by a waiter that stops waiting without having received a
-// token from ready: its ctx ended, or its retry after enqueue succeeded or
-// found the channel closed. A queued waiter just unlinks. A notified one
-// drains the token it never consumed and passes the wake-up on to the next
-// queued waiter, so that the value or the room it was woken for does not go
-// unclaimed while another goroutine sleeps. w goes back to the free list;
-// the caller must not use it again.
-func (q *waitQueue[T]) leave(w *waiter[T]) {
-	q.mu.Lock()
-	switch w.state {
-	case queued:
-		q.unlink(w)
-	case notified:
-		<-w.ready // the notifier's token, sent under mu: it is there
-		q.notifyLocked(1)
-	}
-	q.release(w)
-	q.mu.Unlock()
-}
-
-// leaveSender is leave for a parked sender whose ctx ended, on the send
+// leaveSender is called by a parked sender whose ctx ended, on the send
 // queue of c: it reports true when a receiver pushed the sender's value
 // meanwhile (the send is done: the caller returns nil), and otherwise
 // makes sure that nothing was pushed. A token that a close sent goes on to
-// the next waiter, as in leave.
+// the next waiter, as in leaveReceiver.
 func (q *waitQueue[T]) leaveSender(c *channel[T], w *waiter[T]) bool {
 	q.mu.Lock()
 	sent := false
@@ -291,6 +277,31 @@ func (q *waitQueue[T]) leaveSender(c *channel[T], w *waiter[T]) bool {
 		c.recvq.notify(pushed)
 	}
 	return sent
+}
+
+// leaveReceiver is called by a parked receiver whose ctx ended: it
+// returns the value and true when a sender handed it one meanwhile (the
+// receive is done: the caller returns it). Otherwise it takes nothing: a
+// waiter still queued just unlinks; a notified one drains the token it
+// never consumed and passes the wake-up on to the next queued waiter, so
+// that the value it was woken for does not go unclaimed while another
+// goroutine sleeps. w goes back to the free list; the caller must not use
+// it again.
+func (q *waitQueue[T]) leaveReceiver(w *waiter[T]) (v T, ok bool) {
+	q.mu.Lock()
+	switch w.state {
+	case parked:
+		q.unlink(w)
+	case handed:
+		<-w.ready
+		v, ok = w.val, true
+	case notified:
+		<-w.ready // the notifier's token, sent under mu: it is there
+		q.notifyLocked(1)
+	}
+	q.release(w)
+	q.mu.Unlock()
+	return v, ok
 }
 
 // done is called by a waiter that received its token and stops waiting (its

@@ -11,6 +11,19 @@ import (
 // Unit tests of the wait queue alone: who holds a token after each step.
 // The end-to-end protocol tests are in wakeup_test.go.
 
+// enqueue is what a waiting Recv does to its queue before it blocks:
+// enqueue under the lock and park.
+func (q *waitQueue[T]) enqueue(w *waiter[T]) *waiter[T] {
+	q.mu.Lock()
+	w = q.enqueueLocked(w)
+	w.state = parked
+	q.mu.Unlock()
+	return w
+}
+
+// leave is what a waiting Recv whose ctx ended does.
+func (q *waitQueue[T]) leave(w *waiter[T]) { q.leaveReceiver(w) }
+
 func hasToken(w *waiter[int]) bool { return len(w.ready) == 1 }
 
 func TestNotifyWakesTheOldestWaiterFirst(t *testing.T) {

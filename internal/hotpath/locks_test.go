@@ -41,7 +41,7 @@ var lockBudget = []struct {
 	{`mpmc\.\(\*WeakReceiver\[.*\]\)\.Upgrade`, 1, "the handle count"},
 	{`mpmc\.\(\*channel\[.*\]\)\.(releaseSender|releaseReceiver)`, 1, "the handle count"},
 	{`mpmc\.\(\*channel\[.*\]\)\.close`, 2, "the closed flag and the ring's close"},
-	{`mpmc\.\(\*channel\[.*\]\)\.send`, 1, "a Send that waits: the waiter count's add, the waiter's side of the Dekker pair (the queue lock's are in calls)"},
+	{`mpmc\.\(\*channel\[.*\]\)\.(send|recv)`, 1, "a Send or Recv that waits: the waiter count's add, the waiter's side of the Dekker pair (the queue lock's are in calls)"},
 }
 
 // slowPaths are functions whose locked instructions are off the success
