@@ -98,15 +98,18 @@
 // has finished; a goroutine preempted in the middle of an operation delays
 // the ones that need its slot until it runs again.
 //
-// Goroutines that wait are woken in the order they started to wait: a send
-// wakes one waiting receiver, a receive wakes one waiting sender. The
-// wake-up is notify-additional, as in async-channel: each send wakes a
-// receiver that has not been woken yet, so a woken receiver that has not run
-// yet cannot absorb the wake-up meant for the next value. A woken receiver
-// that finds the value taken by another goroutine waits again. A receive
-// that makes room does more for a waiting sender, as a Go channel's does:
-// it pushes that sender's value itself, so the sender wakes with its send
-// done and the room does not sit empty while its goroutine starts.
+// Goroutines that wait are served in the order they started to wait, as
+// by a Go channel: a send that finds receivers waiting and nothing
+// buffered hands its value to the oldest one, which wakes with it; a
+// receive that makes room pushes the oldest waiting sender's value for it,
+// and that sender wakes with its send done. So a value never waits in the
+// channel for a goroutine to be scheduled. A send that finds values
+// buffered pushes its value behind them (a receiver gets each sender's
+// values in order) and wakes one waiting receiver. That wake-up is
+// notify-additional, as in async-channel: each such send wakes a receiver
+// that has not been woken yet, so a woken receiver that has not run yet
+// cannot absorb the wake-up meant for the next value; one that finds the
+// value taken by another goroutine waits again.
 //
 // A call whose context ends first returns ctx.Err() and has sent or taken
 // nothing: a Send's value stays with the caller, a Recv took no value. If it

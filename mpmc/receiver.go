@@ -60,8 +60,11 @@ func (r *Receiver[T]) ch() *channel[T] {
 // passes on to the next waiting receiver with the value it was for, so no
 // receiver is left waiting while a value is buffered.
 //
-// Receivers waiting on an empty channel are woken in the order they
-// started to wait, one per value sent.
+// Receivers waiting on an empty channel are served in the order they
+// started to wait, one per value sent: a send that finds nothing buffered
+// hands its value to the oldest waiting receiver directly, which wakes with
+// it, as from a Go channel. A Recv whose ctx ends just after that returns
+// the value.
 func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 	// TryRecv written out (see the note above channel.trySend).
 	if atomic.LoadUint32(&r.released) != 0 {

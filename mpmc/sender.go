@@ -57,7 +57,7 @@ func panicReleased(end string) {
 // Send tries first and waits only if the channel is full, so a Send that can
 // complete at once costs what [Sender.TrySend] costs: no allocation, no
 // select, and no lock unless receivers are waiting (it then takes the
-// receivers' wait-queue lock to wake one). It
+// receivers' wait-queue lock to hand v to one, or to wake one). It
 // may therefore succeed even when ctx is already done. A Send that returns
 // ctx.Err() has sent nothing, and a wake-up it had received passes on to the
 // next waiting sender, so no sender is left waiting while there is room.
@@ -98,7 +98,8 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 // ErrFull if the channel is full, or ErrClosed if it is closed (closed
 // wins over full). On an error v stays with the caller and the channel is
 // unchanged. It takes no lock unless receivers are waiting (it then takes
-// their wait-queue lock to wake one), and allocates nothing, except that
+// their wait-queue lock to hand v to one, or to wake one), and allocates
+// nothing, except that
 // an unbounded channel that grows past its spare blocks allocates one
 // block per 127 values.
 //
