@@ -227,18 +227,7 @@ func (c *channel[T]) pop() (T, bool) {
 // extra call level cost about a nanosecond. For the same reason they call
 // a vyukov.Ring or a segQueue directly rather than through the queue
 // interface (whose generic method wrappers cost another call each). What
-// follows is what they fall back to, and the complete operations that the
-// waiting loops use.
-
-// trySend is TrySend: no allocation, no select, and no lock unless
-// receivers wait.
-func (c *channel[T]) trySend(v T) error {
-	if !c.push(v) {
-		return c.full()
-	}
-	c.pushed()
-	return nil
-}
+// follows is what they fall back to.
 
 // full is the error of a send whose push failed: a closed channel reports
 // closed, never full.
@@ -281,16 +270,6 @@ func (c *channel[T]) popped(n int) {
 	if atomic.LoadUint64(&c.sendq.waiting) != 0 {
 		c.wakeSenders(n)
 	}
-}
-
-// tryRecv is TryRecv: no allocation, no select, and no lock unless
-// senders wait.
-func (c *channel[T]) tryRecv() (T, error) {
-	if v, ok := c.pop(); ok {
-		c.popped(1)
-		return v, nil
-	}
-	return c.emptyOrClosed()
 }
 
 // emptyOrClosed is the result of a receive whose pop failed: ErrEmpty on an

@@ -66,7 +66,7 @@ func (r *Receiver[T]) ch() *channel[T] {
 // it, as from a Go channel. A Recv whose ctx ends just after that returns
 // the value.
 func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
-	// TryRecv written out (see the note above channel.trySend).
+	// TryRecv written out (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
@@ -103,7 +103,7 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 // written it (the cost of the ring designs, see ring/vyukov), or on an
 // unbounded channel one that is installing the next block of values.
 func (r *Receiver[T]) TryRecv() (T, error) {
-	// channel.tryRecv written out.
+	// Written out as in Recv (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}

@@ -68,7 +68,7 @@ func panicReleased(end string) {
 // done, as a Go channel's receiver finishes a parked send. A Send whose ctx
 // ends just after that returns nil: its value was sent.
 func (s *Sender[T]) Send(ctx context.Context, v T) error {
-	// TrySend written out (see the note above channel.trySend).
+	// TrySend written out (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
@@ -113,7 +113,7 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 // sender that is installing the next block of values, and on a channel
 // from [BoundedOn] over a plain ring a ForceSend that holds the ring.
 func (s *Sender[T]) TrySend(v T) error {
-	// channel.trySend written out.
+	// Written out as in Send (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
