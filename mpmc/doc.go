@@ -148,14 +148,13 @@
 // # mpmc or a Go channel?
 //
 // Use a Go channel when one goroutine owns the sending side and can close it,
-// when you need select over several channels, or when a sender and a
-// receiver each run on their own OS thread (LockOSThread) and meet often at a
-// small capacity: there a Go channel's receiver completes a parked sender's
-// send itself, copying the sender's value into the buffer, so the buffer
-// stays full while the sender's thread wakes up; an mpmc sender has to run
-// to push its own value, and the two threads wait for each other more
-// often. Use a Go channel for a rendezvous (capacity 0), which mpmc does not
-// offer.
+// or when you need select over several channels. Use a Go channel for a
+// rendezvous (capacity 0), which mpmc does not offer. Where goroutines wait
+// for each other, the two behave alike: a receive completes a parked
+// sender's send, and a send hands its value to a parked receiver, so at a
+// small capacity they wake goroutines equally often (the same count of
+// wake-ups per run, by runtime/metrics' /sched/latencies:seconds, in the
+// one-sender-one-receiver rows of bench/channels).
 //
 // Use mpmc when many goroutines send and none owns the channel (the last
 // Release closes it, and a send to a closed channel is an error, not a
@@ -201,9 +200,10 @@
 // shows 87% of the time in futex for mpmc and 89% for the Go channel: those
 // rows measure how often a side had to wait. Between goroutines, which wake
 // cheaply, mpmc is usually faster (the median of the seven runs is 0.67x
-// to 0.88x in those rows); between locked threads at capacity 16 it is 5 to
-// 15% slower, for the reason given above (a Go channel's receiver finishes
-// the parked sender's send). The rows with several goroutines vary a lot
+// to 0.88x in those rows); between locked threads at capacity 16 it was 5
+// to 15% slower while its receivers did not yet complete parked senders'
+// sends, nor its senders hand values to parked receivers, as a Go
+// channel's do (see above). The rows with several goroutines vary a lot
 // from run to run on this machine: the 4-by-4 goroutine row went from 0.36x
 // to 1.49x over the seven runs, while go test -bench on that row, ten
 // counts, put mpmc at 2.5 to 3.8 ms and the Go channel at 3.4 to 4.2 ms.
