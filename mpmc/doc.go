@@ -200,10 +200,7 @@
 // shows 87% of the time in futex for mpmc and 89% for the Go channel: those
 // rows measure how often a side had to wait. Between goroutines, which wake
 // cheaply, mpmc is usually faster (the median of the seven runs is 0.67x
-// to 0.88x in those rows); between locked threads at capacity 16 it was 5
-// to 15% slower while its receivers did not yet complete parked senders'
-// sends, nor its senders hand values to parked receivers, as a Go
-// channel's do (see above). The rows with several goroutines vary a lot
+// to 0.88x in those rows). The rows with several goroutines vary a lot
 // from run to run on this machine: the 4-by-4 goroutine row went from 0.36x
 // to 1.49x over the seven runs, while go test -bench on that row, ten
 // counts, put mpmc at 2.5 to 3.8 ms and the Go channel at 3.4 to 4.2 ms.
