@@ -413,7 +413,7 @@ func TestBoundedForgetBlockedSender(t *testing.T) {
 		parallel(func() {
 			assert.NoError(t, s1.Send(ctx, 3))
 			assert.NoError(t, s1.Send(ctx, 7))
-			assert.NoError(t, s1.Send(marked(ctx), 13)) // woken at 200 ms, held until the end
+			assert.NoError(t, s1.Send(marked(ctx), 13)) // pushed by the receive at 200 ms
 		}, func() {
 			time.Sleep(ms(100))
 			assert.NoError(t, s2.Send(ctx, 42))
@@ -422,7 +422,14 @@ func TestBoundedForgetBlockedSender(t *testing.T) {
 			recvIs(t, ctx, r, 3)
 			recvIs(t, ctx, r, 7)
 			time.Sleep(ms(100))
+			// Each receive pushed the oldest waiting sender's value for it
+			// (as a Go channel's receiver finishes a parked send), so s1's
+			// 13 went in at the first receive and was not stalled, and
+			// s2's 42 at the second: s2 is not kept waiting by s1.
 			v, err := r.TryRecv()
+			assert.NoError(t, err)
+			assert.Equal(t, 13, v)
+			v, err = r.TryRecv()
 			assert.NoError(t, err)
 			assert.Equal(t, 42, v)
 			stalled.open()
@@ -452,8 +459,12 @@ func TestBoundedForgetBlockedReceiver(t *testing.T) {
 			recvIs(t, ctx, r2, 3)
 		}, func() {
 			time.Sleep(ms(200))
-			assert.NoError(t, s.Send(ctx, 3))
-			assert.NoError(t, s.Send(ctx, 7))
+			// ForceSend pushes and notifies, as async-channel's send does;
+			// a Send would hand 3 to the waiting r1 directly, and 7 to r2.
+			_, _, err := s.ForceSend(3)
+			assert.NoError(t, err)
+			_, _, err = s.ForceSend(7)
+			assert.NoError(t, err)
 			time.Sleep(ms(100))
 			assert.NoError(t, s.TrySend(42))
 			// Leave 42 as the only value for the held receiver.

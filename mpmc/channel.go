@@ -187,8 +187,8 @@ type channel[T any] struct {
 	hooks    *testHooks      // nil outside tests
 	_        [cacheBlock - 64]byte
 
-	recvq waitQueue // receivers waiting for a value
-	sendq waitQueue // senders waiting for room (bounded only)
+	recvq waitQueue[T] // receivers waiting for a value
+	sendq waitQueue[T] // senders waiting for room (bounded only)
 
 	// The counts of strong ends. Clone adds one; Release takes one away, and
 	// the Release that takes a count to 0 closes the channel. A count never
@@ -243,18 +243,7 @@ func (c *channel[T]) pop() (T, bool) {
 // extra call level cost about a nanosecond. For the same reason they call
 // a vyukov.Ring or a segQueue directly rather than through the queue
 // interface (whose generic method wrappers cost another call each). What
-// follows is what they fall back to, and the complete operations that the
-// waiting loops use.
-
-// trySend is TrySend: no allocation, no select, and no lock unless
-// receivers wait.
-func (c *channel[T]) trySend(v T) error {
-	if !c.push(v) {
-		return c.full()
-	}
-	c.pushed()
-	return nil
-}
+// follows is what they fall back to.
 
 // full is the error of a send whose push failed: a closed channel reports
 // closed, never full.
@@ -292,17 +281,11 @@ func (c *channel[T]) pushed() {
 // popped runs after n successful pops: it wakes n more senders waiting for
 // room. An unbounded channel has none, so it costs one load there.
 func (c *channel[T]) popped(n int) {
-	c.sendq.notify(n) // its load is the notifier's side of the Dekker argument
-}
-
-// tryRecv is TryRecv: no allocation, no select, and no lock unless
-// senders wait.
-func (c *channel[T]) tryRecv() (T, error) {
-	if v, ok := c.pop(); ok {
-		c.popped(1)
-		return v, nil
+	// seq-cst load after the caller's completed pop: the notifier's side
+	// of the Dekker argument in waiters.go.
+	if atomic.LoadUint64(&c.sendq.waiting) != 0 {
+		c.wakeSenders(n)
 	}
-	return c.emptyOrClosed()
 }
 
 // emptyOrClosed is the result of a receive whose pop failed: ErrEmpty on an
@@ -357,7 +340,13 @@ func (c *channel[T]) close() bool {
 	c.q.Close()
 	// closed goes before the wake-ups: a waiter that enqueues after the
 	// notifyAll below took the queue lock after it, so its retry sees it.
+	// It is stored under the receivers' lock, so that a send that hands
+	// its value to a parked receiver (handToReceiver, which checks under
+	// that lock that the queue is open) has handed it before any receiver
+	// can see the channel closed.
+	c.recvq.mu.Lock()
 	atomic.StoreUint32(&c.closed, 1)
+	c.recvq.mu.Unlock()
 	close(c.closedCh)
 	c.recvq.notifyAll()
 	c.sendq.notifyAll()
@@ -375,18 +364,41 @@ func (c *channel[T]) drain() {
 }
 
 // send is Send after the try path found the channel full: the wait loop.
+//
+// A waiting sender parks its value with its waiter, and a receiver that
+// makes room pushes that value for it (wakeSenders), as a Go channel's
+// receiver finishes a parked sender's send: the sender wakes with its send
+// done, and the room never sits empty while the sender's thread wakes up.
+// For that, the sender enqueues, retries its push and parks in one
+// critical section of the send queue's lock, so that a receiver never sees
+// a waiter that may still push its value itself.
 func (c *channel[T]) send(ctx context.Context, v T) error {
 	done := ctx.Done()
-	var w *waiter
+	q := &c.sendq
+	var w *waiter[T]
 	for {
-		w = c.sendq.enqueue(w)
+		q.mu.Lock()
+		w = q.enqueueLocked(w)
 		// Retry after enqueueing and before blocking: a pop that completed
 		// before the enqueue was not obliged to wake us (it may have read
-		// sendq.waiting as 0), so its room must be found here.
-		if err := c.trySend(v); err != ErrFull {
-			c.sendq.leave(w) // passes on a token it may have got meanwhile
-			return err
+		// sendq.waiting as 0), so its room must be found here. Only the
+		// push is done under the lock; what follows a push (waking a
+		// receiver) or a refusal (closing) takes other locks, or this one.
+		pushed := c.push(v)
+		if pushed || c.q.IsClosed() {
+			// Nobody notified w: that takes mu.
+			q.unlink(w)
+			q.release(w)
+			q.mu.Unlock()
+			if !pushed {
+				return c.refused()
+			}
+			c.pushed()
+			return nil
 		}
+		w.val = v
+		w.state = parked
+		q.mu.Unlock()
 		if c.hooks != nil && c.hooks.beforeBlock != nil {
 			c.hooks.beforeBlock(ctx, true)
 		}
@@ -396,36 +408,95 @@ func (c *channel[T]) send(ctx context.Context, v T) error {
 			select {
 			case <-w.ready:
 			case <-done:
-				// Nothing was pushed: the value stays with the caller. A
-				// token that arrived meanwhile goes to the next sender.
-				c.sendq.leave(w)
+				// Nothing was pushed, unless a receiver pushed v just now:
+				// then the send is done. A token that came with a close
+				// goes on as it would have.
+				if c.sendq.leaveSender(c, w) {
+					return nil
+				}
 				return ctx.Err()
 			}
 		}
-		// Woken, and out of the queue. The token is consumed: the retry
-		// below is what it was for.
+		// Woken, and out of the queue; the token is consumed. w.state was
+		// set before the token was sent, which orders it before this read.
+		if w.state == handed {
+			q.done(w)
+			return nil
+		}
+		// Notified by a close: the retry above will find it.
 		if c.hooks != nil && c.hooks.afterWake != nil {
 			c.hooks.afterWake(ctx, true)
 		}
-		if err := c.trySend(v); err != ErrFull {
-			c.sendq.done(w)
-			return err
-		}
-		// Another sender took the room first: wait again, at the tail.
 	}
 }
 
+// wakeSenders runs after n pops made room, when senders wait: for up to n
+// parked senders, oldest first, it pushes the sender's value for it and
+// wakes it with its send done. It stops at the first push that fails: a
+// sender that does not wait took the room (then the waiter stays queued
+// for the next room), or the channel closed (and close wakes every waiter).
+// Each value pushed wakes a receiver, as its sender's push would have,
+// after the lock is released.
+func (c *channel[T]) wakeSenders(n int) {
+	q := &c.sendq
+	q.mu.Lock()
+	pushed := c.handOnLocked(n)
+	q.mu.Unlock()
+	if pushed > 0 {
+		c.recvq.notify(pushed)
+	}
+}
+
+// handOnLocked is wakeSenders's loop, for a caller that holds sendq.mu; it
+// returns how many values it pushed, for which the caller wakes receivers
+// after unlocking.
+func (c *channel[T]) handOnLocked(n int) (pushed int) {
+	q := &c.sendq
+	for ; n > 0 && q.head != nil; n-- {
+		w := q.head
+		if !c.push(w.val) {
+			break
+		}
+		q.unlink(w)
+		var zero T
+		w.val = zero
+		w.state = handed
+		w.ready <- struct{}{} // never blocks: ready is empty while w is queued
+		pushed++
+	}
+	return pushed
+}
+
 // recv is Recv after the try path found the channel empty: the wait loop.
+//
+// As in send, the receiver enqueues, retries its pop and parks in one
+// critical section of the receive queue's lock, so that a sender that
+// finds it parked may hand it a value directly (handToReceiver), as a Go
+// channel's sender does, and the receiver wakes with its value.
 func (c *channel[T]) recv(ctx context.Context) (T, error) {
 	done := ctx.Done()
-	var w *waiter
+	q := &c.recvq
+	var w *waiter[T]
 	for {
-		w = c.recvq.enqueue(w)
-		// Retry after enqueueing and before blocking: see send.
-		if v, err := c.tryRecv(); err != ErrEmpty {
-			c.recvq.leave(w)
-			return v, err
+		q.mu.Lock()
+		w = q.enqueueLocked(w)
+		// Retry after enqueueing and before blocking: see send. What
+		// follows a pop (waking a sender) takes another lock, after this
+		// one is released.
+		v, ok := c.pop()
+		if ok || atomic.LoadUint32(&c.closed) != 0 {
+			// Nobody notified w or handed it a value: that takes mu.
+			q.unlink(w)
+			q.release(w)
+			q.mu.Unlock()
+			if !ok {
+				return c.emptyOrClosed() // closed: a last value, or ErrClosed
+			}
+			c.popped(1)
+			return v, nil
 		}
+		w.state = parked
+		q.mu.Unlock()
 		if c.hooks != nil && c.hooks.beforeBlock != nil {
 			c.hooks.beforeBlock(ctx, false)
 		}
@@ -435,22 +506,57 @@ func (c *channel[T]) recv(ctx context.Context) (T, error) {
 			select {
 			case <-w.ready:
 			case <-done:
-				// Nothing was popped. A token that arrived meanwhile goes
-				// to the next receiver, with the value it was for.
-				c.recvq.leave(w)
+				// Nothing was popped, unless a sender handed us a value
+				// just now: then the receive is done. A token that arrived
+				// meanwhile goes to the next receiver, with the value it
+				// was for.
+				if v, ok := q.leaveReceiver(w); ok {
+					return v, nil
+				}
 				var zero T
 				return zero, ctx.Err()
 			}
 		}
+		// Woken, and out of the queue; the token is consumed. w.state and
+		// w.val were set before the token was sent, which orders them
+		// before these reads.
+		if w.state == handed {
+			v := w.val
+			q.done(w) // zeroes w.val
+			return v, nil
+		}
 		if c.hooks != nil && c.hooks.afterWake != nil {
 			c.hooks.afterWake(ctx, false)
 		}
-		if v, err := c.tryRecv(); err != ErrEmpty {
-			c.recvq.done(w)
-			return v, err
-		}
-		// Another receiver took the value first: wait again, at the tail.
+		// Notified for a value in the queue: the retry above takes it, or
+		// finds it taken by another receiver and waits again, at the tail.
 	}
+}
+
+// handToReceiver gives v to the oldest parked receiver, if there is one,
+// the channel is open and its queue empty, and wakes it with v: the send is done without
+// the queue. It reports whether it did. Send and TrySend call it before
+// their push when they see receivers waiting; a false result sends them on
+// to the push.
+func (c *channel[T]) handToReceiver(v T) bool {
+	q := &c.recvq
+	q.mu.Lock()
+	w := q.head
+	// Only into an empty queue: a value of this sender's still in the
+	// queue would otherwise reach a receiver after v, which w may be (it
+	// may have been notified for that value, popped it, and parked again).
+	// Values that other senders push meanwhile are concurrent with v, and
+	// may come before or after it.
+	if w == nil || c.q.IsClosed() || c.q.Len() != 0 {
+		q.mu.Unlock()
+		return false
+	}
+	q.unlink(w)
+	w.val = v
+	w.state = handed
+	w.ready <- struct{}{} // never blocks: ready is empty while w is queued
+	q.mu.Unlock()
+	return true
 }
 
 // forceSend is ForceSend. Every queue displaces and pushes in one step

@@ -98,12 +98,18 @@
 // has finished; a goroutine preempted in the middle of an operation delays
 // the ones that need its slot until it runs again.
 //
-// Goroutines that wait are woken in the order they started to wait: a send
-// wakes one waiting receiver, a receive wakes one waiting sender. The
-// wake-up is notify-additional, as in async-channel: each send wakes a
-// receiver that has not been woken yet, so a woken receiver that has not run
-// yet cannot absorb the wake-up meant for the next value. A woken goroutine
-// that finds the value (or the room) taken by another goroutine waits again.
+// Goroutines that wait are served in the order they started to wait, as
+// by a Go channel: a send that finds receivers waiting and nothing
+// buffered hands its value to the oldest one, which wakes with it; a
+// receive that makes room pushes the oldest waiting sender's value for it,
+// and that sender wakes with its send done. So a value never waits in the
+// channel for a goroutine to be scheduled. A send that finds values
+// buffered pushes its value behind them (a receiver gets each sender's
+// values in order) and wakes one waiting receiver. That wake-up is
+// notify-additional, as in async-channel: each such send wakes a receiver
+// that has not been woken yet, so a woken receiver that has not run yet
+// cannot absorb the wake-up meant for the next value; one that finds the
+// value taken by another goroutine waits again.
 //
 // A call whose context ends first returns ctx.Err() and has sent or taken
 // nothing: a Send's value stays with the caller, a Recv took no value. If it
@@ -135,19 +141,20 @@
 // (crossbeam's SegQueue, without locks but not lock-free, see above), and
 // keeps up to 16 emptied blocks (64 KiB at most) for reuse, so it
 // allocates nothing in steady state unless it keeps growing, and then one
-// block per 127 values.
+// block per 127 values (or a block that a consumer was still busy in when
+// the block's last value was taken, which several consumers can cause, is
+// left to the garbage collector and replaced).
 //
 // # mpmc or a Go channel?
 //
 // Use a Go channel when one goroutine owns the sending side and can close it,
-// when you need select over several channels, or when a sender and a
-// receiver each run on their own OS thread (LockOSThread) and meet often at a
-// small capacity: there a Go channel's receiver completes a parked sender's
-// send itself, copying the sender's value into the buffer, so the buffer
-// stays full while the sender's thread wakes up; an mpmc sender has to run
-// to push its own value, and the two threads wait for each other more
-// often. Use a Go channel for a rendezvous (capacity 0), which mpmc does not
-// offer.
+// or when you need select over several channels. Use a Go channel for a
+// rendezvous (capacity 0), which mpmc does not offer. Where goroutines wait
+// for each other, the two behave alike: a receive completes a parked
+// sender's send, and a send hands its value to a parked receiver, so at a
+// small capacity they wake goroutines equally often (the same count of
+// wake-ups per run, by runtime/metrics' /sched/latencies:seconds, in the
+// one-sender-one-receiver rows of bench/channels).
 //
 // Use mpmc when many goroutines send and none owns the channel (the last
 // Release closes it, and a send to a closed channel is an error, not a
@@ -193,9 +200,7 @@
 // shows 87% of the time in futex for mpmc and 89% for the Go channel: those
 // rows measure how often a side had to wait. Between goroutines, which wake
 // cheaply, mpmc is usually faster (the median of the seven runs is 0.67x
-// to 0.88x in those rows); between locked threads at capacity 16 it is 5 to
-// 15% slower, for the reason given above (a Go channel's receiver finishes
-// the parked sender's send). The rows with several goroutines vary a lot
+// to 0.88x in those rows). The rows with several goroutines vary a lot
 // from run to run on this machine: the 4-by-4 goroutine row went from 0.36x
 // to 1.49x over the seven runs, while go test -bench on that row, ten
 // counts, put mpmc at 2.5 to 3.8 ms and the Go channel at 3.4 to 4.2 ms.

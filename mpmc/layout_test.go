@@ -14,7 +14,7 @@ import (
 // ./mpmc/ to check where it matters.
 func TestSixtyFourBitAtomicsAreEightByteAligned(t *testing.T) {
 	var c channel[int]
-	var q waitQueue
+	var q waitQueue[int]
 	var sq segQueue[int]
 	var g guardedRing[int]
 	type field struct {
@@ -26,7 +26,7 @@ func TestSixtyFourBitAtomicsAreEightByteAligned(t *testing.T) {
 		{"channel.receivers", unsafe.Offsetof(c.receivers), unsafe.Alignof(c)},
 		{"channel.recvq.waiting", unsafe.Offsetof(c.recvq) + unsafe.Offsetof(q.waiting), unsafe.Alignof(c)},
 		{"channel.sendq.waiting", unsafe.Offsetof(c.sendq) + unsafe.Offsetof(q.waiting), unsafe.Alignof(c)},
-		{"waitQueue.waiting", unsafe.Offsetof(q.waiting), unsafe.Alignof(q)},
+		{"waitQueue[int].waiting", unsafe.Offsetof(q.waiting), unsafe.Alignof(q)},
 		{"segQueue.headIndex", unsafe.Offsetof(sq.headIndex), unsafe.Alignof(sq)},
 		{"segQueue.tailIndex", unsafe.Offsetof(sq.tailIndex), unsafe.Alignof(sq)},
 		{"guardedRing.state", unsafe.Offsetof(g.state), unsafe.Alignof(g)},
@@ -34,7 +34,7 @@ func TestSixtyFourBitAtomicsAreEightByteAligned(t *testing.T) {
 		require.Zero(t, f.offset%8, "%s is at offset %d", f.name, f.offset)
 		require.Equal(t, uintptr(8), f.align, "%s: its struct is %d-byte aligned", f.name, f.align)
 	}
-	// A struct's alignment is its largest field's, so a waitQueue (8) in
+	// A struct's alignment is its largest field's, so a waitQueue[int] (8) in
 	// channel is as aligned as a channel of another T.
 	require.Equal(t, uintptr(8), unsafe.Alignof(channel[byte]{}))
 	require.Equal(t, uintptr(8), unsafe.Alignof(segQueue[byte]{}))
@@ -50,7 +50,7 @@ func TestHotFieldsSitOnBlocksOfTheirOwn(t *testing.T) {
 	}
 	var c channel[int]
 	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(c.recvq))
-	require.Equal(t, uintptr(cacheBlock), unsafe.Sizeof(waitQueue{}))
+	require.Equal(t, uintptr(cacheBlock), unsafe.Sizeof(waitQueue[int]{}))
 	require.Equal(t, uintptr(2*cacheBlock), unsafe.Offsetof(c.sendq))
 	require.Equal(t, uintptr(3*cacheBlock), unsafe.Offsetof(c.senders))
 	var sq segQueue[int]

@@ -63,10 +63,13 @@ func (r *Receiver[T]) ch() *channel[T] {
 // passes on to the next waiting receiver with the value it was for, so no
 // receiver is left waiting while a value is buffered.
 //
-// Receivers waiting on an empty channel are woken in the order they
-// started to wait, one per value sent.
+// Receivers waiting on an empty channel are served in the order they
+// started to wait, one per value sent: a send that finds nothing buffered
+// hands its value to the oldest waiting receiver directly, which wakes with
+// it, as from a Go channel. A Recv whose ctx ends just after that returns
+// the value.
 func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
-	// TryRecv written out (see the note above channel.trySend).
+	// TryRecv written out (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
@@ -84,8 +87,8 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if atomic.LoadInt64(&c.sendq.waiting) != 0 {
-			c.sendq.notifySlow(1)
+		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
+			c.wakeSenders(1)
 		}
 		return v, nil
 	}
@@ -106,7 +109,7 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 // written it (the cost of the ring designs, see ring/vyukov), or on an
 // unbounded channel one that is installing the next block of values.
 func (r *Receiver[T]) TryRecv() (T, error) {
-	// channel.tryRecv written out.
+	// Written out as in Recv (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&r.released) != 0 {
 		panicReleased("Receiver")
 	}
@@ -124,8 +127,8 @@ func (r *Receiver[T]) TryRecv() (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if atomic.LoadInt64(&c.sendq.waiting) != 0 {
-			c.sendq.notifySlow(1)
+		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
+			c.wakeSenders(1)
 		}
 		return v, nil
 	}

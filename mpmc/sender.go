@@ -68,21 +68,28 @@ func panicZero(end string) {
 // Send tries first and waits only if the channel is full, so a Send that can
 // complete at once costs what [Sender.TrySend] costs: no allocation, no
 // select, and no lock unless receivers are waiting (it then takes the
-// receivers' wait-queue lock to wake one). It
+// receivers' wait-queue lock to hand v to one, or to wake one). It
 // may therefore succeed even when ctx is already done. A Send that returns
 // ctx.Err() has sent nothing, and a wake-up it had received passes on to the
 // next waiting sender, so no sender is left waiting while there is room.
 //
-// Senders waiting on a full channel are woken in the order they started to
-// wait, one per value received.
+// Senders waiting on a full channel are served in the order they started to
+// wait, one per value received: the receive that makes room pushes the
+// oldest waiting sender's value itself and wakes that sender with its send
+// done, as a Go channel's receiver finishes a parked send. A Send whose ctx
+// ends just after that returns nil: its value was sent.
 func (s *Sender[T]) Send(ctx context.Context, v T) error {
-	// TrySend written out (see the note above channel.trySend).
+	// TrySend written out (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
 	c := s.c
 	if c == nil {
 		panicZero("Sender")
+	}
+	// A receiver that waits gets v directly (one load when none waits).
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 && c.handToReceiver(v) {
+		return nil
 	}
 	var ok bool
 	if r := c.ring; r != nil {
@@ -95,7 +102,7 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 	if !ok {
 		return c.sendFull(ctx, v)
 	}
-	if atomic.LoadInt64(&c.recvq.waiting) != 0 { // the notifier's side of the Dekker argument (waiters.go)
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 { // the notifier's side of the Dekker argument (waiters.go)
 		c.recvq.notifySlow(1)
 	}
 	return nil
@@ -105,7 +112,8 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 // ErrFull if the channel is full, or ErrClosed if it is closed (closed
 // wins over full). On an error v stays with the caller and the channel is
 // unchanged. It takes no lock unless receivers are waiting (it then takes
-// their wait-queue lock to wake one), and allocates nothing, except that
+// their wait-queue lock to hand v to one, or to wake one), and allocates
+// nothing, except that
 // an unbounded channel that grows past its spare blocks allocates one
 // block per 127 values.
 //
@@ -119,13 +127,17 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 // sender that is installing the next block of values, and on a channel
 // from [BoundedOn] over a plain ring a ForceSend that holds the ring.
 func (s *Sender[T]) TrySend(v T) error {
-	// channel.trySend written out.
+	// Written out as in Send (see the note on the hot paths in channel.go).
 	if atomic.LoadUint32(&s.released) != 0 {
 		panicReleased("Sender")
 	}
 	c := s.c
 	if c == nil {
 		panicZero("Sender")
+	}
+	// A receiver that waits gets v directly (one load when none waits).
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 && c.handToReceiver(v) {
+		return nil
 	}
 	var ok bool
 	if r := c.ring; r != nil {
@@ -138,7 +150,7 @@ func (s *Sender[T]) TrySend(v T) error {
 	if !ok {
 		return c.full()
 	}
-	if atomic.LoadInt64(&c.recvq.waiting) != 0 {
+	if atomic.LoadUint64(&c.recvq.waiting) != 0 {
 		c.recvq.notifySlow(1)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
+	"github.com/shardedsink/shardedsink/internal/machine"
 )
 
 // This file is the queue behind [Unbounded]: a segmented queue without
@@ -35,19 +36,24 @@ import (
 // of them, so a queue of 8-byte values whose length swings by up to about
 // 2000 values allocates nothing in steady state; one that grows further
 // allocates one block per segBlockCap values, and blocks beyond the spare
-// places go to the garbage collector. (Allocating
-// every block instead, and leaving the old ones to the GC, saves the
-// per-pop READ mark below but measured slower in wall-clock time: the
-// collector's work lands on the other core.)
+// places go to the garbage collector, as does a block whose last reader
+// finds another reader still busy in it (see below; with several
+// consumers, rarely). (Allocating every block instead, and leaving the old
+// ones to the GC, saves the per-pop READ mark below but measured slower in
+// wall-clock time: the collector's work lands on the other core.)
 //
-// When is every slot read? crossbeam's destruction protocol answers it
-// without a shared counter: each reader sets READ on its slot after taking
-// the value; the reader of the last slot then scans the others, and at the
-// first slot not yet READ it sets DESTROY and stops, handing the scan on to
-// that slot's reader, which sees DESTROY when it sets READ and resumes the
-// scan after its slot. Whoever finishes the scan knows that every reader
-// is done; producers are done before (a reader waits for WRITE). Only then
-// is the block cleared and offered for reuse.
+// When is every slot read? Each reader marks its slot READ after taking
+// the value, with a release store; the reader of a block's last slot then
+// checks the other slots' marks (acquire loads). If every one is READ,
+// every reader of the block is done, and so is every producer (a reader
+// waits for WRITE), and the block is cleared and offered for reuse. A
+// reader still between its claim and its mark (it waits for a producer
+// that has not written yet, or was preempted) is waited for only briefly:
+// if its mark does not come, the block is left to the garbage collector
+// instead, and nobody waits for it. (crossbeam's SegQueue hands the scan
+// on to that reader instead, with a DESTROY bit that both sides set by a
+// read-modify-write on the slot's state: two locked instructions per value
+// where marks that only their writer sets need none.)
 //
 // Reuse cannot confuse a goroutine that holds a stale block pointer: a
 // goroutine dereferences a block only after its compare-and-swap on an
@@ -76,22 +82,34 @@ const (
 	segClosed  = 1
 )
 
-// The bits of a slot's state.
+// The bits of a slot's state. Each is set by one goroutine, the only one
+// that writes the state at that time, so a release store sets it: WRITE by
+// the slot's producer (the state is 0 until then), READ by its consumer,
+// after it has seen WRITE. Only a block's retire resets the states, after
+// it has seen every READ.
 const (
-	slotWrite   = 1 // the producer has stored the value
-	slotRead    = 2 // the consumer has taken the value
-	slotDestroy = 4 // the block's scan stopped here; this slot's reader resumes it
+	slotWrite = 1 // the producer has stored the value
+	slotRead  = 2 // the consumer has taken the value
 )
+
+// retireSpins is how many times retire looks again at a slot whose reader
+// has not marked it READ, spinning in between (backoff.Spin: 1, 2, 4, ...
+// 64 iterations, about 200 in all), before it leaves the block to the
+// garbage collector: ample for a reader that is running to copy a value
+// out and mark it.
+const retireSpins = 8
 
 // segSlot holds one value.
 type segSlot[T any] struct {
-	// state holds the slot* bits. It is a plain uint32 used only through
-	// the sync/atomic functions (and reset by retire, see there): the
-	// functions are compiler intrinsics everywhere, whereas the methods of
-	// atomic.Uint32 have to be inlined first, and a generic body
-	// instantiated in another package did not get Add and Or inlined (a
-	// call each, measured in bench/channels).
-	state uint32
+	// state holds the slot* bits. It is a plain uint64 (for
+	// machine.StoreRelease, which stores 64 bits) used only through
+	// atomic.LoadUint64 and machine.StoreRelease, and reset by retire with
+	// plain writes (see there); the zero-size field keeps it 8-byte aligned
+	// on 32-bit platforms (see channel). The sync/atomic functions are
+	// compiler intrinsics everywhere, whereas the methods of atomic.Uint64
+	// have to be inlined first (see channel).
+	_     [0]atomic.Uint64
+	state uint64
 	value T
 }
 
@@ -138,7 +156,8 @@ func (b *segBlock[T]) waitNext() *segBlock[T] {
 // writes the slot's value, then sets WRITE, which publishes it. The
 // consumer whose compare-and-swap moves the head index past p owns the slot
 // from then on: it waits for WRITE, takes the value, zeroes the slot and
-// sets READ. The block belongs to whoever finishes its scan (see above).
+// sets READ. The block belongs to the reader of its last slot once that
+// reader has seen every other slot READ (see above).
 type segQueue[T any] struct {
 	// head is read and moved by consumers only. headBlock is the block that
 	// holds the head position (or the one being left, while the head index
@@ -161,7 +180,7 @@ type segQueue[T any] struct {
 	_         [cacheBlock - 16]byte
 
 	// spares hold cleared blocks ready for reuse, spares[:nspare] under
-	// spareMu. Consumers that finish a block's scan put one here; a
+	// spareMu. The consumer that retires a block puts it here; a
 	// producer that claims a block's last slot takes one. Both happen once
 	// per block, not per value, and both only try the lock: a goroutine
 	// that finds it taken allocates a block, or leaves its block to the
@@ -258,7 +277,15 @@ func (q *segQueue[T]) TryPush(v T) bool {
 			}
 			s := &block.slots[offset]
 			s.value = v
-			atomic.OrUint32(&s.state, slotWrite) // publish: the consumer loads state before value
+			// Publish with a release store: it pairs with the consumer's
+			// atomic.LoadUint64 of state in TryPop, which waits for WRITE
+			// before it reads value. Release suffices because this producer
+			// is the only writer of the state until WRITE is seen (retire
+			// resets it only after READ), and nothing after this store
+			// depends on its order against a later load: the Dekker pair
+			// with a receiver that is about to wait is formed by the tail
+			// index's compare-and-swap above, which an empty check reads.
+			machine.StoreRelease(&s.state, slotWrite)
 			return true
 		}
 		bo.Spin()
@@ -296,7 +323,13 @@ func (q *segQueue[T]) enterNext(block *segBlock[T], newHead uint64) {
 		nextIndex |= segHasNext
 	}
 	storeBlock(&q.headBlock, next)
-	atomic.StoreUint64(&q.headIndex, nextIndex)
+	// A release store: it pairs with the atomic.LoadUint64 of headIndex in
+	// TryPop (and Len) of other consumers, which load headBlock after it,
+	// so one that sees the index off the sentinel sees next as headBlock.
+	// No consumer changes headIndex while it rests on the sentinel (their
+	// compare-and-swaps wait for it to move), so there is no update to
+	// lose, and no load of this consumer needs to be ordered after it.
+	machine.StoreRelease(&q.headIndex, nextIndex)
 }
 
 // TryPop removes and returns the oldest value, or reports false when the queue
@@ -338,22 +371,27 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 				q.enterNext(block, newHead)
 			}
 			s := &block.slots[offset]
-			for atomic.LoadUint32(&s.state)&slotWrite == 0 { // claimed but not written yet
+			// Acquire: pairs with the producer's release store of WRITE.
+			for atomic.LoadUint64(&s.state)&slotWrite == 0 { // claimed but not written yet
 				bo.Snooze()
 			}
 			v := s.value
 			var zero T
 			s.value = zero // let the GC free what the value references
 			if offset+1 == segBlockCap {
-				// The last slot's reader starts the scan; its own slot
+				// The last slot's reader checks the others; its own slot
 				// needs no mark.
-				q.retire(block, segBlockCap-1, 0)
-			} else if atomic.AddUint32(&s.state, slotRead)&slotDestroy != 0 {
-				// The scan stopped at this slot: resume it after. (Add,
-				// not Or: only this reader sets READ, so the add carries
-				// nothing, and it is one locked instruction where an Or
-				// that returns the old value is a compare-and-swap loop.)
-				q.retire(block, int(offset), int(offset)+1)
+				q.retire(block)
+			} else {
+				// Mark READ with a release store: it pairs with retire's
+				// atomic.LoadUint64 of this state, and carries the reads
+				// and the zeroing of value above with it, so that a retire
+				// that sees READ may clear and reuse the slot. This
+				// consumer is the only writer of the state now (WRITE is
+				// set, nobody else sets anything), so a store loses no
+				// bit, and nothing waits on the order of this store
+				// against a later load.
+				machine.StoreRelease(&s.state, slotWrite|slotRead)
 			}
 			return v, true
 		}
@@ -363,32 +401,35 @@ func (q *segQueue[T]) TryPop() (T, bool) {
 	}
 }
 
-// retire is called by the reader of slot own of b once it has taken its
-// value: by the reader of the last slot, which starts the scan (start 0),
-// or by the reader of the slot where a scan stopped (start own+1). It
-// resets the states of the slots whose readers are done as it passes them,
-// and at a slot whose reader has not finished it sets DESTROY and stops:
-// that reader resumes the scan. If the scan reaches the end, every reader
-// is done, and so is every producer (a reader waits for WRITE), and b goes
-// to a spare place.
+// retire is called by the reader of b's last slot once it has taken its
+// value. It checks that every other slot is marked READ, waiting up to
+// retireSpins looks for each, and resets the states as it passes them. If
+// every slot is READ, every reader of b is done, and so is every producer
+// (a reader waits for WRITE), and b goes to a spare place. If a reader has
+// not marked its slot in time, b is left to the garbage collector: that
+// reader still holds b and marks its slot in a block that nobody reuses.
 //
-// The resets are plain writes: a slot's state is touched by nobody once its
-// READ is seen (by its own reader, or by the atomic load or add here, which
-// synchronize with that reader's add). The values are zero already.
-func (q *segQueue[T]) retire(b *segBlock[T], own, start int) {
-	b.slots[own].state = 0
-	for i := start; i < segBlockCap-1; i++ {
+// The resets are plain writes: a slot's state is written by nobody once its
+// READ is seen (the load here is an acquire load that synchronises with its
+// reader's release store), and a block that is left behind is never read
+// again. The values are zero already.
+func (q *segQueue[T]) retire(b *segBlock[T]) {
+	b.slots[segBlockCap-1].state = 0
+	for i := 0; i < segBlockCap-1; i++ {
 		s := &b.slots[i]
-		// DESTROY is set at most once per slot, so Add works as in TryPop.
-		if atomic.LoadUint32(&s.state)&slotRead == 0 && atomic.AddUint32(&s.state, slotDestroy)&slotRead == 0 {
-			return // slot i's reader resumes the scan
+		var bo backoff.Backoff
+		for spins := 0; atomic.LoadUint64(&s.state)&slotRead == 0; spins++ {
+			if spins == retireSpins {
+				return // slot i's reader is not done: leave b to the GC
+			}
+			bo.Spin()
 		}
 		s.state = 0
 	}
 	// A plain store: every goroutine that loaded b.next did so before its
-	// reader set READ on a slot of b, and this scan loaded or added to
-	// each of those states after, so those loads happen before this
-	// write; and no producer writes b.next before b is handed out again.
+	// reader marked READ on a slot of b, and this scan loaded each of those
+	// marks after, so those loads happen before this write; and no
+	// producer writes b.next before b is handed out again.
 	b.next = nil
 	q.putSpare(b)
 }

@@ -17,6 +17,7 @@ package mpmc_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -141,7 +142,38 @@ func TestASendWakesAWaitingRecv(t *testing.T) {
 
 		require.NoError(t, s.Send(ctx, 1))
 		require.Equal(t, result[int]{1, nil}, <-r1)
-		require.Equal(t, 1, st.woken("r1"))
+		// The send handed its value to r1, as a Go channel's sender does
+		// to a parked receiver: r1 woke with it and did not retry.
+		require.Equal(t, 0, st.woken("r1"))
+		require.Equal(t, 0, mpmc.WaitingReceivers(r))
+		require.Equal(t, 0, r.Len(), "the value did not go through the queue")
+	})
+}
+
+// TestAValueGoesThroughTheQueueWhenValuesAreBufferedAlready: a send hands
+// its value to a waiting receiver only when nothing is buffered, so that a
+// receiver never gets a sender's value before an older one of that sender.
+// A receiver can wait while values are buffered only between a push and
+// its wake-up; ForceSend, which always pushes, stages that.
+func TestAValueGoesThroughTheQueueWhenValuesAreBufferedAlready(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, r := mpmc.Bounded[int](2)
+		st := newStage(s)
+		held := st.holdAfterWake("r1")
+		r1 := goRecv(ctx, r, "r1")
+		synctest.Wait()
+		r2 := goRecv(ctx, r, "r2")
+		synctest.Wait()
+		_, _, err := s.ForceSend(1) // pushes, wakes r1, which is held
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 1, mpmc.WaitingReceivers(r), "r2 waits on")
+		require.NoError(t, s.Send(ctx, 2)) // 1 is buffered: 2 goes behind it, and wakes r2
+		require.Equal(t, result[int]{1, nil}, <-r2, "r2 took the oldest")
+		held.open()
+		require.Equal(t, result[int]{2, nil}, <-r1)
+		require.Equal(t, 1, st.woken("r2"), "r2 was woken to pop, not handed 2")
 	})
 }
 
@@ -159,7 +191,11 @@ func TestAReceiveWakesAWaitingSend(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, v)
 		require.NoError(t, <-s1)
-		require.Equal(t, 1, st.woken("s1"))
+		// The receive pushed s1's value for it, as a Go channel's receiver
+		// finishes a parked send: s1 woke with its send done, and did not
+		// retry.
+		require.Equal(t, 0, st.woken("s1"))
+		require.Equal(t, 0, mpmc.WaitingSenders(s))
 		v, err = r.TryRecv()
 		require.NoError(t, err)
 		require.Equal(t, 2, v)
@@ -168,6 +204,8 @@ func TestAReceiveWakesAWaitingSend(t *testing.T) {
 
 // TestTwoSendsWakeTwoWaitingRecvs: the second send wakes the second waiter
 // although the first is notified and has not run (notify-additional).
+// Sends that hand their values to waiting receivers directly serve them in
+// the order they started to wait, each with its own value.
 func TestTwoSendsWakeTwoWaitingRecvs(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
@@ -182,15 +220,28 @@ func TestTwoSendsWakeTwoWaitingRecvs(t *testing.T) {
 				synctest.Wait()
 				require.Equal(t, 2, mpmc.WaitingReceivers(r))
 
-				require.NoError(t, s.Send(ctx, 1)) // wakes r1, which is held
+				// ForceSend pushes and notifies; a Send would hand each
+				// value to a waiting receiver directly.
+				_, _, err := s.ForceSend(1) // wakes r1, which is held
+				require.NoError(t, err)
 				synctest.Wait()
 				require.Equal(t, 1, st.woken("r1"))
-				require.NoError(t, s.Send(ctx, 2)) // must wake r2
-				got2 := <-r2                       // r1 is held: r2 takes the oldest
+				_, _, err = s.ForceSend(2) // must wake r2
+				require.NoError(t, err)
+				got2 := <-r2 // r1 is held: r2 takes the oldest
 				require.Equal(t, result[int]{1, nil}, got2)
 
 				held.open()
 				require.Equal(t, result[int]{2, nil}, <-r1)
+
+				r3 := goRecv(ctx, r, "r3")
+				synctest.Wait()
+				r4 := goRecv(ctx, r, "r4")
+				synctest.Wait()
+				require.NoError(t, s.Send(ctx, 3))
+				require.NoError(t, s.Send(ctx, 4))
+				require.Equal(t, result[int]{3, nil}, <-r3)
+				require.Equal(t, result[int]{4, nil}, <-r4)
 			})
 		})
 	}
@@ -224,27 +275,23 @@ func TestTwoReceivesWakeTwoWaitingSends(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, r := mpmc.Bounded[int](2)
-		st := newStage(s)
 		require.NoError(t, s.Send(ctx, 1))
 		require.NoError(t, s.Send(ctx, 2))
-		held := st.holdAfterWake("s1")
 		s1 := goSend(ctx, s, "s1", 3)
 		synctest.Wait()
 		s2 := goSend(ctx, s, "s2", 4)
 		synctest.Wait()
 		require.Equal(t, 2, mpmc.WaitingSenders(s))
 
-		recvIs(t, ctx, r, 1) // wakes s1, which is held
+		recvIs(t, ctx, r, 1) // pushes s1's value and wakes s1
 		synctest.Wait()
-		require.Equal(t, 1, st.woken("s1"))
-		recvIs(t, ctx, r, 2) // must wake s2
+		require.Equal(t, 1, mpmc.WaitingSenders(s))
+		recvIs(t, ctx, r, 2) // must do the same for s2
 		require.NoError(t, <-s2)
-
-		held.open()
 		require.NoError(t, <-s1)
-		// s2 took the first room; s1 the second.
-		recvIs(t, ctx, r, 4)
+		// The waiting senders' values went in in the order they waited.
 		recvIs(t, ctx, r, 3)
+		recvIs(t, ctx, r, 4)
 	})
 }
 
@@ -291,7 +338,8 @@ func TestANotifiedRecvThatIsCancelledPassesItsNotificationOn(t *testing.T) {
 			r2 := goRecv(ctx, r, "r2")
 			synctest.Wait()
 
-			require.NoError(t, s.Send(ctx, 1)) // notifies r1, the oldest
+			_, _, err := s.ForceSend(1) // pushes and notifies r1, the oldest
+			require.NoError(t, err)
 			cancel1()
 			held.open()
 			got1 := <-r1
@@ -313,40 +361,67 @@ func TestANotifiedRecvThatIsCancelledPassesItsNotificationOn(t *testing.T) {
 	require.Positive(t, cancelledSeen, "the select never chose the cancellation")
 }
 
-func TestANotifiedSendThatIsCancelledPassesItsNotificationOn(t *testing.T) {
-	cancelledSeen := 0
-	for round := 0; round < 200 && cancelledSeen < 3; round++ {
+// TestACancelledRecvThatWasHandedAValueReturnsIt: a send handed its value
+// to the waiting r1, then r1's ctx ended before r1 ran: whichever case
+// its select picks, r1 returns the value, which nobody else gets.
+func TestACancelledRecvThatWasHandedAValueReturnsIt(t *testing.T) {
+	for round := 0; round < 20; round++ {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			s, r := mpmc.Bounded[int](1)
 			st := newStage(s)
-			require.NoError(t, s.Send(ctx, 1))
-			held := st.holdBeforeBlock("s1")
+			held := st.holdBeforeBlock("r1")
 			ctx1, cancel1 := context.WithCancel(ctx)
-			s1 := goSend(ctx1, s, "s1", 2)
-			synctest.Wait()
-			s2 := goSend(ctx, s, "s2", 3)
-			synctest.Wait()
-
-			recvIs(t, ctx, r, 1) // notifies s1, the oldest
+			r1 := goRecv(ctx1, r, "r1")
+			synctest.Wait() // r1 parked, held before it blocks
+			require.NoError(t, s.Send(ctx, 1))
 			cancel1()
 			held.open()
-			if err := <-s1; err != nil {
-				cancelledSeen++
-				require.ErrorIs(t, err, context.Canceled)
-				require.NoError(t, <-s2, "the room passed to s2")
-				recvIs(t, ctx, r, 3)
-				require.Equal(t, 0, r.Len(), "the cancelled send sent nothing")
-				return
-			}
-			synctest.Wait()
-			require.True(t, pending(s2))
-			recvIs(t, ctx, r, 2)
-			require.NoError(t, <-s2)
-			recvIs(t, ctx, r, 3)
+			require.Equal(t, result[int]{1, nil}, <-r1)
+			_, err := r.TryRecv()
+			require.ErrorIs(t, err, mpmc.ErrEmpty)
 		})
 	}
-	require.Positive(t, cancelledSeen, "the select never chose the cancellation")
+}
+
+func TestACancelledWaitingSendHasSentOnlyIfAReceivePushedItsValue(t *testing.T) {
+	// A receive pushes the oldest waiting sender's value for it, so a
+	// Send whose ctx ends after that has sent, and reports it, whichever
+	// case its select picks; one whose ctx ends before sent nothing, and
+	// the room goes to the next waiting sender.
+	for _, cancelFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancelled first: %v", cancelFirst), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				s, r := mpmc.Bounded[int](1)
+				require.NoError(t, s.Send(ctx, 1))
+				ctx1, cancel1 := context.WithCancel(ctx)
+				s1 := goSend(ctx1, s, "s1", 2)
+				synctest.Wait()
+				s2 := goSend(ctx, s, "s2", 3)
+				synctest.Wait()
+				require.Equal(t, 2, mpmc.WaitingSenders(s))
+
+				if cancelFirst {
+					cancel1()
+					require.ErrorIs(t, <-s1, context.Canceled)
+					recvIs(t, ctx, r, 1) // the room goes to s2
+					require.NoError(t, <-s2)
+					recvIs(t, ctx, r, 3)
+					require.Equal(t, 0, r.Len(), "the cancelled send sent nothing")
+					return
+				}
+				recvIs(t, ctx, r, 1) // pushes s1's value
+				cancel1()
+				require.NoError(t, <-s1, "s1's value was sent: its Send says so")
+				synctest.Wait()
+				require.True(t, pending(s2))
+				recvIs(t, ctx, r, 2)
+				require.NoError(t, <-s2)
+				recvIs(t, ctx, r, 3)
+			})
+		})
+	}
 }
 
 func TestANotifiedRecvThatFindsTheMessageTakenGoesBackToWaiting(t *testing.T) {
@@ -358,7 +433,8 @@ func TestANotifiedRecvThatFindsTheMessageTakenGoesBackToWaiting(t *testing.T) {
 		r1 := goRecv(ctx, r, "r1")
 		synctest.Wait()
 
-		require.NoError(t, s.Send(ctx, 1)) // wakes r1, held
+		_, _, err := s.ForceSend(1) // pushes and wakes r1, held
+		require.NoError(t, err)
 		synctest.Wait()
 		v, err := r.TryRecv() // another receiver takes the value first
 		require.NoError(t, err)
@@ -368,54 +444,47 @@ func TestANotifiedRecvThatFindsTheMessageTakenGoesBackToWaiting(t *testing.T) {
 		require.True(t, pending(r1))
 		require.Equal(t, 1, mpmc.WaitingReceivers(r), "r1 waits again")
 
-		require.NoError(t, s.Send(ctx, 2))
+		require.NoError(t, s.Send(ctx, 2)) // handed to r1: no second retry
 		require.Equal(t, result[int]{2, nil}, <-r1)
-		require.Equal(t, 2, st.woken("r1"))
+		require.Equal(t, 1, st.woken("r1"))
 	})
 }
 
-func TestANotifiedSendThatFindsTheRoomTakenGoesBackToWaiting(t *testing.T) {
+func TestTheRoomAReceiveMakesGoesToTheOldestWaitingSend(t *testing.T) {
+	// A waiting sender's value is pushed by the receive that makes room,
+	// before any other sender can take that room: a TrySend that comes
+	// after the receive finds the channel full again, and the waiting
+	// sender is done.
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s, r := mpmc.Bounded[int](1)
-		st := newStage(s)
 		require.NoError(t, s.Send(ctx, 1))
-		held := st.holdAfterWake("s1")
-		s1 := goSend(ctx, s, "s1", 2)
-		synctest.Wait()
-
-		recvIs(t, ctx, r, 1) // wakes s1, held
-		synctest.Wait()
-		require.NoError(t, s.TrySend(3)) // another sender takes the room
-		held.open()
-		synctest.Wait()
-		require.True(t, pending(s1))
-		require.Equal(t, 1, mpmc.WaitingSenders(s), "s1 waits again, its value kept")
-
-		recvIs(t, ctx, r, 3)
-		require.NoError(t, <-s1)
-		recvIs(t, ctx, r, 2)
-	})
-}
-
-// TestASendWokenForRoomFindsTheChannelClosedAndFails: woken by a receive,
-// then the channel closes before the send retries: ErrClosed, nothing in.
-func TestASendWokenForRoomFindsTheChannelClosedAndFails(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		s, r := mpmc.Bounded[int](1)
-		st := newStage(s)
-		require.NoError(t, s.Send(ctx, 1))
-		held := st.holdAfterWake("s1")
 		s1 := goSend(ctx, s, "s1", 2)
 		synctest.Wait()
 
 		recvIs(t, ctx, r, 1)
+		require.ErrorIs(t, s.TrySend(3), mpmc.ErrFull, "the room went to s1")
+		require.NoError(t, <-s1)
+		require.Equal(t, 0, mpmc.WaitingSenders(s))
+		recvIs(t, ctx, r, 2)
+	})
+}
+
+// TestASendWokenForRoomSucceedsThoughTheChannelClosesBeforeItRuns: the
+// receive that made room pushed the waiting send's value before the close,
+// so the send succeeded, and the value is received after the close.
+func TestASendWokenForRoomSucceedsThoughTheChannelClosesBeforeItRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, r := mpmc.Bounded[int](1)
+		require.NoError(t, s.Send(ctx, 1))
+		s1 := goSend(ctx, s, "s1", 2)
 		synctest.Wait()
+
+		recvIs(t, ctx, r, 1)
 		require.True(t, r.Close())
-		held.open()
-		require.ErrorIs(t, <-s1, mpmc.ErrClosed)
-		require.Equal(t, 0, r.Len())
+		require.NoError(t, <-s1)
+		recvIs(t, ctx, r, 2)
 		_, err := r.TryRecv()
 		require.ErrorIs(t, err, mpmc.ErrClosed)
 	})
@@ -570,16 +639,28 @@ func TestARecvThatCompletedHoldsNoNotificationALaterOneNeeds(t *testing.T) {
 		st := newStage(s)
 		r1 := goRecv(ctx, r, "r1")
 		synctest.Wait()
-		require.NoError(t, s.Send(ctx, 1))
+		_, _, err := s.ForceSend(1) // pushes and notifies: r1 retries
+		require.NoError(t, err)
 		require.Equal(t, result[int]{1, nil}, <-r1)
 
 		r2 := goRecv(ctx, r, "r2")
 		synctest.Wait()
 		require.True(t, pending(r2))
 		require.Equal(t, 0, st.woken("r2"))
-		require.NoError(t, s.Send(ctx, 2))
+		_, _, err = s.ForceSend(2)
+		require.NoError(t, err)
 		require.Equal(t, result[int]{2, nil}, <-r2)
 		require.Equal(t, 1, st.woken("r2"))
+
+		r3 := goRecv(ctx, r, "r3") // and after a hand-off, likewise
+		synctest.Wait()
+		require.NoError(t, s.Send(ctx, 3))
+		require.Equal(t, result[int]{3, nil}, <-r3)
+		r4 := goRecv(ctx, r, "r4")
+		synctest.Wait()
+		require.True(t, pending(r4))
+		require.NoError(t, s.Send(ctx, 4))
+		require.Equal(t, result[int]{4, nil}, <-r4)
 	})
 }
 

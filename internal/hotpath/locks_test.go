@@ -28,15 +28,21 @@ var lockBudget = []struct {
 	{`ring/vyukov\.\(\*Ring\[.*\]\)\.Close`, 1, "the atomic OR of the closed mark"},
 	{`sink\.\(\*Sink\[.*\]\)\.Handle`, 1, "the round-robin cursor"},
 	{`sink\.\(\*shard\[.*\]\)\.setSleeping`, 1, "the worker's side of the doorbell's Dekker pair"},
-	{`mpmc\.\(\*segQueue\[.*\]\)\.(TryPush|TryPop)`, 2, "the unbounded queue's index claim and its block bookkeeping"},
-	{`mpmc\.\(\*segQueue\[.*\]\)\.(newBlock)`, 2, "a new block: allocation path"},
-	{`mpmc\.\(\*segQueue\[.*\]\)\.(Close|retire|enterNext|installNext|putSpare)`, 1, "block changes and close"},
-	{`mpmc\.\(\*(Sender|Receiver)\[.*\]\)\.Release`, 3, "handle counts and close"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.TryPush`, 1, "the tail index's compare-and-swap; WRITE is a release store (only the producer writes the state until then)"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.TryPop`, 1, "the head index's compare-and-swap; READ is a release store (only the consumer writes the state then)"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.newBlock`, 2, "once per block: the spares' TryLock and Unlock"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.putSpare`, 1, "once per block: the spares' TryLock (Unlock is a call)"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.installNext`, 1, "once per block: the add that moves tail off the sentinel, an add so that a concurrent close mark stays"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.(retire|enterNext)`, 0, "once per block: READ marks are read with loads, head moves off the sentinel with a release store"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.Close`, 1, "the atomic OR of the closed mark"},
+	{`mpmc\.\(\*Sender\[.*\]\)\.Release`, 3, "the released flag's swap, the leak tracker's store and the sender count (releaseSender inlined)"},
+	{`mpmc\.\(\*Receiver\[.*\]\)\.Release`, 2, "the released flag's swap and the leak tracker's store (the count is in releaseReceiver)"},
 	{`mpmc\.\(\*(Sender|Receiver)\[.*\]\)\.Clone`, 1, "the handle count"},
 	{`mpmc\.\(\*WeakSender\[.*\]\)\.Upgrade`, 1, "the handle count"},
 	{`mpmc\.\(\*WeakReceiver\[.*\]\)\.Upgrade`, 1, "the handle count"},
 	{`mpmc\.\(\*channel\[.*\]\)\.(releaseSender|releaseReceiver)`, 1, "the handle count"},
 	{`mpmc\.\(\*channel\[.*\]\)\.close`, 2, "the closed flag and the ring's close"},
+	{`mpmc\.\(\*channel\[.*\]\)\.(send|recv)`, 1, "a Send or Recv that waits: the waiter count's add, the waiter's side of the Dekker pair (the queue lock's are in calls)"},
 }
 
 // slowPaths are functions whose locked instructions are off the success
@@ -53,6 +59,8 @@ var mustCall = []struct{ function, callee, why string }{
 	{`ring/vyukov\.\(\*Ring\[.*\]\)\.TryPush`, "internal/machine.StoreRelease(SB)", "the stamp publish"},
 	{`ring/vyukov\.\(\*Ring\[.*\]\)\.TryPop`, "internal/machine.StoreRelease(SB)", "the stamp publish"},
 	{`sink\.\(\*Sink\[.*\]\)\.Push`, "internal/machine.CPU(SB)", "the CPU home"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.TryPush`, "internal/machine.StoreRelease(SB)", "the WRITE publish"},
+	{`mpmc\.\(\*segQueue\[.*\]\)\.TryPop`, "internal/machine.StoreRelease(SB)", "the READ mark"},
 }
 
 // checkLockBudgets fails for every hot function that holds more locked
