@@ -226,7 +226,7 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 func BenchmarkBatchSize(b *testing.B) {
 	g := max(16, runtime.GOMAXPROCS(0))
 	g -= g % runtime.GOMAXPROCS(0)
-	for _, batch := range []int{256, 1024, 4096} {
+	for _, batch := range []int{256, 1024, 4096, 16384} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			w := benchWriter(b, "file")
 			h, err := slogsink.New(w, &slogsink.Options{BatchSize: batch})
@@ -247,6 +247,7 @@ func BenchmarkBatchSize(b *testing.B) {
 			}
 			b.ReportMetric(float64(w.bytes.Load())/float64(b.N), "B-written/op")
 			b.ReportMetric(100*float64(h.Dropped())/float64(b.N), "%dropped")
+			b.ReportMetric(float64(slogsink.MaxDrainTurn(h).Microseconds()), "max-turn-µs")
 		})
 	}
 }

@@ -28,6 +28,8 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	if len(batch) == 0 {
 		return
 	}
+	start := time.Now()
+	defer c.timeTurn(start)
 	st := &c.shards[batch[0].shard]
 	markers := 0
 	for k := range batch {
@@ -84,6 +86,14 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	returned = true
 }
 
+// timeTurn records the time since start as a drain turn if it is the
+// longest so far.
+func (c *core) timeTurn(start time.Time) {
+	d := int64(time.Since(start))
+	for m := c.maxTurn.Load(); d > m && !c.maxTurn.CompareAndSwap(m, d); m = c.maxTurn.Load() {
+	}
+}
+
 // records returns the number of entries of es that are records, not
 // markers.
 func records(es []entry) int {
@@ -107,14 +117,19 @@ func (c *core) write(p []byte, n int) {
 	c.wmu.Lock()
 	returned := false
 	defer func() {
+		if !returned {
+			atomic.StoreUint32(&c.inWrite, 0)
+		}
 		c.wmu.Unlock()
 		if !returned {
 			c.failed.Add(uint64(n))
 			c.reportPanic("the writer", recover())
 		}
 	}()
+	atomic.StoreUint32(&c.inWrite, 1)
 	m, err := c.w.Write(p)
 	returned = true
+	atomic.StoreUint32(&c.inWrite, 0)
 	if err == nil && m < len(p) {
 		err = io.ErrShortWrite
 	}

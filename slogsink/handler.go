@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -116,6 +117,8 @@ type core struct {
 	abandoned atomic.Uint64 // records given up on when Close's ctx ended
 	panics    atomic.Uint64 // recovered panics and Goexits
 	lastPanic atomic.Int64  // Unix ns of the last panic report; 0 before the first
+	maxTurn   atomic.Int64  // the longest Drain call so far, in ns (for the benchmarks)
+	inWrite   uint32        // 1 while a Write is in progress; read by callers only when a ring backs up
 
 	closeOnce sync.Once
 	closeErr  error
@@ -259,7 +262,16 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	// report of earlier drops cannot go in first, the record is dropped
 	// too: written ahead of the report, it would put the report after the
 	// gap instead of in it.
-	if atomic.LoadInt64(&st.queued) >= limit ||
+	q := atomic.LoadInt64(&st.queued)
+	if q > c.opts.assistMark && atomic.LoadUint32(&c.inWrite) == 0 {
+		// The ring is backing up and no Write is in progress: the worker
+		// is runnable but waits for a P behind busy loggers. Let it run
+		// (see "Keeping up" in the package doc). While a Write is in
+		// progress yielding would not help, and the caller goes on.
+		runtime.Gosched()
+		q = atomic.LoadInt64(&st.queued)
+	}
+	if q >= limit ||
 		atomic.LoadUint64(&st.pendingHint) != 0 && !c.reportDrops(h.shard) {
 		st.drop(lv)
 		return nil

@@ -100,6 +100,7 @@ type settled struct {
 	logger       *slog.Logger
 	keepLevel    slog.Level
 	lowLimit     int64 // the ring length up to which records below keepLevel are accepted
+	assistMark   int64 // the ring length above which a caller yields before it logs
 }
 
 // settle validates o and applies the defaults. Every invalid field is
@@ -165,6 +166,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		reserve = 1
 	}
 	s.lowLimit = int64(s.ringCapacity - reserve)
+	s.assistMark = int64(s.ringCapacity / 4)
 	return s, nil
 }
 
