@@ -97,17 +97,29 @@ func (c *core) close(ctx context.Context) error {
 		return err
 	}
 	// The workers have exited and nothing pushes any more: what is pending
-	// was dropped after the last record of its shard. Write it in place.
-	for i := range c.shards {
-		st := &c.shards[i]
-		if counts, total := st.takePending(); total != 0 {
-			if b := c.formatMarker(st, counts, total); b != nil {
-				c.write(b.b, 0)
-				putBuffer(b)
+	// was dropped after the last record of its shard. Write it in place,
+	// on a goroutine of its own, so that a writer or Format handler that
+	// calls runtime.Goexit ends that goroutine and not Close's caller, and
+	// a Write that blocks keeps Close only until ctx ends.
+	fin := make(chan struct{})
+	go func() {
+		defer close(fin)
+		for i := range c.shards {
+			st := &c.shards[i]
+			if counts, total := st.takePending(); total != 0 {
+				if b := c.formatMarker(st, counts, total); b != nil {
+					c.write(b.b, 0)
+					putBuffer(b)
+				}
 			}
 		}
+	}()
+	select {
+	case <-fin:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
 }
 
 // waitQuiet waits until no Handle or Flush call is between its closed

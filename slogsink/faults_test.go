@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,4 +170,40 @@ func TestFlushRacingCloseLeavesNoDropReportBehind(t *testing.T) {
 		_, reported := tally(parse(t, got.lines()))
 		require.Equal(t, h.Dropped(), reported, "round %d", round)
 	}
+}
+
+func TestAWriterThatCallsGoexitOnTheFinalDropReportDoesNotEndClosesCaller(t *testing.T) {
+	// Found by TestSoak: Close wrote the last drop report on its caller's
+	// goroutine, so a writer that called runtime.Goexit ended the caller.
+	gate := make(chan struct{})
+	w := &goexiter{gate: gate}
+	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: 4, BatchSize: 1, Logger: quiet})
+	require.NoError(t, err)
+	lg := slog.New(h)
+	for i := range 100 {
+		lg.Info("r", "i", i)
+	}
+	require.Positive(t, h.Dropped())
+	close(gate)
+	returned := make(chan error, 1)
+	go func() { returned <- h.Close(bounded(t, 5*time.Second)) }()
+	select {
+	case err := <-returned:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close's caller did not return")
+	}
+	require.Positive(t, h.Stats().Panics)
+}
+
+// goexiter calls runtime.Goexit in every Write that carries a drop report,
+// once gate is closed.
+type goexiter struct{ gate chan struct{} }
+
+func (w *goexiter) Write(p []byte) (int, error) {
+	<-w.gate
+	if bytes.Contains(p, []byte(slogsink.DroppedMessage)) {
+		runtime.Goexit()
+	}
+	return len(p), nil
 }
