@@ -37,6 +37,7 @@ func FuzzMatchesSyncHandler(f *testing.F) {
 		}
 		shards := 1 + int(in.byte()%3)
 		hopts := &slog.HandlerOptions{Level: slog.LevelDebug - 8, AddSource: in.byte()%4 == 0, ReplaceAttr: replacers[int(in.byte())%len(replacers)]}
+		batch := 1 + int(in.byte())
 		prog := in.program()
 
 		want := make([]bytes.Buffer, len(prog.handlers)) // each handler's records alone
@@ -53,7 +54,7 @@ func FuzzMatchesSyncHandler(f *testing.F) {
 		var got writes
 		h, err := slogsink.New(&got, &slogsink.Options{
 			Level: hopts.Level, AddSource: hopts.AddSource, ReplaceAttr: hopts.ReplaceAttr,
-			Format: format, Shards: shards, RingCapacity: 4096, BatchSize: 1 + int(in.byte()),
+			Format: format, Shards: shards, RingCapacity: 4096, BatchSize: batch,
 			Logger: quiet,
 		})
 		require.NoError(t, err)
