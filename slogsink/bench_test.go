@@ -124,19 +124,40 @@ func BenchmarkInfo(b *testing.B) {
 					w := benchWriter(b, writer)
 					bh := newBenchHandler(b, kind, 0, w)
 					base := slog.New(bh.h)
+					var mu sync.Mutex
+					var calls []time.Duration
 					b.ReportAllocs()
+					start := time.Now()
 					runLoggers(b, g, func(worker int64) func() {
 						lg := base.With("worker", worker)
+						var mine []time.Duration
+						n := 0
 						return func() {
+							if n++; n%16 != 0 {
+								lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann")
+								return
+							}
+							// Every 16th call is timed.
+							t0 := time.Now()
 							lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann")
+							mine = append(mine, time.Since(t0))
+							if len(mine) == 1024 {
+								mu.Lock()
+								calls = append(calls, mine...)
+								mu.Unlock()
+								mine = mine[:0]
+							}
 						}
 					})
+					elapsed := time.Since(start)
 					b.StopTimer()
 					if bh.close != nil {
 						bh.close()
 					}
 					b.ReportMetric(float64(w.bytes.Load())/float64(b.N), "B-written/op")
+					b.ReportMetric(float64(w.bytes.Load())/elapsed.Seconds()/1e6, "MB-written/s")
 					b.ReportMetric(100*float64(bh.dropped())/float64(b.N), "%dropped")
+					b.ReportMetric(float64(percentile(calls, 0.99).Nanoseconds()), "p99-call-ns")
 				})
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -330,4 +331,26 @@ func TestWritesStayWholeUnderConcurrency(t *testing.T) {
 	}
 	slices.Sort(keys)
 	require.Len(t, slices.Compact(keys), 8*500, "no record twice")
+}
+
+func TestHandleAllocatesNothingForFiveAttributes(t *testing.T) {
+	var got writes
+	h := newHandler(t, &got, &slogsink.Options{Shards: 1, RingCapacity: 1 << 14})
+	lg := slog.New(h).With("worker", 1)
+	ctx := context.Background()
+	// A record in flight holds a pooled buffer: the first burst of 2000
+	// records makes 2000 buffers, which the drain puts back for the next.
+	// A garbage collection empties the pool (as it does slog's own buffer
+	// pool), so none may run in between.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for range 2000 {
+		lg.Info("warm", "a", 1)
+	}
+	require.NoError(t, h.Flush(ctx))
+	allocs := testing.AllocsPerRun(2000, func() {
+		lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann", "ok", true)
+	})
+	require.Zero(t, allocs, "allocations per Info call of five attributes")
+	require.NoError(t, h.Flush(ctx))
+	require.Zero(t, h.Dropped())
 }
