@@ -118,7 +118,7 @@ func (c *core) write(p []byte, n int) {
 	returned := false
 	defer func() {
 		if !returned {
-			atomic.StoreUint32(&c.inWrite, 0)
+			atomic.StoreInt64(&c.writeStart, 0)
 		}
 		c.wmu.Unlock()
 		if !returned {
@@ -126,10 +126,10 @@ func (c *core) write(p []byte, n int) {
 			c.reportPanic("the writer", recover())
 		}
 	}()
-	atomic.StoreUint32(&c.inWrite, 1)
+	atomic.StoreInt64(&c.writeStart, max(1, int64(time.Since(c.epoch))))
 	m, err := c.w.Write(p)
 	returned = true
-	atomic.StoreUint32(&c.inWrite, 0)
+	atomic.StoreInt64(&c.writeStart, 0)
 	if err == nil && m < len(p) {
 		err = io.ErrShortWrite
 	}

@@ -118,7 +118,12 @@ type core struct {
 	panics    atomic.Uint64 // recovered panics and Goexits
 	lastPanic atomic.Int64  // Unix ns of the last panic report; 0 before the first
 	maxTurn   atomic.Int64  // the longest Drain call so far, in ns (for the benchmarks)
-	inWrite   uint32        // 1 while a Write is in progress; read by callers only when a ring backs up
+	// writeStart is the time, in ns since the core's epoch, at which the
+	// Write in progress began, or 0 when none is. Callers read it only
+	// when a ring backs up.
+	writeStart int64
+	lastAssist int64 // the time of the last yield of a caller, in ns since epoch
+	epoch      time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -169,7 +174,7 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &core{w: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{})}
+	c := &core{w: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -263,11 +268,10 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	// too: written ahead of the report, it would put the report after the
 	// gap instead of in it.
 	q := atomic.LoadInt64(&st.queued)
-	if q > c.opts.assistMark && atomic.LoadUint32(&c.inWrite) == 0 {
-		// The ring is backing up and no Write is in progress: the worker
-		// is runnable but waits for a P behind busy loggers. Let it run
-		// (see "Keeping up" in the package doc). While a Write is in
-		// progress yielding would not help, and the caller goes on.
+	if q > c.opts.assistMark && c.assistTurn() {
+		// The ring is backing up and the worker may be runnable but
+		// waiting for a P behind busy loggers: let it run (guarantee 1 in
+		// the package doc).
 		runtime.Gosched()
 		q = atomic.LoadInt64(&st.queued)
 	}
@@ -294,6 +298,37 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		st.drop(lv)
 	}
 	return nil
+}
+
+// assistAfter is how long a Write must have been in progress before
+// callers whose ring backs up yield anyway: a worker whose Write returned
+// (a syscall that ended, a timer that fired) waits for a P like any other
+// goroutine, up to the scheduler's 10 ms slice while loggers keep every P
+// busy, and yielding lets it have one; before that, yielding would not
+// help a worker that is still in its Write.
+const assistAfter = time.Millisecond
+
+// assistEvery is the least time between two yields of callers whose ring
+// backs up. One yield lets the scheduler of that P run the worker if it is
+// runnable (in the run queue, or readied by a timer that fired or a
+// syscall that returned), and a few calls in a thousand pay for it, not
+// every call: yielding on every call kept the log complete at 16 and 64
+// goroutines but put the scheduler's wait (tens of microseconds to
+// milliseconds) into the p99 of the call.
+const assistEvery = 100 * time.Microsecond
+
+// assistTurn reports whether a caller whose ring backs up should yield:
+// not while a Write has been in progress for less than assistAfter, when
+// yielding would not help a worker that is still in its Write; otherwise
+// one caller per assistEvery (of callers that ask at once, one gets the
+// turn).
+func (c *core) assistTurn() bool {
+	now := int64(time.Since(c.epoch))
+	if ws := atomic.LoadInt64(&c.writeStart); ws != 0 && now-ws <= int64(assistAfter) {
+		return false
+	}
+	last := atomic.LoadInt64(&c.lastAssist)
+	return now-last > int64(assistEvery) && atomic.CompareAndSwapInt64(&c.lastAssist, last, now)
 }
 
 // encode formats r with h's Format handler into a fresh buffer and returns
