@@ -3,7 +3,6 @@ package slogsink
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/shardedsink/shardedsink/sink"
@@ -24,7 +23,7 @@ func (h *Handler) Flush(ctx context.Context) error {
 		return ErrClosed
 	}
 	for i := range c.shards {
-		if atomic.LoadUint64(&c.shards[i].pendingHint) != 0 {
+		if c.shards[i].pendingHint.Load() != 0 {
 			c.reportDrops(i)
 		}
 	}
@@ -41,9 +40,9 @@ func (h *Handler) Flush(ctx context.Context) error {
 // Close.
 func (c *core) enter() bool {
 	for i := range c.shards {
-		atomic.AddInt64(&c.shards[i].inflight, 1)
+		c.shards[i].inflight.Add(1)
 	}
-	if atomic.LoadUint32(&c.closed) != 0 {
+	if c.closed.Load() != 0 {
 		c.leave()
 		return false
 	}
@@ -52,7 +51,7 @@ func (c *core) enter() bool {
 
 func (c *core) leave() {
 	for i := range c.shards {
-		atomic.AddInt64(&c.shards[i].inflight, -1)
+		c.shards[i].inflight.Add(-1)
 	}
 }
 
@@ -88,7 +87,7 @@ func (h *Handler) Close(ctx context.Context) error {
 func (c *core) close(ctx context.Context) error {
 	// Every Handle and Flush from now on sees closed, or is counted in
 	// inflight; see Handle for the pairing.
-	atomic.StoreUint32(&c.closed, 1)
+	c.closed.Store(1)
 	if err := c.waitQuiet(ctx); err != nil {
 		_ = c.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
 		return err
@@ -130,7 +129,7 @@ func (c *core) waitQuiet(ctx context.Context) error {
 	for d := time.Microsecond; ; d = min(2*d, time.Millisecond) {
 		quiet := true
 		for i := range c.shards {
-			if atomic.LoadInt64(&c.shards[i].inflight) != 0 {
+			if c.shards[i].inflight.Load() != 0 {
 				quiet = false
 				break
 			}
@@ -159,9 +158,9 @@ func (h *Handler) Dropped() uint64 {
 	c := h.c
 	var total uint64
 	for lv := range levels {
-		total += atomic.LoadUint64(&c.closedDrops[lv])
+		total += c.closedDrops[lv].Load()
 		for i := range c.shards {
-			total += atomic.LoadUint64(&c.shards[i].dropped[lv])
+			total += c.shards[i].dropped[lv].Load()
 		}
 	}
 	return total

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 )
 
@@ -39,9 +38,9 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	}
 	// After the pops (the sink took the batch from the ring before this
 	// call), so queued never falls below the ring's length.
-	atomic.AddInt64(&st.queued, -int64(len(batch)))
+	st.queued.Add(-int64(len(batch)))
 	if markers > 0 {
-		atomic.AddInt64(&st.markers, -int64(markers))
+		st.markers.Add(-int64(markers))
 	}
 	st.mu.Lock()
 	pos := 0 // batch[:pos] is written or in out, and back in the pool
@@ -118,7 +117,7 @@ func (c *core) write(p []byte, n int) {
 	returned := false
 	defer func() {
 		if !returned {
-			atomic.StoreInt64(&c.writeStart, 0)
+			c.writeStart.Store(0)
 		}
 		c.wmu.Unlock()
 		if !returned {
@@ -126,10 +125,10 @@ func (c *core) write(p []byte, n int) {
 			c.reportPanic("the writer", recover())
 		}
 	}()
-	atomic.StoreInt64(&c.writeStart, max(1, int64(time.Since(c.epoch))))
+	c.writeStart.Store(max(1, int64(time.Since(c.epoch))))
 	m, err := c.w.Write(p)
 	returned = true
-	atomic.StoreInt64(&c.writeStart, 0)
+	c.writeStart.Store(0)
 	if err == nil && m < len(p) {
 		err = io.ErrShortWrite
 	}

@@ -39,7 +39,7 @@ func BenchmarkDrainTurn(b *testing.B) {
 				for k := range batch {
 					batch[k] = entry{b: lg.Handler().(*Handler).encode(context.Background(), one)}
 				}
-				h.c.shards[0].queued += int64(n) // what the pushes would have added
+				h.c.shards[0].queued.Add(int64(n)) // what the pushes would have added
 				b.StartTimer()
 				h.c.drain(context.Background(), batch)
 			}

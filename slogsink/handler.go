@@ -93,7 +93,9 @@ type entry struct {
 // pair of lines that adjacent-line prefetchers fetch together).
 const cacheLine = 128
 
-// core is what every handler derived from one New shares.
+// core is what every handler derived from one New shares. Its counters, and
+// those of shardState, are sync/atomic types, which keep 64-bit words
+// 8-byte aligned on 32-bit platforms too.
 type core struct {
 	sink    *sink.Sink[entry]
 	w       io.Writer
@@ -102,14 +104,14 @@ type core struct {
 	opts    settled
 	logger  *slog.Logger
 	shards  []shardState
-	roots   []*Handler // roots[i] is the underived handler of shard i
-	handles uint64     // round-robin cursor for the shards of derived handlers
+	roots   []*Handler    // roots[i] is the underived handler of shard i
+	handles atomic.Uint64 // round-robin cursor for the shards of derived handlers
 
 	_ [cacheLine]byte
 	// closed is set by Close before it waits for inflight to reach zero on
 	// every shard; see Handle.
-	closed      uint32
-	closedDrops [levels]uint64 // records handled after Close, per level
+	closed      atomic.Uint32
+	closedDrops [levels]atomic.Uint64 // records handled after Close, per level
 	_           [cacheLine]byte
 
 	written   atomic.Uint64 // records in Writes that succeeded
@@ -121,8 +123,8 @@ type core struct {
 	// writeStart is the time, in ns since the core's epoch, at which the
 	// Write in progress began, or 0 when none is. Callers read it only
 	// when a ring backs up.
-	writeStart int64
-	lastAssist int64 // the time of the last yield of a caller, in ns since epoch
+	writeStart atomic.Int64
+	lastAssist atomic.Int64 // the time of the last yield of a caller, in ns since epoch
 	epoch      time.Time
 
 	closeOnce sync.Once
@@ -138,15 +140,16 @@ type shardState struct {
 	// after the pops, so it is never below the ring's length. Admission
 	// keeps it at most the ring's capacity, so a push that passed
 	// admission always finds room.
-	queued   int64
-	inflight int64 // Handle and Flush calls between their closed check and their push
+	queued   atomic.Int64
+	inflight atomic.Int64 // Handle and Flush calls between their closed check and their push
 	_        [cacheLine - 16]byte
 
-	// Written only when records are dropped.
-	pendingHint uint64         // > 0 when pending may hold counts
-	pending     [levels]uint64 // dropped and not yet reported in the stream, per level
-	dropped     [levels]uint64 // dropped, in total, per level
-	markers     int64          // markers counted in queued
+	// Written only when records are dropped and when their reports are
+	// pushed and drained.
+	pendingHint atomic.Uint64         // > 0 when pending may hold counts
+	pending     [levels]atomic.Uint64 // dropped and not yet reported in the stream, per level
+	dropped     [levels]atomic.Uint64 // dropped, in total, per level
+	markers     atomic.Int64          // markers counted in queued
 	_           [cacheLine - 8 - 16*levels - 8]byte
 
 	// marks formats this shard's drop reports; its Format handler has no
@@ -252,10 +255,10 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	// in flight and waits for its push before it shuts the sink down: no
 	// record is pushed into a sink that nobody drains any more. The
 	// deferred add runs even when the Format handler calls Goexit.
-	atomic.AddInt64(&st.inflight, 1)
-	defer atomic.AddInt64(&st.inflight, -1)
-	if atomic.LoadUint32(&c.closed) != 0 {
-		atomic.AddUint64(&c.closedDrops[lv], 1)
+	st.inflight.Add(1)
+	defer st.inflight.Add(-1)
+	if c.closed.Load() != 0 {
+		c.closedDrops[lv].Add(1)
 		return nil
 	}
 	limit := c.opts.lowLimit
@@ -267,16 +270,16 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	// report of earlier drops cannot go in first, the record is dropped
 	// too: written ahead of the report, it would put the report after the
 	// gap instead of in it.
-	q := atomic.LoadInt64(&st.queued)
+	q := st.queued.Load()
 	if q > c.opts.assistMark && c.assistTurn() {
 		// The ring is backing up and the worker may be runnable but
 		// waiting for a P behind busy loggers: let it run (guarantee 1 in
 		// the package doc).
 		runtime.Gosched()
-		q = atomic.LoadInt64(&st.queued)
+		q = st.queued.Load()
 	}
 	if q >= limit ||
-		atomic.LoadUint64(&st.pendingHint) != 0 && !c.reportDrops(h.shard) {
+		st.pendingHint.Load() != 0 && !c.reportDrops(h.shard) {
 		st.drop(lv)
 		return nil
 	}
@@ -284,8 +287,8 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if b == nil {
 		return nil // counted by encode
 	}
-	if atomic.AddInt64(&st.queued, 1) > limit {
-		atomic.AddInt64(&st.queued, -1)
+	if st.queued.Add(1) > limit {
+		st.queued.Add(-1)
 		putBuffer(b)
 		st.drop(lv)
 		return nil
@@ -293,7 +296,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if !h.sh.Push(entry{b: b, shard: int32(h.shard)}) {
 		// Not reached: queued, which admission kept at most the ring's
 		// capacity, is never below the ring's length.
-		atomic.AddInt64(&st.queued, -1)
+		st.queued.Add(-1)
 		putBuffer(b)
 		st.drop(lv)
 	}
@@ -324,11 +327,11 @@ const assistEvery = 100 * time.Microsecond
 // turn).
 func (c *core) assistTurn() bool {
 	now := int64(time.Since(c.epoch))
-	if ws := atomic.LoadInt64(&c.writeStart); ws != 0 && now-ws <= int64(assistAfter) {
+	if ws := c.writeStart.Load(); ws != 0 && now-ws <= int64(assistAfter) {
 		return false
 	}
-	last := atomic.LoadInt64(&c.lastAssist)
-	return now-last > int64(assistEvery) && atomic.CompareAndSwapInt64(&c.lastAssist, last, now)
+	last := c.lastAssist.Load()
+	return now-last > int64(assistEvery) && c.lastAssist.CompareAndSwap(last, now)
 }
 
 // encode formats r with h's Format handler into a fresh buffer and returns
@@ -397,19 +400,19 @@ func (h *Handler) buildFormat() (slog.Handler, error) {
 // reporter that sees the hint finds the count (or an earlier reporter has
 // taken it).
 func (st *shardState) drop(lv int) {
-	atomic.AddUint64(&st.dropped[lv], 1)
-	atomic.AddUint64(&st.pending[lv], 1)
-	atomic.AddUint64(&st.pendingHint, 1)
+	st.dropped[lv].Add(1)
+	st.pending[lv].Add(1)
+	st.pendingHint.Add(1)
 }
 
 // takePending hands the counts not yet reported on st to the caller: each
 // swap gives a count to exactly one caller.
 func (st *shardState) takePending() (counts [levels]uint64, total uint64) {
-	if atomic.SwapUint64(&st.pendingHint, 0) == 0 {
+	if st.pendingHint.Swap(0) == 0 {
 		return counts, 0
 	}
 	for i := range counts {
-		counts[i] = atomic.SwapUint64(&st.pending[i], 0)
+		counts[i] = st.pending[i].Swap(0)
 		total += counts[i]
 	}
 	return counts, total
@@ -419,10 +422,10 @@ func (st *shardState) takePending() (counts [levels]uint64, total uint64) {
 func (st *shardState) givePending(counts [levels]uint64, total uint64) {
 	for i, n := range counts {
 		if n != 0 {
-			atomic.AddUint64(&st.pending[i], n)
+			st.pending[i].Add(n)
 		}
 	}
-	atomic.AddUint64(&st.pendingHint, total)
+	st.pendingHint.Add(total)
 }
 
 // reportDrops pushes a marker for the records dropped on shard i so far and
@@ -435,8 +438,8 @@ func (c *core) reportDrops(i int) bool {
 	if total == 0 {
 		return true
 	}
-	if atomic.AddInt64(&st.queued, 1) > int64(c.opts.ringCapacity) {
-		atomic.AddInt64(&st.queued, -1)
+	if st.queued.Add(1) > int64(c.opts.ringCapacity) {
+		st.queued.Add(-1)
 		st.givePending(counts, total)
 		return false
 	}
@@ -445,14 +448,14 @@ func (c *core) reportDrops(i int) bool {
 		// The Format handler failed on the report: it is lost (counted in
 		// Errors or Panics), the records it counted stay in Dropped, and
 		// the records that follow go on.
-		atomic.AddInt64(&st.queued, -1)
+		st.queued.Add(-1)
 		return true
 	}
-	atomic.AddInt64(&st.markers, 1)
+	st.markers.Add(1)
 	if !c.roots[i].sh.Push(entry{b: b, shard: int32(i), marker: true}) {
 		// Not reached; see Handle.
-		atomic.AddInt64(&st.markers, -1)
-		atomic.AddInt64(&st.queued, -1)
+		st.markers.Add(-1)
+		st.queued.Add(-1)
 		putBuffer(b)
 		st.givePending(counts, total)
 		return false
@@ -524,7 +527,7 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 // and reported, and built again at the handler's first record.
 func (h *Handler) derive(o op) *Handler {
 	c := h.c
-	i := int(atomic.AddUint64(&c.handles, 1) % uint64(len(c.shards)))
+	i := int(c.handles.Add(1) % uint64(len(c.shards)))
 	d := &Handler{c: c, shard: i, sh: c.roots[i].sh, ops: append(slices.Clip(h.ops), o)}
 	func() {
 		returned := false

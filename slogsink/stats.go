@@ -2,7 +2,6 @@ package slogsink
 
 import (
 	"log/slog"
-	"sync/atomic"
 )
 
 // levels is the number of level buckets that drops are counted in.
@@ -77,9 +76,9 @@ func (h *Handler) Stats() Stats {
 		DroppedByLevel: make(map[slog.Level]uint64),
 	}
 	for lv := range levels {
-		n := atomic.LoadUint64(&c.closedDrops[lv])
+		n := c.closedDrops[lv].Load()
 		for i := range c.shards {
-			n += atomic.LoadUint64(&c.shards[i].dropped[lv])
+			n += c.shards[i].dropped[lv].Load()
 		}
 		if n != 0 {
 			s.DroppedByLevel[levelBase[lv]] = n
@@ -91,7 +90,7 @@ func (h *Handler) Stats() Stats {
 		// The workers have exited: what is queued stays in the rings.
 		for i := range c.shards {
 			st := &c.shards[i]
-			s.Abandoned += uint64(atomic.LoadInt64(&st.queued) - atomic.LoadInt64(&st.markers))
+			s.Abandoned += uint64(st.queued.Load() - st.markers.Load())
 		}
 	default:
 	}
