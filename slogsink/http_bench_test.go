@@ -93,6 +93,7 @@ func benchmarkHTTP(b *testing.B, kind string, perReq int) {
 		all = append(all, l...)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(bh.written(perReq*b.N))/elapsed.Seconds(), "records-written/s")
 	b.ReportMetric(float64(percentile(all, 0.99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(100*float64(bh.dropped())/float64(perReq*b.N), "%lost")
 }
