@@ -207,3 +207,45 @@ func (w *goexiter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// failing is a Format handler whose Handle fails for records whose message
+// is "fail" and writes the others as JSON.
+type failing struct{ slog.Handler }
+
+var errFormat = errors.New("format: refused")
+
+func (f failing) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "fail" {
+		return errFormat
+	}
+	return f.Handler.Handle(ctx, r)
+}
+func (f failing) WithAttrs(as []slog.Attr) slog.Handler { return failing{f.Handler.WithAttrs(as)} }
+func (f failing) WithGroup(g string) slog.Handler       { return failing{f.Handler.WithGroup(g)} }
+
+func TestAFormatErrorCostsItsRecordAndReachesOnError(t *testing.T) {
+	var got writes
+	var seen []error
+	var mu sync.Mutex
+	h, err := slogsink.New(&got, &slogsink.Options{
+		Shards: 1, Logger: quiet,
+		Format: func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
+		OnError: func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, err)
+		},
+	})
+	require.NoError(t, err)
+	lg := slog.New(h).With("k", 1)
+	lg.Info("ok")
+	lg.Info("fail")
+	lg.Info("ok")
+	require.NoError(t, h.Close(bounded(t, 5*time.Second)))
+	st := h.Stats()
+	require.Equal(t, uint64(2), st.Written)
+	require.Equal(t, uint64(1), st.Errors)
+	require.Zero(t, st.Panics)
+	require.Equal(t, []error{errFormat}, seen)
+	require.Len(t, got.lines(), 2)
+}

@@ -231,7 +231,9 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 // a pooled buffer, hands the buffer to the handler's shard and returns nil.
 // It never waits for the writer or for a drain worker; it waits only for
 // another goroutine formatting through the same Handler (the Handlers that
-// With makes per request or per worker have one caller each).
+// With makes per request or per worker have one caller each), and, while
+// its ring backs up, one call per 100 µs yields the processor so that the
+// drain worker gets a turn (see the package doc).
 //
 // A record is dropped and counted (see [Handler.Stats]) instead when its
 // shard's ring is full; below KeepLevel already when the ring is full but
@@ -265,11 +267,6 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= c.opts.keepLevel {
 		limit = int64(c.opts.ringCapacity)
 	}
-	// pendingHint is written only when a record is shed, so on the accept
-	// path this is a load of a line that stays in this core's cache. When a
-	// report of earlier drops cannot go in first, the record is dropped
-	// too: written ahead of the report, it would put the report after the
-	// gap instead of in it.
 	q := st.queued.Load()
 	if q > c.opts.assistMark && c.assistTurn() {
 		// The ring is backing up and the worker may be runnable but
@@ -278,14 +275,22 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
+	// pendingHint is written only when a record is shed, so on the accept
+	// path this is a load of a line that stays in this core's cache. When a
+	// report of earlier drops cannot go in first, the record is dropped
+	// too: written ahead of the report, it would put the report after the
+	// gap instead of in it.
 	if q >= limit ||
 		st.pendingHint.Load() != 0 && !c.reportDrops(h.shard) {
 		st.drop(lv)
 		return nil
 	}
-	b := h.encode(ctx, r)
+	b, err := h.encode(ctx, r)
 	if b == nil {
-		return nil // counted by encode
+		if err != nil {
+			c.failRecords(1, err)
+		}
+		return nil // a panic is counted by encode
 	}
 	if st.queued.Add(1) > limit {
 		st.queued.Add(-1)
@@ -335,9 +340,10 @@ func (c *core) assistTurn() bool {
 }
 
 // encode formats r with h's Format handler into a fresh buffer and returns
-// it, or returns nil when the Format handler returned an error, panicked or
-// called runtime.Goexit (the record is then counted as failed).
-func (h *Handler) encode(ctx context.Context, r slog.Record) (out *buffer) {
+// it, or returns nil when the Format handler returned an error (returned
+// too, for the caller to count once the lock is released: OnError must not
+// run under it), panicked or called runtime.Goexit (counted here).
+func (h *Handler) encode(ctx context.Context, r slog.Record) (out *buffer, err error) {
 	e := &h.enc
 	b := getBuffer()
 	e.mu.Lock()
@@ -355,27 +361,25 @@ func (h *Handler) encode(ctx context.Context, r slog.Record) (out *buffer) {
 		putBuffer(b)
 		h.c.failed.Add(1)
 		h.c.reportPanic("the Format handler", p)
-		out = nil
+		out, err = nil, nil
 	}()
 	if e.fmt == nil {
 		f, err := h.buildFormat()
 		if err != nil {
 			returned = true
 			putBuffer(b)
-			h.c.failRecords(1, err)
-			return nil
+			return nil, err
 		}
 		e.fmt = f
 	}
 	e.cur = b
-	err := e.fmt.Handle(ctx, r)
+	err = e.fmt.Handle(ctx, r)
 	returned = true
 	if err != nil {
 		putBuffer(b)
-		h.c.failRecords(1, err)
-		return nil
+		return nil, err
 	}
-	return b
+	return b, nil
 }
 
 // buildFormat makes h's Format handler: a new one over h's encoder, with
@@ -478,10 +482,12 @@ func (c *core) formatMarker(st *shardState, counts [levels]uint64, total uint64)
 	e := &st.marks
 	b := getBuffer()
 	e.mu.Lock()
-	returned := false
+	returned, unlocked := false, false
 	defer func() {
-		e.cur = nil
-		e.mu.Unlock()
+		if !unlocked {
+			e.cur = nil
+			e.mu.Unlock()
+		}
 		if !returned {
 			putBuffer(b)
 			c.reportPanic("the Format handler, formatting a drop report", recover())
@@ -489,13 +495,16 @@ func (c *core) formatMarker(st *shardState, counts [levels]uint64, total uint64)
 		}
 	}()
 	e.cur = b
-	err := e.fmt.Handle(context.Background(), r)
-	returned = true
-	if err != nil {
+	if err := e.fmt.Handle(context.Background(), r); err != nil {
+		returned = true
 		putBuffer(b)
-		c.failRecords(0, err)
+		e.cur = nil
+		e.mu.Unlock()
+		unlocked = true
+		c.failRecords(0, err) // OnError, not under the lock
 		return nil
 	}
+	returned = true
 	return b
 }
 
