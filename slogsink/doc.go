@@ -1,8 +1,9 @@
 // Package slogsink is a log/slog handler that never waits for the writer.
 // [Handler.Handle] formats the record on the goroutine that logs, with an
-// ordinary slog handler (JSON by default), into a pooled buffer, and pushes
-// the buffer into a sharded sink (package sink); the sink's drain workers
-// only copy the buffers of a batch into one Write and put them back. When
+// ordinary slog handler (JSON by default), and pushes its bytes into a
+// sharded sink (package sink), in the ring slot itself for a record of up
+// to 352 bytes; the sink's drain workers only copy the bytes of a batch
+// into one Write. When
 // the writer falls behind and a ring fills, records are shed and counted,
 // and the log itself says where: a record
 //
@@ -31,10 +32,12 @@
 //     waiting for the scheduler's 10 ms slices; not during the first
 //     millisecond of a Write, when the worker is still in it. So a few
 //     calls in a thousand pay a scheduler round, and no call waits for a
-//     Write or a lock held across one. A record
-//     of up to five attributes allocates nothing once the buffer pool is
-//     warm (the first burst allocates the buffers it holds in flight, and
-//     a garbage collection empties the pool, as it does slog's own).
+//     Write or a lock held across one. A record that formats to at most
+//     352 bytes (five attributes with a time, a level and a message take
+//     about 150 in JSON, 250 with AddSource) allocates nothing: it is
+//     formatted into a scratch buffer from a sync.Pool that the call puts
+//     back, and copied into the ring slot. A longer record allocates its
+//     bytes once.
 //  2. Output: the bytes the Format handler writes for the same records
 //     when called synchronously, in the same order per Handler: it is the
 //     Format handler, run on the caller. testing/slogtest passes, and a
@@ -101,9 +104,10 @@
 // for the longest Write the writer may take (a disk stall, a network
 // hiccup) at the peak rate: records logged per second per shard × the
 // longest Write in seconds must fit in seven eighths of RingCapacity (the
-// eighth above it is the reserve of KeepLevel). The default ring of 16384
-// records per shard, 2 shards, holds about 28,000 records below KeepLevel:
-// 280 ms of a stall at 100,000 records per second. A writer that is slower
+// eighth above it is the reserve of KeepLevel). The default ring of 8192
+// records per shard, 2 shards, holds 14,336 records below KeepLevel:
+// 143 ms of a stall at 100,000 records per second. A ring slot takes 400
+// bytes, so each doubling of RingCapacity costs 3.1 MiB per shard more. A writer that is slower
 // than the log on average sheds whatever the size; Stats and the drop
 // reports say how much. Close with a ctx that ends first leaves the
 // records it did not write counted in Abandoned.

@@ -16,8 +16,8 @@ import (
 const maxWrite = 256 << 10
 
 // drain writes a batch: it copies the formatted records into Writes of at
-// most maxWrite bytes and hands each buffer back to the pool. With stealing
-// off, a batch holds the entries of one shard.
+// most maxWrite bytes. With stealing off, a batch holds the entries of one
+// shard.
 //
 // Every record of the batch is counted once: written, failed (a Write that
 // failed, panicked or called runtime.Goexit, counted by write), or
@@ -43,41 +43,41 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 		st.markers.Add(-int64(markers))
 	}
 	st.mu.Lock()
-	pos := 0 // batch[:pos] is written or in out, and back in the pool
+	pos := 0 // batch[:pos] is written or in out
 	returned := false
 	defer func() {
 		if !returned {
 			// A Goexit in the writer (write counted out's records): the
 			// records not yet copied are lost too.
 			c.failed.Add(uint64(records(batch[pos:])))
-			for _, e := range batch[pos:] {
-				putBuffer(e.b)
-			}
 		}
 		st.out = st.out[:0]
 		st.mu.Unlock()
 	}()
+	if st.out == nil {
+		// The Write buffer of the shard, at its full size once, so that
+		// the drain never allocates (a record longer than maxWrite grows
+		// it once).
+		st.out = make([]byte, 0, maxWrite)
+	}
 	out, n := st.out[:0], 0
 	for pos < len(batch) {
-		e := batch[pos]
-		if len(out) > 0 && len(out)+len(e.b.b) > maxWrite {
+		e := &batch[pos]
+		p := e.bytes()
+		if len(out) > 0 && len(out)+len(p) > maxWrite {
 			c.write(out, n)
 			out, n = out[:0], 0
 			if ctx.Err() != nil {
 				// Close's ctx has ended: give up on the rest.
 				c.abandoned.Add(uint64(records(batch[pos:])))
-				for _, e := range batch[pos:] {
-					putBuffer(e.b)
-				}
 				pos = len(batch)
 				break
 			}
 		}
-		out = append(out, e.b.b...)
+		out = append(out, p...)
 		if !e.marker {
 			n++
 		}
-		putBuffer(e.b)
 		pos++
 	}
 	st.out = out // keep the grown buffer
@@ -97,8 +97,8 @@ func (c *core) timeTurn(start time.Time) {
 // markers.
 func records(es []entry) int {
 	n := 0
-	for _, e := range es {
-		if !e.marker {
+	for k := range es {
+		if !es[k].marker {
 			n++
 		}
 	}

@@ -38,7 +38,8 @@ func BenchmarkDrainTurn(b *testing.B) {
 				b.StopTimer()
 				for k := range batch {
 					eb, _ := lg.Handler().(*Handler).encode(context.Background(), one)
-					batch[k] = entry{b: eb}
+					batch[k] = makeEntry(eb.b, 0, false)
+					putBuffer(eb)
 				}
 				h.c.shards[0].queued.Add(int64(n)) // what the pushes would have added
 				b.StartTimer()

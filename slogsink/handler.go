@@ -59,11 +59,13 @@ func (e *encoder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// buffer holds the formatted bytes of one record on its way to the writer.
+// buffer is the scratch space that one record is formatted into, on the
+// caller; its bytes are then copied into the entry that travels.
 type buffer struct{ b []byte }
 
-// bufPool recycles the buffers: a caller takes one per record, the drain
-// worker puts it back once its bytes are copied into a Write.
+// bufPool recycles the scratch buffers. A caller takes one and puts it
+// back within the same call, on the same P as a rule, as slog's own
+// handlers do with theirs.
 var bufPool = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 512)} }}
 
 // maxPooledBuffer is the largest buffer put back into bufPool: a record of
@@ -80,12 +82,41 @@ func putBuffer(b *buffer) {
 	bufPool.Put(b)
 }
 
+// inlineSize is the longest formatted record that travels inside its ring
+// slot; a longer one allocates its bytes once. A record of five attributes
+// and a time, a level and a message takes about 150 bytes in JSON, 250
+// with AddSource.
+const inlineSize = 352
+
 // entry is what travels through the sink: the formatted bytes of one
-// record, or of a drop report (marker).
+// record, or of a drop report (marker), in the slot itself when they fit.
+// With the ring's sequence number a slot takes 400 bytes on 64-bit
+// platforms.
 type entry struct {
-	b      *buffer
+	big    []byte // the bytes, when longer than inlineSize
+	n      int32  // the length of the bytes in inline
 	shard  int32
 	marker bool
+	inline [inlineSize]byte
+}
+
+// makeEntry copies p into a new entry of shard i.
+func makeEntry(p []byte, i int, marker bool) entry {
+	e := entry{shard: int32(i), marker: marker}
+	if len(p) <= inlineSize {
+		e.n = int32(copy(e.inline[:], p))
+	} else {
+		e.big = append([]byte(nil), p...)
+	}
+	return e
+}
+
+// bytes returns the formatted bytes of e.
+func (e *entry) bytes() []byte {
+	if e.big != nil {
+		return e.big
+	}
+	return e.inline[:e.n]
 }
 
 // cacheLine is the padding between the per-shard producer counters, so that
@@ -162,10 +193,10 @@ type shardState struct {
 }
 
 // New returns a Handler that writes to w. Records are formatted by
-// opts.Format (default slog.NewJSONHandler) on the goroutine that logs, into
-// a pooled buffer that travels through the sink; the drain workers copy the
-// buffers of a batch into one Write of at most 256 KiB (a longer record is
-// written alone). Writes never overlap, so w need not be safe for
+// opts.Format (default slog.NewJSONHandler) on the goroutine that logs, and
+// their bytes travel through the sink; the drain workers copy the bytes of
+// a batch into one Write of at most 256 KiB (a longer record is written
+// alone). Writes never overlap, so w need not be safe for
 // concurrent use.
 //
 // New returns an error wrapping [ErrInvalidOptions] that names the field and
@@ -227,8 +258,9 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 	return level >= h.c.opts.hopts.Level.Level()
 }
 
-// Handle formats r with the Format handler, on the calling goroutine, into
-// a pooled buffer, hands the buffer to the handler's shard and returns nil.
+// Handle formats r with the Format handler, on the calling goroutine, hands
+// the bytes to the handler's shard (in the ring slot itself, for a record
+// of up to 352 bytes) and returns nil.
 // It never waits for the writer or for a drain worker; it waits only for
 // another goroutine formatting through the same Handler (the Handlers that
 // With makes per request or per worker have one caller each), and, while
@@ -298,11 +330,12 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		st.drop(lv)
 		return nil
 	}
-	if !h.sh.Push(entry{b: b, shard: int32(h.shard)}) {
+	en := makeEntry(b.b, h.shard, false)
+	putBuffer(b)
+	if !h.sh.Push(en) {
 		// Not reached: queued, which admission kept at most the ring's
 		// capacity, is never below the ring's length.
 		st.queued.Add(-1)
-		putBuffer(b)
 		st.drop(lv)
 	}
 	return nil
@@ -456,11 +489,12 @@ func (c *core) reportDrops(i int) bool {
 		return true
 	}
 	st.markers.Add(1)
-	if !c.roots[i].sh.Push(entry{b: b, shard: int32(i), marker: true}) {
+	en := makeEntry(b.b, i, true)
+	putBuffer(b)
+	if !c.roots[i].sh.Push(en) {
 		// Not reached; see Handle.
 		st.markers.Add(-1)
 		st.queued.Add(-1)
-		putBuffer(b)
 		st.givePending(counts, total)
 		return false
 	}
@@ -518,7 +552,7 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	if len(attrs) == 0 {
 		return h
 	}
-	return h.derive(op{attrs: slices.Clone(attrs)})
+	return h.derive(op{attrs: attrs}) // slog.Handler: the handler owns the slice
 }
 
 // WithGroup returns a handler that puts the attributes that follow in group

@@ -337,23 +337,35 @@ func TestHandleAllocatesNothingForFiveAttributes(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop buffers at random")
 	}
-	var got writes
-	h := newHandler(t, &got, &slogsink.Options{Shards: 1, RingCapacity: 1 << 14})
+	// The allocations of the whole process are counted, the drain
+	// worker's too, so the writer must not allocate, and no garbage
+	// collection may empty the formatting scratch pool (as it does slog's
+	// own buffer pool). With buffers that travelled from caller to worker
+	// and back through a sync.Pool this test saw up to one allocation per
+	// call: the records now travel in the ring slots.
+	w := &countingWriter{w: io.Discard}
+	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: 1 << 14})
+	require.NoError(t, err)
 	lg := slog.New(h).With("worker", 1)
 	ctx := context.Background()
-	// A record in flight holds a pooled buffer: the first burst of 2000
-	// records makes 2000 buffers, which the drain puts back for the next.
-	// A garbage collection empties the pool (as it does slog's own buffer
-	// pool), so none may run in between.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	for range 2000 {
-		lg.Info("warm", "a", 1)
+	for range 2000 { // the drain's Write buffer grows to its size
+		lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann", "ok", true)
 	}
 	require.NoError(t, h.Flush(ctx))
-	allocs := testing.AllocsPerRun(2000, func() {
+	const calls = 2000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range calls {
 		lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann", "ok", true)
-	})
-	require.Zero(t, allocs, "allocations per Info call of five attributes")
-	require.NoError(t, h.Flush(ctx))
+	}
+	runtime.ReadMemStats(&after)
+	// The sink's worker allocates a little each time it parks between
+	// bursts (sink.worker.park), and sync.Pool's chains grow now and then:
+	// a few allocations in the whole run, where one per call would be
+	// thousands.
+	allocs := after.Mallocs - before.Mallocs
+	require.Less(t, allocs, uint64(calls/100), "%d allocations in %d Info calls of five attributes", allocs, calls)
+	require.NoError(t, h.Close(ctx))
 	require.Zero(t, h.Dropped())
 }

@@ -15,10 +15,10 @@ const (
 	// worker that copies formatted records into Writes.
 	DefaultShards = 2
 	// DefaultRingCapacity is the default number of records each shard
-	// buffers. A ring slot takes 24 bytes on 64-bit platforms, so a
-	// default ring takes 384 KiB, plus the formatted records it holds
-	// (about 200 bytes each for a record of five attributes).
-	DefaultRingCapacity = 16384
+	// buffers. A ring slot takes 400 bytes on 64-bit platforms and holds a
+	// formatted record of up to 352 bytes, so a default ring takes
+	// 3.1 MiB, plus the records longer than that.
+	DefaultRingCapacity = 8192
 	// DefaultBatchSize is the default number of records a drain worker
 	// takes from its ring at once and copies into Writes of at most 256
 	// KiB.
@@ -66,7 +66,7 @@ type Options struct {
 	Shards int
 	// RingCapacity is the number of records each ring holds; a record that
 	// finds its ring full is dropped and counted. Default
-	// DefaultRingCapacity (16384), at most sink.MaxRingCapacity.
+	// DefaultRingCapacity (8192), at most sink.MaxRingCapacity.
 	RingCapacity int
 	// BatchSize is the most records a drain worker takes at once. Default
 	// DefaultBatchSize (1024), clamped to RingCapacity.
@@ -122,7 +122,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		bad("Shards", o.Shards, fmt.Sprintf("must be at most sink.MaxShards (%d)", sink.MaxShards))
 	}
 	if o.RingCapacity < 0 {
-		bad("RingCapacity", o.RingCapacity, "must be positive, or zero for the default 16384")
+		bad("RingCapacity", o.RingCapacity, "must be positive, or zero for the default 8192")
 	} else if o.RingCapacity > sink.MaxRingCapacity {
 		bad("RingCapacity", o.RingCapacity, fmt.Sprintf("must be at most sink.MaxRingCapacity (%d)", sink.MaxRingCapacity))
 	}
