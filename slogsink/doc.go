@@ -127,24 +127,29 @@
 // call of five attributes from 16 or 64 goroutines, each with its own With
 // logger, to a file or to a writer that sleeps 1 ms per Write.
 // BenchmarkDrainTurn: one drain turn on its own. Ranges of 3 runs, 2-core
-// Intel Xeon VM, GOMAXPROCS=2, go1.26.8, load average 5.7 to 6.6:
+// Intel Xeon VM, GOMAXPROCS=2, go1.26.8, load average 5.0 to 5.5 (other
+// jobs running):
 //
 //	                                    sync JSON handler     slogsink defaults
-//	HTTP, 8 records/request   req/s     12.0-20.9 k           14.3-23.9 k
-//	                          p99       13.6-57.6 ms          11.6-35.8 ms
+//	HTTP, 8 records/request   req/s     5.6-9.3 k             10.1-11.1 k
+//	                          p99       38-113 ms             54-59 ms
 //	                          lost      0                     0
-//	HTTP, 32 records/request  req/s     7.6-10.4 k            6.9-8.8 k
-//	                          p99       20.5-42.1 ms          32.4-50.5 ms
+//	HTTP, 32 records/request  req/s     4.6-6.2 k             5.6-5.9 k
+//	                          p99       56-118 ms             35-39 ms
 //	                          lost      0                     0
-//	Info, 16 goroutines, file           79-84 MB/s            82-111 MB/s, 0 shed
-//	Info, 64 goroutines, file           71-78 MB/s            35-44 MB/s, 78-83 % shed
-//	Info, 1 ms writer, p99 of the call  1.3-115 ms            1.5-2.8 µs, 46-84 % shed
-//	one drain turn, 1024 records                              81-209 µs
+//	Info, 1 goroutine, file             87-90 MB/s            70-73 MB/s, 0.1-1.2 % shed
+//	Info, 16 goroutines, file           24-82 MB/s            92-98 MB/s, 0-0.7 % shed
+//	Info, 64 goroutines, file           56-72 MB/s            35-52 MB/s, 74-81 % shed
+//	Info, 1 ms writer, p99 of the call  19-77 ms (16, 64 g.)  1.5-2.5 µs, 70-91 % shed
+//	one drain turn, 1024 records                              52-60 µs
 //
 // With 32 records per request the formatting, which both handlers do on
 // the request's goroutine, is most of the CPU, and slogsink's extra work
-// (a With that builds a Format handler, 11 to 13 more allocations per
-// request in BenchmarkHTTP's allocs/op, and one copy per record) is not won back by its fewer write(2)
-// calls. With 64 loggers flat out, the worker's share of the CPU is below
+// (a With that builds a Format handler: BenchmarkWith, and 10 more
+// allocations per request in BenchmarkHTTP's allocs/op; one copy per
+// record into the ring slot and one out of it) takes back much of what
+// its fewer write(2) calls save. With one goroutine logging flat out, the
+// worker's copies are slower than that goroutine's formatting now and
+// then. With 64 loggers flat out, the worker's share of the CPU is below
 // the log's rate and the rings shed; the calls stay cheap.
 package slogsink
