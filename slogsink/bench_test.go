@@ -60,11 +60,13 @@ type benchHandler struct {
 	h       slog.Handler
 	close   func() // drains what is buffered and stops; nil for the synchronous handler
 	dropped func() uint64
+	written func(handled int) uint64 // records written, of handled
 }
 
 func newBenchHandler(b *testing.B, kind string, shards int, w io.Writer) benchHandler {
 	if kind == "sync" {
-		return benchHandler{h: slog.NewJSONHandler(w, nil), dropped: func() uint64 { return 0 }}
+		return benchHandler{h: slog.NewJSONHandler(w, nil), dropped: func() uint64 { return 0 },
+			written: func(handled int) uint64 { return uint64(handled) }}
 	}
 	h, err := slogsink.New(w, &slogsink.Options{Shards: shards})
 	if err != nil {
@@ -78,6 +80,7 @@ func newBenchHandler(b *testing.B, kind string, shards int, w io.Writer) benchHa
 			}
 		},
 		dropped: h.Dropped,
+		written: func(int) uint64 { return h.Written() },
 	}
 }
 
@@ -124,19 +127,37 @@ func BenchmarkInfo(b *testing.B) {
 					w := benchWriter(b, writer)
 					bh := newBenchHandler(b, kind, 0, w)
 					base := slog.New(bh.h)
+					var mu sync.Mutex
+					var calls []time.Duration
 					b.ReportAllocs()
+					start := time.Now()
 					runLoggers(b, g, func(worker int64) func() {
 						lg := base.With("worker", worker)
+						n := 0
 						return func() {
+							if n++; n%16 != 0 {
+								lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann")
+								return
+							}
+							// Every 16th call is timed.
+							t0 := time.Now()
 							lg.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann")
+							d := time.Since(t0)
+							mu.Lock()
+							calls = append(calls, d)
+							mu.Unlock()
 						}
 					})
+					elapsed := time.Since(start)
 					b.StopTimer()
 					if bh.close != nil {
 						bh.close()
 					}
 					b.ReportMetric(float64(w.bytes.Load())/float64(b.N), "B-written/op")
+					b.ReportMetric(float64(w.bytes.Load())/elapsed.Seconds()/1e6, "MB-written/s")
+					b.ReportMetric(float64(bh.written(b.N))/elapsed.Seconds(), "records-written/s")
 					b.ReportMetric(100*float64(bh.dropped())/float64(b.N), "%dropped")
+					b.ReportMetric(float64(percentile(calls, 0.99).Nanoseconds()), "p99-call-ns")
 				})
 			}
 		}
@@ -178,6 +199,7 @@ func benchmarkRequest(b *testing.B, work int) {
 			b.SetParallelism(8)
 			b.ReportAllocs()
 			b.ResetTimer()
+			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				lg := base.With("worker", workers.Add(1))
 				payload := make([]byte, work)
@@ -198,10 +220,12 @@ func benchmarkRequest(b *testing.B, work int) {
 				calls = append(calls, myCalls...)
 				mu.Unlock()
 			})
+			elapsed := time.Since(start)
 			b.StopTimer()
 			if bh.close != nil {
 				bh.close()
 			}
+			b.ReportMetric(float64(bh.written(8*b.N))/elapsed.Seconds(), "records-written/s")
 			b.ReportMetric(float64(percentile(reqs, 0.99).Nanoseconds()), "p99-req-ns")
 			b.ReportMetric(float64(percentile(calls, 0.99).Nanoseconds()), "p99-log-ns")
 			b.ReportMetric(float64(percentile(calls, 0.999).Nanoseconds()), "p999-log-ns")
@@ -222,11 +246,13 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 // BenchmarkBatchSize measures what the batch size does to a drain worker
 // that competes with busy loggers for the CPU: Info calls from 16
 // goroutines (or GOMAXPROCS, if more) into a file, at batches of 256, 1024
-// and 4096 records (the default, a whole ring).
+// (the default), 4096 and 16384 records (a whole default ring). max-turn-µs
+// is the longest Drain call in wall time, preemptions included; see
+// BenchmarkDrainTurn for the time a turn holds a P.
 func BenchmarkBatchSize(b *testing.B) {
 	g := max(16, runtime.GOMAXPROCS(0))
 	g -= g % runtime.GOMAXPROCS(0)
-	for _, batch := range []int{256, 1024, 4096} {
+	for _, batch := range []int{256, 1024, 4096, 16384} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			w := benchWriter(b, "file")
 			h, err := slogsink.New(w, &slogsink.Options{BatchSize: batch})
@@ -247,6 +273,7 @@ func BenchmarkBatchSize(b *testing.B) {
 			}
 			b.ReportMetric(float64(w.bytes.Load())/float64(b.N), "B-written/op")
 			b.ReportMetric(100*float64(h.Dropped())/float64(b.N), "%dropped")
+			b.ReportMetric(float64(slogsink.MaxDrainTurn(h).Microseconds()), "max-turn-µs")
 		})
 	}
 }

@@ -3,28 +3,31 @@ package slogsink
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
 
 // Flush waits until every record handled before the call has been written
-// (or its Write has failed). First it pushes a [DroppedMessage] record for
-// the records dropped so far that no later record has reported yet, where
-// the ring has room for it (otherwise the next record reports them). It
+// (or counted as failed). First it pushes a [DroppedMessage] record for the
+// records dropped so far that no later record has reported yet, where the
+// ring has room for it (otherwise the next record reports them). It
 // returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
 // handler is closed. Loggers may keep logging meanwhile.
 func (h *Handler) Flush(ctx context.Context) error {
 	c := h.c
-	if atomic.LoadUint32(&c.closed) != 0 {
+	// The same pairing with Close as in Handle: the drop reports pushed
+	// here are drained before Close shuts the sink down, or Flush sees
+	// closed and pushes none (Close then writes them itself).
+	if !c.enter() {
 		return ErrClosed
 	}
 	for i := range c.shards {
-		if atomic.LoadUint64(&c.shards[i].pending) != 0 {
+		if c.shards[i].pendingHint.Load() != 0 {
 			c.reportDrops(i)
 		}
 	}
+	c.leave()
 	err := c.sink.Flush(ctx)
 	if errors.Is(err, sink.ErrShutdown) {
 		return ErrClosed
@@ -32,15 +35,38 @@ func (h *Handler) Flush(ctx context.Context) error {
 	return err
 }
 
+// enter counts a Flush in flight on every shard and reports whether the
+// handler is still open; leave ends it. See Handle for the pairing with
+// Close.
+func (c *core) enter() bool {
+	for i := range c.shards {
+		c.shards[i].inflight.Add(1)
+	}
+	if c.closed.Load() != 0 {
+		c.leave()
+		return false
+	}
+	return true
+}
+
+func (c *core) leave() {
+	for i := range c.shards {
+		c.shards[i].inflight.Add(-1)
+	}
+}
+
 // Close stops the handler: records handled from now on are dropped and
-// counted; the records handled before are formatted and written, followed
-// by a [DroppedMessage] record for any drops not yet reported; then the
-// drain workers stop. It returns nil, or ctx.Err() when ctx ends first: the
-// records still buffered then are neither written nor counted in Dropped.
+// counted; the records handled before are written, followed by a
+// [DroppedMessage] record for any drops not yet reported; then the drain
+// workers stop. It returns nil, or ctx.Err() when ctx ends first: the
+// records still buffered then are not written, and are counted in
+// Stats().Abandoned once the workers have exited ([Handler.Done]).
 //
 // Close runs once; every call returns the first call's result, and a call
 // made while the first is still working returns when it does, or with its
-// own ctx.Err(). Close does not close the writer.
+// own ctx.Err(). Close does not close the writer. A panic in the writer or
+// the Format handler while Close writes the last drop report is recovered
+// and counted, as on the drain workers.
 func (h *Handler) Close(ctx context.Context) error {
 	c := h.c
 	first := false
@@ -53,15 +79,15 @@ func (h *Handler) Close(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	defer close(c.closeDone)
 	c.closeErr = c.close(ctx)
-	close(c.closeDone)
 	return c.closeErr
 }
 
 func (c *core) close(ctx context.Context) error {
-	// Every Handle from now on sees closed, or is counted in inflight; see
-	// Handle for the pairing.
-	atomic.StoreUint32(&c.closed, 1)
+	// Every Handle and Flush from now on sees closed, or is counted in
+	// inflight; see Handle for the pairing.
+	c.closed.Store(1)
 	if err := c.waitQuiet(ctx); err != nil {
 		_ = c.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
 		return err
@@ -70,24 +96,40 @@ func (c *core) close(ctx context.Context) error {
 		return err
 	}
 	// The workers have exited and nothing pushes any more: what is pending
-	// was dropped after the last record of its shard. Write it in place.
-	for i := range c.shards {
-		st := &c.shards[i]
-		if n := atomic.SwapUint64(&st.pending, 0); n != 0 {
-			c.drainRun(ctx, st, []entry{marker(i, n)})
+	// was dropped after the last record of its shard. Write it in place,
+	// on a goroutine of its own, so that a writer or Format handler that
+	// calls runtime.Goexit ends that goroutine and not Close's caller, and
+	// a Write that blocks keeps Close only until ctx ends.
+	fin := make(chan struct{})
+	go func() {
+		defer close(fin)
+		for i := range c.shards {
+			st := &c.shards[i]
+			if counts, total := st.takePending(); total != 0 {
+				if b := c.formatMarker(st, counts, total); b != nil {
+					c.write(b.b, 0)
+					putBuffer(b)
+				}
+			}
 		}
+	}()
+	select {
+	case <-fin:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
 }
 
-// waitQuiet waits until no Handle call is between its closed check and its
-// push, polling with a backoff from 1 µs to 1 ms: such a call runs for well
-// under a microsecond unless it is preempted.
+// waitQuiet waits until no Handle or Flush call is between its closed
+// check and its push, polling with a backoff from 1 µs to 1 ms: such a
+// call runs for a few microseconds (one record's formatting) unless it is
+// preempted.
 func (c *core) waitQuiet(ctx context.Context) error {
 	for d := time.Microsecond; ; d = min(2*d, time.Millisecond) {
 		quiet := true
 		for i := range c.shards {
-			if atomic.LoadInt64(&c.shards[i].inflight) != 0 {
+			if c.shards[i].inflight.Load() != 0 {
 				quiet = false
 				break
 			}
@@ -105,25 +147,28 @@ func (c *core) waitQuiet(ctx context.Context) error {
 	}
 }
 
-// Dropped returns the number of records dropped so far: shed because their
-// ring was full, or handled after Close. Under overload, once Close has
-// returned nil, the records written plus Dropped equal the records handled,
-// and the dropped attributes of the [DroppedMessage] records add up to
-// Dropped less the records handled after Close.
+// Done returns a channel that is closed once Close has stopped the drain
+// workers and the last of them has exited; after a Close whose ctx ended
+// first, that is when the last Write in flight has returned. From then on
+// the counts of [Handler.Stats] are final.
+func (h *Handler) Done() <-chan struct{} { return h.c.sink.Done() }
+
+// Dropped returns Stats().Dropped, without allocating.
 func (h *Handler) Dropped() uint64 {
 	c := h.c
-	total := atomic.LoadUint64(&c.closedDrops)
-	for i := range c.shards {
-		total += atomic.LoadUint64(&c.shards[i].dropped)
+	var total uint64
+	for lv := range levels {
+		total += c.closedDrops[lv].Load()
+		for i := range c.shards {
+			total += c.shards[i].dropped[lv].Load()
+		}
 	}
 	return total
 }
 
-// Written returns the number of records written so far, by Writes that
+// Written returns Stats().Written: the records written by Writes that
 // succeeded; [DroppedMessage] records are not counted.
-func (h *Handler) Written() uint64 { return atomic.LoadUint64(&h.c.written) }
+func (h *Handler) Written() uint64 { return h.c.written.Load() }
 
-// Errors returns the number of failed Writes plus the number of errors
-// returned by the Format handler. The records of a failed Write are neither
-// written nor dropped; OnError receives each error.
-func (h *Handler) Errors() uint64 { return atomic.LoadUint64(&h.c.errs) }
+// Errors returns Stats().Errors: the records lost to an error or a panic.
+func (h *Handler) Errors() uint64 { return h.c.failed.Load() }

@@ -5,26 +5,26 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // The defaults that the zero value of each [Options] field stands for.
 const (
 	// DefaultShards is the default number of shards, each with one drain
-	// worker that formats and writes. Two, not GOMAXPROCS: the package doc
-	// has the table that chose it.
+	// worker that copies formatted records into Writes.
 	DefaultShards = 2
 	// DefaultRingCapacity is the default number of records each shard
-	// buffers. A ring slot takes 312 bytes on 64-bit platforms (a
-	// slog.Record and the handler it came through), and so does each slot
-	// of the worker's batch, so a default shard takes 2.5 MiB, plus its
-	// formatted batch and the attributes of records with more than five.
-	DefaultRingCapacity = 4096
-	// DefaultBatchSize is the default number of records formatted into one
-	// buffer and written with one Write: a whole ring. A drain worker that
-	// competes for the CPU with busy loggers gets a turn per batch, so the
-	// larger the batch, the more it drains per turn (the package doc has
-	// the measurement).
-	DefaultBatchSize = 4096
+	// buffers. A ring slot takes 400 bytes on 64-bit platforms and holds a
+	// formatted record of up to 352 bytes, so a default ring takes
+	// 3.1 MiB, plus the records longer than that.
+	DefaultRingCapacity = 8192
+	// DefaultBatchSize is the default number of records a drain worker
+	// takes from its ring at once and copies into Writes of at most 256
+	// KiB.
+	DefaultBatchSize = 1024
+	// DefaultKeepLevel is the default [Options.KeepLevel].
+	DefaultKeepLevel = slog.LevelWarn
 )
 
 // ErrInvalidOptions is wrapped by every error that [New] returns for bad
@@ -45,36 +45,47 @@ type Options struct {
 	// workers turn it into a file and line.
 	AddSource bool
 	// ReplaceAttr, as in slog.HandlerOptions, rewrites attributes. It runs
-	// on the drain workers, possibly on several at once.
+	// on the goroutine that logs (and, for the attributes of With, on the
+	// one that calls With). A panic in it costs the record it was
+	// formatting, counted in Errors and Panics, and does not reach the
+	// caller.
 	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
 
-	// Format makes the handler that formats records into a batch buffer:
-	// [JSON] (the default), [Text], or any other. It is called once per
-	// shard with a buffer as w and Level, AddSource and ReplaceAttr as
-	// opts; the handler it returns must write every record it handles to w
-	// before Handle returns and must not keep w for anything else. Records are handed to it with the ctx of the sink's Drain call,
-	// not the caller's ctx.
+	// Format makes the handler that formats records: [JSON] (the
+	// default), [Text], or any other. It is called by New for each shard,
+	// and by every WithAttrs and WithGroup, with a writer of the handler's
+	// own as w and Level, AddSource and ReplaceAttr as opts. The handler it
+	// returns runs on the goroutine that logs; it must write every record
+	// it handles to w (in one Write or several) before its Handle returns,
+	// and must not keep w for anything else. A Format that returns nil is
+	// refused by New.
 	Format func(w io.Writer, opts *slog.HandlerOptions) slog.Handler
 
 	// Shards is the number of rings, each with one drain worker. Default
-	// DefaultShards (2).
+	// DefaultShards (2), at most sink.MaxShards.
 	Shards int
 	// RingCapacity is the number of records each ring holds; a record that
 	// finds its ring full is dropped and counted. Default
-	// DefaultRingCapacity (4096).
+	// DefaultRingCapacity (8192), at most sink.MaxRingCapacity.
 	RingCapacity int
-	// BatchSize is the most records formatted and written at once. Default
-	// DefaultBatchSize (4096), clamped to RingCapacity.
+	// BatchSize is the most records a drain worker takes at once. Default
+	// DefaultBatchSize (1024), clamped to RingCapacity.
 	BatchSize int
+	// KeepLevel is the level from which records are shed last: an eighth
+	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
+	// records at or above KeepLevel, and the drop reports, may fill, so
+	// that while records below it are being dropped, these are not.
+	// Default DefaultKeepLevel (slog.LevelWarn); read once, by New.
+	KeepLevel slog.Leveler
 
 	// OnError, when set, is called with every error of a Write to the
-	// writer and of the Format handler's Handle. It is called on a drain
-	// worker, from one worker at a time, and must not log through this
-	// handler.
+	// writer (on a drain worker) and of the Format handler (on the
+	// goroutine that logs), one call at a time. It must not log through
+	// this handler. A panic in it is recovered and counted in Panics.
 	OnError func(error)
-	// Logger receives the sink's own reports (a panic in a format handler
-	// or ReplaceAttr, recovered). Default: a text logger on os.Stderr, not
-	// slog.Default(), which may well be this handler.
+	// Logger receives the handler's own reports: the first recovered
+	// panic of each minute, with its stack. Default: a text logger on
+	// os.Stderr, not slog.Default(), which may well be this handler.
 	Logger *slog.Logger
 }
 
@@ -87,6 +98,9 @@ type settled struct {
 	batchSize    int
 	onError      func(error)
 	logger       *slog.Logger
+	keepLevel    slog.Level
+	lowLimit     int64 // the ring length up to which records below keepLevel are accepted
+	assistMark   int64 // the ring length above which a caller yields before it logs
 }
 
 // settle validates o and applies the defaults. Every invalid field is
@@ -104,12 +118,16 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	}
 	if o.Shards < 0 {
 		bad("Shards", o.Shards, "must be positive, or zero for the default 2")
+	} else if o.Shards > sink.MaxShards {
+		bad("Shards", o.Shards, fmt.Sprintf("must be at most sink.MaxShards (%d)", sink.MaxShards))
 	}
 	if o.RingCapacity < 0 {
-		bad("RingCapacity", o.RingCapacity, "must be positive, or zero for the default 4096")
+		bad("RingCapacity", o.RingCapacity, "must be positive, or zero for the default 8192")
+	} else if o.RingCapacity > sink.MaxRingCapacity {
+		bad("RingCapacity", o.RingCapacity, fmt.Sprintf("must be at most sink.MaxRingCapacity (%d)", sink.MaxRingCapacity))
 	}
 	if o.BatchSize < 0 {
-		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 4096")
+		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
 	}
 	if len(errs) > 0 {
 		return settled{}, errors.Join(errs...)
@@ -122,6 +140,10 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		batchSize:    o.BatchSize,
 		onError:      o.OnError,
 		logger:       o.Logger,
+		keepLevel:    DefaultKeepLevel,
+	}
+	if o.KeepLevel != nil {
+		s.keepLevel = o.KeepLevel.Level()
 	}
 	if s.hopts.Level == nil {
 		s.hopts.Level = slog.LevelInfo
@@ -139,7 +161,28 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		s.batchSize = DefaultBatchSize
 	}
 	s.batchSize = min(s.batchSize, s.ringCapacity)
+	reserve := s.ringCapacity / 8
+	if reserve == 0 && s.ringCapacity > 1 {
+		reserve = 1
+	}
+	s.lowLimit = int64(s.ringCapacity - reserve)
+	s.assistMark = int64(s.ringCapacity / 4)
 	return s, nil
+}
+
+// newFormat calls Format for w and checks what it returns: nil, or a
+// panic, is an error wrapping ErrInvalidOptions that names Format.
+func (s *settled) newFormat(w io.Writer) (h slog.Handler, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h, err = nil, fmt.Errorf("%w: Format panicked: %v", ErrInvalidOptions, p)
+		}
+	}()
+	h = s.format(w, &s.hopts)
+	if h == nil {
+		return nil, fmt.Errorf("%w: Format = %T: returned a nil handler", ErrInvalidOptions, s.format)
+	}
+	return h, nil
 }
 
 // JSON formats records as slog.NewJSONHandler does: the default

@@ -1,7 +1,7 @@
-// Command sloghandler shows slogsink, an slog.Handler on the sink: logging
-// never blocks a request, records are written in batches, and under
-// overload the handler sheds records, counts them, and says so in the log
-// itself.
+// Command sloghandler shows slogsink, an slog.Handler on the sink: records
+// are formatted by the request that logs, the writer is never waited for,
+// records are written in batches, and when the writer falls behind the
+// handler sheds records, counts them, and says so in the log itself.
 //
 // It runs -goroutines request handlers that each serve -records requests
 // (each waits -work, as if for a database, then logs one record) through
@@ -80,11 +80,12 @@ func run(out *slowWriter, goroutines, records int, work time.Duration, report io
 		return fmt.Errorf("close: %w", err)
 	}
 	total := goroutines * records
+	st := h.Stats()
 	fmt.Fprintf(report, "logged %d records in %v (slowest Info call %v)\n", total, logging.Round(time.Millisecond), time.Duration(slowest.Load()))
 	fmt.Fprintf(report, "written %d records in %d writes; shed %d (%.1f %%), reported in the log by %d %q records\n",
-		h.Written(), out.writes.Load(), h.Dropped(), 100*float64(h.Dropped())/float64(total), out.reports.Load(), slogsink.DroppedMessage)
-	if got := h.Written() + h.Dropped(); got != uint64(total) {
-		return fmt.Errorf("written %d + dropped %d != logged %d", h.Written(), h.Dropped(), total)
+		st.Written, out.writes.Load(), st.Dropped, 100*float64(st.Dropped)/float64(total), out.reports.Load(), slogsink.DroppedMessage)
+	if got := st.Written + st.Dropped + st.Errors + st.Abandoned; got != uint64(total) {
+		return fmt.Errorf("written %d + dropped %d + errors %d + abandoned %d != logged %d", st.Written, st.Dropped, st.Errors, st.Abandoned, total)
 	}
 	return nil
 }

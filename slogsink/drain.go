@@ -1,0 +1,186 @@
+package slogsink
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+)
+
+// maxWrite is the most bytes the drain worker puts into one Write (a longer
+// record is written alone). It bounds how long one drain turn copies and
+// writes before it yields: copying 256 KiB takes tens of microseconds, and a
+// Write of it to a local file a few hundred at most (the package doc has the
+// measurement).
+const maxWrite = 256 << 10
+
+// drain writes a batch: it copies the formatted records into Writes of at
+// most maxWrite bytes. With stealing off, a batch holds the entries of one
+// shard.
+//
+// Every record of the batch is counted once: written, failed (a Write that
+// failed, panicked or called runtime.Goexit, counted by write), or
+// abandoned (the ctx of the Drain call ended, which happens only when
+// Close's ctx ended first).
+func (c *core) drain(ctx context.Context, batch []entry) {
+	if len(batch) == 0 {
+		return
+	}
+	start := time.Now()
+	defer c.timeTurn(start)
+	st := &c.shards[batch[0].shard]
+	markers := 0
+	for k := range batch {
+		if batch[k].marker {
+			markers++
+		}
+	}
+	// After the pops (the sink took the batch from the ring before this
+	// call), so queued never falls below the ring's length.
+	st.queued.Add(-int64(len(batch)))
+	if markers > 0 {
+		st.markers.Add(-int64(markers))
+	}
+	st.mu.Lock()
+	pos := 0 // batch[:pos] is written or in out
+	returned := false
+	defer func() {
+		if !returned {
+			// A Goexit in the writer (write counted out's records): the
+			// records not yet copied are lost too.
+			c.failed.Add(uint64(records(batch[pos:])))
+		}
+		st.out = st.out[:0]
+		st.mu.Unlock()
+	}()
+	if st.out == nil {
+		// The Write buffer of the shard, at its full size once, so that
+		// the drain never allocates (a record longer than maxWrite grows
+		// it once).
+		st.out = make([]byte, 0, maxWrite)
+	}
+	out, n := st.out[:0], 0
+	for pos < len(batch) {
+		e := &batch[pos]
+		p := e.bytes()
+		if len(out) > 0 && len(out)+len(p) > maxWrite {
+			c.write(out, n)
+			out, n = out[:0], 0
+			if ctx.Err() != nil {
+				// Close's ctx has ended: give up on the rest.
+				c.abandoned.Add(uint64(records(batch[pos:])))
+				pos = len(batch)
+				break
+			}
+		}
+		out = append(out, p...)
+		if !e.marker {
+			n++
+		}
+		pos++
+	}
+	st.out = out // keep the grown buffer
+	c.write(out, n)
+	returned = true
+}
+
+// timeTurn records the time since start as a drain turn if it is the
+// longest so far.
+func (c *core) timeTurn(start time.Time) {
+	d := int64(time.Since(start))
+	for m := c.maxTurn.Load(); d > m && !c.maxTurn.CompareAndSwap(m, d); m = c.maxTurn.Load() {
+	}
+}
+
+// records returns the number of entries of es that are records, not
+// markers.
+func records(es []entry) int {
+	n := 0
+	for k := range es {
+		if !es[k].marker {
+			n++
+		}
+	}
+	return n
+}
+
+// write writes p, which holds whole records, n of them not markers, and
+// counts them: written, or failed when the Write fails, panics or calls
+// runtime.Goexit. A panic is recovered here, so it reaches neither the
+// sink nor Close's caller.
+func (c *core) write(p []byte, n int) {
+	if len(p) == 0 {
+		return
+	}
+	c.wmu.Lock()
+	returned := false
+	defer func() {
+		if !returned {
+			c.writeStart.Store(0)
+		}
+		c.wmu.Unlock()
+		if !returned {
+			c.failed.Add(uint64(n))
+			c.reportPanic("the writer", recover())
+		}
+	}()
+	c.writeStart.Store(max(1, int64(time.Since(c.epoch))))
+	m, err := c.w.Write(p)
+	returned = true
+	c.writeStart.Store(0)
+	if err == nil && m < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.failRecords(n, err)
+		return
+	}
+	c.written.Add(uint64(n))
+}
+
+// failRecords counts n records lost to err and hands err to OnError, one
+// call at a time. A panic in OnError is recovered and counted; a Goexit in
+// it ends the goroutine after the counts are made.
+func (c *core) failRecords(n int, err error) {
+	c.failed.Add(uint64(n))
+	if c.opts.onError == nil {
+		return
+	}
+	c.errMu.Lock()
+	returned := false
+	defer func() {
+		c.errMu.Unlock()
+		if !returned {
+			c.reportPanic("OnError", recover())
+		}
+	}()
+	c.opts.onError(err)
+	returned = true
+}
+
+// panicReportEvery is the least time between two reports of recovered
+// panics through the Logger: a writer that panics on every Write would fill
+// the log.
+const panicReportEvery = time.Minute
+
+// reportPanic counts a recovered panic (p, nil for a runtime.Goexit) in
+// where and logs it through the Logger, with its stack, unless another
+// report went out less than a minute ago. The Logger's own panic is
+// recovered.
+func (c *core) reportPanic(where string, p any) {
+	total := c.panics.Add(1)
+	now := time.Now().UnixNano()
+	last := c.lastPanic.Load()
+	if last != 0 && now-last < int64(panicReportEvery) || !c.lastPanic.CompareAndSwap(last, now) {
+		return
+	}
+	what := "panicked"
+	val := fmt.Sprint(p)
+	if p == nil {
+		what, val = "called runtime.Goexit", ""
+	}
+	defer func() { _ = recover() }()
+	c.logger.Error("slogsink: "+where+" "+what+"; its records are counted in Errors",
+		"panic", val, "panics", total, "stack", string(debug.Stack()))
+}

@@ -1,0 +1,62 @@
+package slogsink
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkDrainTurn measures one drain turn on its own, the time it holds
+// a P: a batch of records of five attributes (about 150 bytes each) copied
+// into Writes of at most 256 KiB to a temporary file, at batch sizes
+// around the default.
+//
+//	go test -run '^$' -bench DrainTurn ./slogsink/
+func BenchmarkDrainTurn(b *testing.B) {
+	for _, n := range []int{256, 1024, 4096, 16384} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "log.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			h, err := New(f, &Options{RingCapacity: n, BatchSize: n, Shards: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close(context.Background())
+			lg := slog.New(h).With("worker", 1)
+			var one slog.Record
+			capture := slog.New(slogRecorder{&one})
+			capture.Info("request served", "route", "/cart", "status", 200, "bytes", 1234, "user", "ann")
+			batch := make([]entry, n)
+			for b.Loop() {
+				b.StopTimer()
+				for k := range batch {
+					eb, _ := lg.Handler().(*Handler).encode(context.Background(), one)
+					batch[k] = makeEntry(eb.b, 0, false)
+					putBuffer(eb)
+				}
+				h.c.shards[0].queued.Add(int64(n)) // what the pushes would have added
+				b.StartTimer()
+				h.c.drain(context.Background(), batch)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(time.Microsecond), "µs/turn")
+		})
+	}
+}
+
+// slogRecorder keeps the last record it handles.
+type slogRecorder struct{ r *slog.Record }
+
+func (s slogRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (s slogRecorder) Handle(_ context.Context, r slog.Record) error {
+	*s.r = r.Clone()
+	return nil
+}
+func (s slogRecorder) WithAttrs([]slog.Attr) slog.Handler { return s }
+func (s slogRecorder) WithGroup(string) slog.Handler      { return s }

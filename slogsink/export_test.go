@@ -1,0 +1,6 @@
+package slogsink
+
+import "time"
+
+// MaxDrainTurn returns the longest Drain call of h's workers so far.
+func MaxDrainTurn(h *Handler) time.Duration { return time.Duration(h.c.maxTurn.Load()) }

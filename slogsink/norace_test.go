@@ -1,0 +1,5 @@
+//go:build !race
+
+package slogsink_test
+
+const raceEnabled = false
