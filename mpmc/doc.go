@@ -82,9 +82,7 @@
 // the context ends. Each tries first, so a call that can complete at once
 // costs what TrySend or TryRecv costs (no allocation, no select, and no
 // lock unless goroutines wait on the other side, one of which it then
-// wakes: about 6 ns of CPU time a call on the machine of the table below,
-// 11.7 ns for a TrySend and a TryRecv together, median of go test -run '^$'
-// -bench TryPath/Bounded -count=10 ./mpmc/), and may
+// wakes: one locked instruction on amd64, the ring's compare-and-swap), and may
 // succeed even when its context has already ended. All checks its context
 // before every step, so a loop over a channel that never runs dry still
 // ends when the context does.
@@ -133,10 +131,8 @@
 // [BoundedOn] runs over any [ring.Ring] backend, for instance to compare
 // backends. A ring that implements [ClosableRing] (as a vyukov ring does)
 // closes itself; any other has no closed mark, so the channel counts the
-// sends in flight around each push: about 7 ns of CPU time more per send
-// (WaitPath: 22.0 ns against 14.6 ns for the same ring seen as a
-// ClosableRing; the noisier TryPath rows put it at 18 ns), measured with go
-// test -run '^$' -bench 'TryPath|WaitPath' -count=10 ./mpmc/. An
+// sends in flight around each push, two atomic read-modify-writes more per
+// send (go test -run '^$' -bench 'TryPath|WaitPath' ./mpmc/ measures it). An
 // unbounded channel keeps its values in a list of blocks of 127 slots
 // (crossbeam's SegQueue, without locks but not lock-free, see above), and
 // keeps up to 16 emptied blocks (64 KiB at most) for reuse, so it
@@ -165,53 +161,10 @@
 // is hot: a send or receive that completes at once costs less than half of
 // a Go channel's.
 //
-// Measured with go run ./bench/channels -trials 21 on a shared, noisy
-// 2-core machine (AMD EPYC, GOMAXPROCS=2, Go 1.26.8): the rows of the
-// original's table, mpmc against a Go channel of the same capacity (for the
-// unbounded rows, one whose buffer holds every message), medians of 21
-// trials, 10,000 messages per sender. A "thread" is a goroutine locked to
-// its OS thread. The last column is the range of mpmc/chan over seven runs
-// of the command in the same session.
+// The measured table, mpmc against Go channels row for row as the
+// original's, and the command that reproduces it are in
+// docs/benchmarks.md ("The channel against Go channels"):
 //
-//	case                                                mpmc      chan   mpmc/chan  7 runs
-//	send+recv, 1 goroutine, capacity 1 (per op)        14.5 ns   31.7 ns   0.46x   0.46-0.49
-//	send+recv, 1 goroutine, unbounded (per op)         17.0 ns   28.9 ns   0.59x   0.56-0.60
-//	1024 try-sends, 1024 try-recvs, capacity 1024      14.0 µs   34.8 µs   0.40x   0.39-0.40
-//	1024 try-sends, 1024 try-recvs, unbounded          18.6 µs   34.8 µs   0.53x   0.51-0.55
-//	4 sender and 4 receiver threads, capacity 16        120 ms    106 ms   1.13x   1.01-1.15
-//	4 sender and 4 receiver threads, unbounded         2.16 ms   2.60 ms   0.83x   0.76-1.20
-//	4 sender goroutines, 1 receiver, capacity 16       2.28 ms   2.66 ms   0.86x   0.74-0.99
-//	4 sender and 4 receiver goroutines, capacity 16    5.40 ms   3.62 ms   1.49x   0.36-1.49
-//	1 sender and 1 receiver goroutine, cap 16, per msg 55.1 ns   68.3 ns   0.81x   0.81-0.88
-//	1 sender and 1 receiver thread, capacity 16        68.8 ms   61.6 ms   1.12x   1.06-1.26
-//	1 sender and 1 receiver thread, capacity 1024      1.21 ms   1.81 ms   0.67x   0.51-0.82
-//	4 sender threads, 1 receiver thread, capacity 16    130 ms    117 ms   1.12x   1.04-1.12
-//
-// The single-goroutine rows time the operations themselves: a send or a
-// receive is one push or pop without a lock, against a Go channel's lock and
-// unlock. In the rows with several goroutines and a capacity of 16 the
-// channel keeps filling up or running empty, so most messages involve a
-// wait, and waking a goroutine, or worse a locked thread, costs far more
-// than an operation. A CPU profile of the 4-sender-threads row, taken with
-//
-//	go test -run '^$' -bench 'Channels/case=mpsc-4to1-threads-cap16' \
-//		-cpuprofile cpu.out ./bench/channels/
-//
-// shows 87% of the time in futex for mpmc and 89% for the Go channel: those
-// rows measure how often a side had to wait. Between goroutines, which wake
-// cheaply, mpmc is usually faster (the median of the seven runs is 0.67x
-// to 0.88x in those rows). The rows with several goroutines vary a lot
-// from run to run on this machine: the 4-by-4 goroutine row went from 0.36x
-// to 1.49x over the seven runs, while go test -bench on that row, ten
-// counts, put mpmc at 2.5 to 3.8 ms and the Go channel at 3.4 to 4.2 ms.
-//
-// See go test -run '^$' -bench . ./bench/channels/ for the same rows as
-// go test benchmarks, to compare with benchstat.
-//
-// After the hot paths moved to sync/atomic's functions (issue 8), three
-// runs of go run ./bench/channels -trials 21 -run 'ping|burst' on the same
-// machine (load average 6 to 8) put mpmc/chan at 0.44x-0.49x, 0.57x-0.63x,
-// 0.36x-0.40x and 0.40x-0.58x in the four single-goroutine rows: the same
-// as the ranges above, within this machine's noise. The rows with several
-// goroutines were not measured again.
+//	go run ./bench/channels
+//	bash bench/channels/compare.sh OLD_CHECKOUT .   # two revisions side by side
 package mpmc

@@ -7,7 +7,7 @@
 #
 #	bash bench/channels/compare.sh [-rounds N] [-trials N] [-run REGEXP] DIR...
 #
-# e.g. bash bench/channels/compare.sh -rounds 5 -trials 7 /work/wt/base .
+# e.g. bash bench/channels/compare.sh -rounds 5 -trials 7 ../shardedsink-v0.1.0 .
 # Each DIR is named in the table by its last path element (. is "this").
 set -euo pipefail
 
