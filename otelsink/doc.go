@@ -48,15 +48,27 @@
 //   - [SpanProcessor.Shutdown] stops accepting spans (an OnEnd that starts
 //     after it drops and counts its span), exports what the rings hold, stops
 //     the workers, waits for an export in progress, then calls the
-//     exporter's Shutdown. It honours ctx, is idempotent, and no ExportSpans
-//     call starts after the exporter's Shutdown.
+//     exporter's Shutdown. It is idempotent, and no ExportSpans call starts
+//     after the exporter's Shutdown.
+//   - Shutdown returns when its ctx ends, even when the exporter ignores the
+//     ctx of the export in progress: the batch in the exporter's hands then
+//     counts as failed, the spans not yet exported as dropped, the
+//     exporter's late return changes no count, and the exporter's Shutdown
+//     is called once that export has returned, on another goroutine.
+//   - Called with the ctx of an ExportSpans call, Shutdown returns an error
+//     wrapping sink.ErrCalledFromDrain at once and the processor keeps
+//     running; ForceFlush does the same through the sink.
 //   - Every sampled span is accounted for: once Shutdown has returned and no
 //     OnEnd is running, the sampled spans ended equal Exported + Failed +
-//     Dropped of [SpanProcessor.Stats]. Spans an expired Shutdown left in
-//     the rings count as dropped.
-//   - Export errors (and panics in the exporter) go to otel.Handle, are
-//     counted in Stats, and are not retried: retrying is the exporter's
-//     business, as with the BatchSpanProcessor.
+//     Dropped of [SpanProcessor.Stats]. After a Shutdown whose ctx ended
+//     while a drain worker was taking a batch from a ring, the sink's
+//     counters (and so Dropped) can be off by that batch for the
+//     microseconds the take lasts.
+//   - Export errors go to otel.Handle, are counted in Stats, and are not
+//     retried: retrying is the exporter's business, as with the
+//     BatchSpanProcessor. An exporter that panics or calls runtime.Goexit
+//     fails its batch: counted in Stats (ExporterPanics too) and reported
+//     through the logger at most once a minute.
 //
 // # Observability
 //

@@ -69,7 +69,8 @@ type config struct {
 // reports the result); a span that finds its shard's ring and the next one
 // full is dropped and counted. When [WithShards] is not given and size is
 // below the default shard count, the shard count becomes size. size must be
-// at least 1, and at least the shard count given to WithShards. Default:
+// at least 1, at least the shard count given to WithShards, and at most
+// sink.MaxRingCapacity per shard. Default:
 // [DefaultQueuePerShard] per shard.
 func WithMaxQueueSize(size int) Option {
 	return func(c *config) { c.queueSize, c.queueSet = size, true }
@@ -95,7 +96,7 @@ func WithExportTimeout(timeout time.Duration) Option {
 }
 
 // WithShards sets the number of rings, each with its own drain worker
-// (sink.Config.Shards). It must be at least 1. Default: the sink's,
+// (sink.Config.Shards). It must be in [1, sink.MaxShards]. Default: the sink's,
 // sink.DefaultShardsPerP × GOMAXPROCS clamped to [1, sink.DefaultMaxShards].
 func WithShards(n int) Option {
 	return func(c *config) { c.shards, c.shardsSet = n, true }
@@ -149,6 +150,7 @@ type settings struct {
 	exportTimeout time.Duration
 	sink          sink.Config[spanT]
 	meterProvider metric.MeterProvider
+	logger        *slog.Logger // nil: slog.Default() at each report
 }
 
 // settle validates c and applies the defaults. The error joins one error per
@@ -170,6 +172,9 @@ func (c config) settle(id int64) (settings, error) {
 	if c.shardsSet && c.shards < 1 {
 		bad("WithShards(%d): must be at least 1", c.shards)
 	}
+	if c.shardsSet && c.shards > sink.MaxShards {
+		bad("WithShards(%d): must be at most sink.MaxShards (%d)", c.shards, sink.MaxShards)
+	}
 	if c.shardsSet && c.queueSet && c.shards >= 1 && c.queueSize >= 1 && c.queueSize < c.shards {
 		bad("WithMaxQueueSize(%d) is below WithShards(%d): every shard needs at least one slot", c.queueSize, c.shards)
 	}
@@ -185,22 +190,28 @@ func (c config) settle(id int64) (settings, error) {
 	if len(errs) > 0 {
 		return settings{}, errors.Join(errs...)
 	}
+	shards := c.shards
+	if !c.shardsSet {
+		shards = min(max(sink.DefaultShardsPerP*runtime.GOMAXPROCS(0), 1), sink.DefaultMaxShards)
+		if c.queueSet {
+			shards = min(shards, c.queueSize)
+		}
+	}
+	if c.queueSet && c.queueSize/shards > sink.MaxRingCapacity {
+		return settings{}, fmt.Errorf("%w: WithMaxQueueSize(%d): over %d shards that is %d spans per shard, more than sink.MaxRingCapacity (%d)",
+			ErrInvalidOption, c.queueSize, shards, c.queueSize/shards, sink.MaxRingCapacity)
+	}
 
 	s := settings{
 		name:          c.name,
-		shards:        c.shards,
 		batchSize:     DefaultMaxExportBatchSize,
 		exportTimeout: DefaultExportTimeout,
 		meterProvider: c.meterProvider,
+		logger:        c.logger,
+		shards:        shards,
 	}
 	if s.name == "" {
 		s.name = fmt.Sprintf("otelsink/%d", id)
-	}
-	if !c.shardsSet {
-		s.shards = min(max(sink.DefaultShardsPerP*runtime.GOMAXPROCS(0), 1), sink.DefaultMaxShards)
-		if c.queueSet {
-			s.shards = min(s.shards, c.queueSize)
-		}
 	}
 	s.perShard = DefaultQueuePerShard
 	if c.queueSet {
