@@ -76,6 +76,7 @@ type config struct {
 	name          string
 	queueSize     int // 0: DefaultQueuePerShard × shards
 	queueSet      bool
+	queueEnv      string // the variable queueSize came from; "" for the option
 	batchSize     int
 	batchSet      bool
 	exportTimeout time.Duration
@@ -270,6 +271,9 @@ func (c *config) fromEnv(k kind) {
 	}
 	if !c.queueSet {
 		c.queueSize, c.queueSet = intVar(k.envQueue, 1)
+		if c.queueSet {
+			c.queueEnv = k.envQueue
+		}
 	}
 	if !c.batchSet {
 		c.batchSize, c.batchSet = intVar(k.envBatch, 1)
@@ -292,6 +296,10 @@ func (c config) settle(k kind) (settings, error) {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
 	}
+	queueName := fmt.Sprintf("WithMaxQueueSize(%d)", c.queueSize)
+	if c.queueEnv != "" {
+		queueName = fmt.Sprintf("%s=%d", c.queueEnv, c.queueSize)
+	}
 	if c.queueSet && c.queueSize < 1 {
 		bad("WithMaxQueueSize(%d): must be at least 1", c.queueSize)
 	}
@@ -311,7 +319,7 @@ func (c config) settle(k kind) (settings, error) {
 		bad("WithShards(%d): must be at most sink.MaxShards (%d)", c.shards, sink.MaxShards)
 	}
 	if c.shardsSet && c.queueSet && c.shards >= 1 && c.queueSize >= 1 && c.queueSize < c.shards {
-		bad("WithMaxQueueSize(%d) is below WithShards(%d): every shard needs at least one slot", c.queueSize, c.shards)
+		bad("%s is below WithShards(%d): every shard needs at least one slot", queueName, c.shards)
 	}
 	if c.idle != sink.IdleWake && c.idle != sink.IdlePoll {
 		bad("WithIdleMode(%v): must be sink.IdleWake or sink.IdlePoll", c.idle)
@@ -333,8 +341,8 @@ func (c config) settle(k kind) (settings, error) {
 		}
 	}
 	if c.queueSet && c.queueSize/shards > sink.MaxRingCapacity {
-		return settings{}, fmt.Errorf("%w: WithMaxQueueSize(%d): over %d shards that is %d items per shard, more than sink.MaxRingCapacity (%d)",
-			ErrInvalidOption, c.queueSize, shards, c.queueSize/shards, sink.MaxRingCapacity)
+		return settings{}, fmt.Errorf("%w: %s: over %d shards that is %d items per shard, more than sink.MaxRingCapacity (%d)",
+			ErrInvalidOption, queueName, shards, c.queueSize/shards, sink.MaxRingCapacity)
 	}
 
 	s := settings{
