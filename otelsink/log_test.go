@@ -312,7 +312,7 @@ func TestLogShutdownFromInsideExportReturnsAtOnce(t *testing.T) {
 
 func TestConcurrentOnEmitAndShutdownAccountForEveryRecord(t *testing.T) {
 	base := record(0)
-	for range 10 {
+	for range 3 {
 		exp := &logTestExporter{}
 		p := otelsink.NewLogProcessor(exp, otelsink.WithShards(4), otelsink.WithMaxQueueSize(64),
 			otelsink.WithMaxExportBatchSize(8), quiet)
@@ -334,7 +334,7 @@ func TestConcurrentOnEmitAndShutdownAccountForEveryRecord(t *testing.T) {
 				}
 			})
 		}
-		for emitted.Load() < 2000 {
+		for emitted.Load() < 1000 {
 			time.Sleep(time.Millisecond)
 		}
 		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,11 +1,11 @@
 package otelsink_test
 
-// A fault-injection soak: exporters that panic, call runtime.Goexit, block
+// A fault-injection soak of both processors: exporters that panic, call runtime.Goexit, block
 // past their ctx (ignoring it), return errors or are slow; ForceFlush and
 // Shutdown at random moments with live and ended ctxs; GOMAXPROCS 1 and 2.
 // After each round: exact accounting, no goroutine left, no wait unbounded.
 //
-//	go test -run Soak -soak 5m .
+//	go test -run Soak -soak 5m .   (each of the two soaks runs 5m)
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/goleak"
 
@@ -89,16 +91,35 @@ func (e *faultyExporter) draw() (faultKind, time.Duration) {
 }
 
 func (e *faultyExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	return e.export(ctx, len(spans))
+}
+
+func (e *faultyExporter) Export(ctx context.Context, records []sdklog.Record) error {
+	return e.export(ctx, len(records))
+}
+
+func (e *faultyExporter) ForceFlush(context.Context) error {
 	if e.inFlight.Add(1) > 1 {
 		e.overlapped.Store(true)
 	}
 	defer e.inFlight.Add(-1)
 	if e.shutdowns.Load() > 0 {
-		e.afterShutdown.Add(int64(len(spans)))
+		e.afterShutdown.Add(1)
+	}
+	return nil
+}
+
+func (e *faultyExporter) export(ctx context.Context, n int) error {
+	if e.inFlight.Add(1) > 1 {
+		e.overlapped.Store(true)
+	}
+	defer e.inFlight.Add(-1)
+	if e.shutdowns.Load() > 0 {
+		e.afterShutdown.Add(int64(n))
 	}
 	for {
 		m := e.maxBatch.Load()
-		if int64(len(spans)) <= m || e.maxBatch.CompareAndSwap(m, int64(len(spans))) {
+		if int64(n) <= m || e.maxBatch.CompareAndSwap(m, int64(n)) {
 			break
 		}
 	}
@@ -124,7 +145,7 @@ func (e *faultyExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadO
 		case <-t.C:
 		}
 	}
-	e.okSpans.Add(uint64(len(spans)))
+	e.okSpans.Add(uint64(n))
 	return nil
 }
 
@@ -165,7 +186,60 @@ func waitBounded(t *testing.T, what string, limit time.Duration, f func()) {
 	}
 }
 
-func TestSoakSpanProcessorUnderInjectedFaults(t *testing.T) {
+// soakTarget is a processor under the soak: emit hands it item i of
+// producer g and reports whether the processor must account for it.
+type soakTarget struct {
+	emit       func(g, i int, r *rand.Rand) bool
+	forceFlush func(context.Context) error
+	shutdown   func(context.Context) error
+	stats      func() otelsink.Stats
+}
+
+func spanTarget(t *testing.T, exp *faultyExporter, opts []otelsink.Option) soakTarget {
+	p, err := otelsink.New(exp, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return soakTarget{
+		emit: func(g, i int, r *rand.Rand) bool {
+			s := r.IntN(8) != 0
+			p.OnEnd(stub(g<<24|i, s))
+			return s
+		},
+		forceFlush: p.ForceFlush, shutdown: p.Shutdown, stats: p.Stats,
+	}
+}
+
+func logTarget(t *testing.T, exp *faultyExporter, opts []otelsink.Option) soakTarget {
+	p, err := otelsink.NewLog(exp, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := record(0)
+	return soakTarget{
+		emit: func(g, i int, r *rand.Rand) bool {
+			rec := base.Clone()
+			rec.SetBody(attribute.IntValue(g<<24 | i))
+			ctx := context.Background()
+			if r.IntN(8) == 0 {
+				c, cancel := context.WithCancel(ctx)
+				cancel()
+				ctx = c // an ended ctx does not stop a record
+			}
+			if err := p.OnEmit(ctx, &rec); err != nil {
+				t.Errorf("OnEmit: %v", err)
+			}
+			return true
+		},
+		forceFlush: p.ForceFlush, shutdown: p.Shutdown, stats: p.Stats,
+	}
+}
+
+func TestSoakSpanProcessorUnderInjectedFaults(t *testing.T) { soak(t, spanTarget) }
+
+func TestSoakLogProcessorUnderInjectedFaults(t *testing.T) { soak(t, logTarget) }
+
+func soak(t *testing.T, target func(*testing.T, *faultyExporter, []otelsink.Option) soakTarget) {
 	length := soakLength()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d, length %v", seed, length)
@@ -183,7 +257,7 @@ func TestSoakSpanProcessorUnderInjectedFaults(t *testing.T) {
 			exp.weights[k] = rng.IntN(10)
 		}
 		exp.weights[faultOK] += 5
-		n := soakRound(t, rng, exp)
+		n := soakRound(t, rng, exp, target)
 		ended += n.ended
 		if n.shutdownErr {
 			shutdownsWithCtxErr++
@@ -198,7 +272,7 @@ func TestSoakSpanProcessorUnderInjectedFaults(t *testing.T) {
 			t.Fatalf("round %d (GOMAXPROCS %d) failed", rounds, procs)
 		}
 	}
-	msg := fmt.Sprintf("%d rounds, %d sampled spans ended, %d Shutdowns ended by their ctx; exports:", rounds, ended, shutdownsWithCtxErr)
+	msg := fmt.Sprintf("%d rounds, %d items ended (sampled spans or records), %d Shutdowns ended by their ctx; exports:", rounds, ended, shutdownsWithCtxErr)
 	for k, n := range totals {
 		msg += fmt.Sprintf(" %s %d", faultNames[k], n)
 	}
@@ -212,7 +286,7 @@ type roundResult struct {
 
 // soakRound runs one processor through producers, random flushes and a
 // Shutdown at a random moment, and checks the accounting.
-func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter) roundResult {
+func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*testing.T, *faultyExporter, []otelsink.Option) soakTarget) roundResult {
 	t.Helper()
 	shards := 1 + rng.IntN(4)
 	batch := 1 + rng.IntN(32)
@@ -223,10 +297,7 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter) roundResult {
 		otelsink.WithMaxExportBatchSize(batch),
 		otelsink.WithExportTimeout([]time.Duration{0, time.Millisecond, 10 * time.Millisecond}[rng.IntN(3)]),
 	}
-	p, err := otelsink.New(exp, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := target(t, exp, opts)
 	var sampled atomic.Uint64
 	stop := make(chan struct{})
 	var producers, chaos sync.WaitGroup
@@ -240,9 +311,7 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter) roundResult {
 					return
 				default:
 				}
-				s := r.IntN(8) != 0
-				p.OnEnd(stub(g<<24|i, s))
-				if s {
+				if p.emit(g, i, r) {
 					sampled.Add(1)
 				}
 				if i%64 == 0 {
@@ -262,9 +331,9 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter) roundResult {
 				default:
 				}
 				ctx, cancel := soakCtx(r)
-				_ = p.ForceFlush(ctx)
+				_ = p.forceFlush(ctx)
 				cancel()
-				_ = p.Stats()
+				_ = p.stats()
 				time.Sleep(time.Duration(r.Int64N(int64(2 * time.Millisecond))))
 			}
 		})
@@ -283,11 +352,11 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter) roundResult {
 	second := make(chan error, 1)
 	waitBounded(t, "Shutdown", 15*time.Second, func() {
 		if rng.IntN(4) == 0 {
-			go func() { second <- p.Shutdown(context.Background()) }()
+			go func() { second <- p.shutdown(context.Background()) }()
 		} else {
 			second <- nil
 		}
-		shutErr = p.Shutdown(ctx)
+		shutErr = p.shutdown(ctx)
 	})
 	if stopEarly {
 		close(stop)
@@ -307,7 +376,7 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter) roundResult {
 			time.Sleep(100 * time.Microsecond)
 		}
 	})
-	st := p.Stats()
+	st := p.stats()
 	want := sampled.Load()
 	if got := st.Exported + st.Failed + st.Dropped; got != want {
 		t.Errorf("exported %d + failed %d + dropped %d = %d, ended %d (stats %+v)", st.Exported, st.Failed, st.Dropped, got, want, st)
