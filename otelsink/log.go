@@ -31,6 +31,7 @@ func (l logExporter) name() string                                        { retu
 
 // logKind is the log processor's part of the settings.
 var logKind = kind{
+	perShard:      DefaultLogQueuePerShard,
 	namePrefix:    "otelsink_log",
 	batchTimeout:  DefaultLogBatchTimeout,
 	envQueue:      EnvBLRPMaxQueueSize,

@@ -18,14 +18,22 @@ import (
 // Defaults of the options. The batch size, the export timeout and the batch
 // timeouts are the SDK's (sdktrace.DefaultMaxExportBatchSize,
 // DefaultExportTimeout and DefaultScheduleDelay; the log BatchProcessor's
-// 1 s export interval); the queue is the BatchSpanProcessor's whole queue
-// (2,048 items) for every P.
+// 1 s export interval).
 const (
-	// DefaultQueuePerShard is the default queue capacity of each shard. With
-	// the sink's default shard count, sink.DefaultShardsPerP (4) per P, the
-	// default total is 2,048 items per GOMAXPROCS: 4,096 on a 2-core
-	// machine, at most 16,384 (32 shards).
-	DefaultQueuePerShard = 512
+	// DefaultQueuePerShard is the default queue capacity of each shard of a
+	// SpanProcessor. A goroutine pushes into its home ring and, when that is
+	// full, the next one: with 1,024 spans per ring, one goroutine alone
+	// can fill 2,048 slots, the BatchSpanProcessor's whole queue. With the
+	// sink's default shard count, sink.DefaultShardsPerP (4) per P, the
+	// default total is 4,096 spans per GOMAXPROCS: 8,192 on a 2-core
+	// machine, at most 32,768 (32 shards). A slot holds the span's interface
+	// value (16 bytes) and the ring's 8-byte sequence number.
+	DefaultQueuePerShard = 1024
+	// DefaultLogQueuePerShard is the default queue capacity of each shard
+	// of a LogProcessor: 512 records, 2,048 per GOMAXPROCS. A slot holds a
+	// whole sdklog.Record (584 bytes with go1.26 on amd64) and is allocated
+	// up front, so a shard's ring takes about 300 KB: 2.4 MB at 8 shards.
+	DefaultLogQueuePerShard = 512
 	// DefaultMaxExportBatchSize is the most items handed to one export
 	// call, the SDK's default.
 	DefaultMaxExportBatchSize = 512
@@ -74,7 +82,7 @@ type LogOption = Option
 // config is the options as given, before validation.
 type config struct {
 	name          string
-	queueSize     int // 0: DefaultQueuePerShard × shards
+	queueSize     int // 0: the kind's default per shard × shards
 	queueSet      bool
 	queueEnv      string // the variable queueSize came from; "" for the option
 	batchSize     int
@@ -102,8 +110,8 @@ type config struct {
 // and size is below the default shard count, the shard count becomes size.
 // size must be at least 1, at least the shard count given to WithShards, and
 // at most sink.MaxRingCapacity per shard. Default: OTEL_BSP_MAX_QUEUE_SIZE
-// (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set, else
-// [DefaultQueuePerShard] per shard.
+// (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set, else [DefaultQueuePerShard]
+// ([DefaultLogQueuePerShard] for logs) per shard.
 func WithMaxQueueSize(size int) Option {
 	return func(c *config) { c.queueSize, c.queueSet = size, true }
 }
@@ -193,6 +201,7 @@ func WithName(name string) Option {
 // kind is what differs between the span and the log processor's settings.
 type kind struct {
 	namePrefix   string
+	perShard     int // the default queue per shard
 	batchTimeout time.Duration
 	envQueue     string
 	envBatch     string
@@ -348,7 +357,7 @@ func (c config) settle(k kind) (settings, error) {
 	s := settings{
 		name:          c.name,
 		shards:        shards,
-		perShard:      DefaultQueuePerShard,
+		perShard:      k.perShard,
 		batchSize:     DefaultMaxExportBatchSize,
 		exportTimeout: DefaultExportTimeout,
 		batchTimeout:  k.batchTimeout,

@@ -86,7 +86,7 @@ func TestEnvironmentVariables(t *testing.T) {
 		{"sizes below 1 are reported and ignored", logKind, map[string]string{
 			EnvBLRPMaxQueueSize: "0", EnvBLRPMaxExportBatchSize: "-4",
 		}, []Option{WithShards(2)}, func(t *testing.T, s settings) {
-			require.Equal(t, DefaultQueuePerShard, s.perShard)
+			require.Equal(t, DefaultLogQueuePerShard, s.perShard)
 			require.Equal(t, DefaultMaxExportBatchSize, s.batchSize)
 		}, 2},
 		{"a zero duration: taken for spans (the BSP takes it), ignored for logs", spanKind, map[string]string{

@@ -185,6 +185,7 @@ func (*noCopy) Unlock() {}
 
 // spanKind is the span processor's part of the settings.
 var spanKind = kind{
+	perShard:      DefaultQueuePerShard,
 	namePrefix:    "otelsink",
 	batchTimeout:  DefaultBatchTimeout,
 	envQueue:      EnvBSPMaxQueueSize,
