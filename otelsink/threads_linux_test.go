@@ -119,8 +119,9 @@ func BenchmarkOnEmitThreads(b *testing.B) {
 		{"otelsink-1024-per-shard", func(e sdklog.Exporter) sdklog.Processor {
 			return otelsink.NewLogProcessor(e, quiet, otelsink.WithMaxQueueSize(1024*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
 		}},
-		{"otelsink-2-shards", func(e sdklog.Exporter) sdklog.Processor {
-			return otelsink.NewLogProcessor(e, quiet, otelsink.WithShards(2), otelsink.WithMaxQueueSize(4096))
+		{"otelsink-2-per-P-1024-per-shard", func(e sdklog.Exporter) sdklog.Processor {
+			n := 2 * runtime.GOMAXPROCS(0)
+			return otelsink.NewLogProcessor(e, quiet, otelsink.WithShards(n), otelsink.WithMaxQueueSize(1024*n))
 		}},
 	}
 	for _, goroutines := range []int{1, 16, 64} {
