@@ -32,6 +32,8 @@ func (l logExporter) name() string                                        { retu
 // logKind is the log processor's part of the settings.
 var logKind = kind{
 	perShard:      DefaultLogQueuePerShard,
+	shardsPerP:    DefaultLogShardsPerP,
+	maxShards:     DefaultLogMaxShards,
 	namePrefix:    "otelsink_log",
 	batchTimeout:  DefaultLogBatchTimeout,
 	envQueue:      EnvBLRPMaxQueueSize,

@@ -30,10 +30,20 @@ const (
 	// value (16 bytes) and the ring's 8-byte sequence number.
 	DefaultQueuePerShard = 1024
 	// DefaultLogQueuePerShard is the default queue capacity of each shard
-	// of a LogProcessor: 512 records, 2,048 per GOMAXPROCS. A slot holds a
-	// whole sdklog.Record (584 bytes with go1.26 on amd64) and is allocated
-	// up front, so a shard's ring takes about 300 KB: 2.4 MB at 8 shards.
-	DefaultLogQueuePerShard = 512
+	// of a LogProcessor, which has [DefaultLogShardsPerP] shards per P by
+	// default (at most [DefaultLogMaxShards]): one goroutine alone can fill
+	// 2,048 slots, the log BatchProcessor's whole queue, and the total is
+	// 2,048 records per GOMAXPROCS. A slot holds a whole sdklog.Record (584
+	// bytes with go1.26 on amd64) and is allocated up front: a shard's ring
+	// takes about 600 KB, 2.4 MB on a 2-core machine, at most 9.7 MB.
+	DefaultLogQueuePerShard = 1024
+	// DefaultLogShardsPerP and DefaultLogMaxShards give a LogProcessor's
+	// default shard count, DefaultLogShardsPerP × GOMAXPROCS clamped to [1,
+	// DefaultLogMaxShards]: half the span processor's, with rings twice as
+	// long, for the same memory. A record's OnEmit is dominated by copying
+	// the record, not by contention for a ring.
+	DefaultLogShardsPerP = 2
+	DefaultLogMaxShards  = 16
 	// DefaultMaxExportBatchSize is the most items handed to one export
 	// call, the SDK's default.
 	DefaultMaxExportBatchSize = 512
@@ -152,9 +162,10 @@ func WithBatchTimeout(timeout time.Duration) Option {
 }
 
 // WithShards sets the number of rings, each with its own drain worker
-// (sink.Config.Shards). It must be in [1, sink.MaxShards]. Default: the
-// sink's, sink.DefaultShardsPerP × GOMAXPROCS clamped to [1,
-// sink.DefaultMaxShards].
+// (sink.Config.Shards). It must be in [1, sink.MaxShards]. Default: for
+// spans the sink's, sink.DefaultShardsPerP × GOMAXPROCS clamped to [1,
+// sink.DefaultMaxShards]; for logs [DefaultLogShardsPerP] × GOMAXPROCS
+// clamped to [1, DefaultLogMaxShards].
 func WithShards(n int) Option {
 	return func(c *config) { c.shards, c.shardsSet = n, true }
 }
@@ -202,6 +213,8 @@ func WithName(name string) Option {
 type kind struct {
 	namePrefix   string
 	perShard     int // the default queue per shard
+	shardsPerP   int // the default shard count per GOMAXPROCS...
+	maxShards    int // ...clamped to [1, maxShards]
 	batchTimeout time.Duration
 	envQueue     string
 	envBatch     string
@@ -344,7 +357,7 @@ func (c config) settle(k kind) (settings, error) {
 	}
 	shards := c.shards
 	if !c.shardsSet {
-		shards = min(max(sink.DefaultShardsPerP*runtime.GOMAXPROCS(0), 1), sink.DefaultMaxShards)
+		shards = min(max(k.shardsPerP*runtime.GOMAXPROCS(0), 1), k.maxShards)
 		if c.queueSet {
 			shards = min(shards, c.queueSize)
 		}

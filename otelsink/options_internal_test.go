@@ -5,6 +5,7 @@ package otelsink
 // ignored. (Goroutine leaks are checked by the package's TestMain.)
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -47,8 +48,10 @@ func TestEnvironmentVariables(t *testing.T) {
 			require.Equal(t, DefaultExportTimeout, s.exportTimeout)
 			require.Equal(t, 5*time.Second, s.batchTimeout, "the BSP's schedule delay")
 		}, 0},
-		{"log defaults", logKind, nil, []Option{WithShards(2)}, func(t *testing.T, s settings) {
+		{"log defaults", logKind, nil, nil, func(t *testing.T, s settings) {
 			require.Equal(t, time.Second, s.batchTimeout, "the log BatchProcessor's export interval")
+			require.Equal(t, min(DefaultLogShardsPerP*runtime.GOMAXPROCS(0), DefaultLogMaxShards), s.shards)
+			require.Equal(t, DefaultLogQueuePerShard, s.perShard)
 		}, 0},
 		{"every BSP variable", spanKind, map[string]string{
 			EnvBSPMaxQueueSize: "64", EnvBSPMaxExportBatchSize: "8", EnvBSPExportTimeout: "1500", EnvBSPScheduleDelay: "250",

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // spanT is what the sink carries: the span as OnEnd received it.
@@ -186,6 +188,8 @@ func (*noCopy) Unlock() {}
 // spanKind is the span processor's part of the settings.
 var spanKind = kind{
 	perShard:      DefaultQueuePerShard,
+	shardsPerP:    sink.DefaultShardsPerP,
+	maxShards:     sink.DefaultMaxShards,
 	namePrefix:    "otelsink",
 	batchTimeout:  DefaultBatchTimeout,
 	envQueue:      EnvBSPMaxQueueSize,

@@ -105,7 +105,9 @@ func BenchmarkSpanThreads(b *testing.B) {
 // BenchmarkOnEmitThreads: the log processors' OnEmit on a record made once
 // (by a LoggerProvider, two attributes), from locked threads, with a no-op
 // exporter: otelsink's LogProcessor against sdklog.NewBatchProcessor, both
-// with their defaults, at 1, 16 and 64 goroutines.
+// with their defaults, at 1, 16 and 64 goroutines; and otelsink with the
+// span processor's shape (4 shards per P of 512), for the choice of the
+// log defaults.
 //
 //	go test -run '^$' -bench 'OnEmitThreads' -benchtime=10000x -count=10 .
 func BenchmarkOnEmitThreads(b *testing.B) {
@@ -116,12 +118,9 @@ func BenchmarkOnEmitThreads(b *testing.B) {
 	}{
 		{"otelsink", func(e sdklog.Exporter) sdklog.Processor { return otelsink.NewLogProcessor(e, quiet) }},
 		{"batchprocessor", func(e sdklog.Exporter) sdklog.Processor { return sdklog.NewBatchProcessor(e) }},
-		{"otelsink-1024-per-shard", func(e sdklog.Exporter) sdklog.Processor {
-			return otelsink.NewLogProcessor(e, quiet, otelsink.WithMaxQueueSize(1024*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
-		}},
-		{"otelsink-2-per-P-1024-per-shard", func(e sdklog.Exporter) sdklog.Processor {
-			n := 2 * runtime.GOMAXPROCS(0)
-			return otelsink.NewLogProcessor(e, quiet, otelsink.WithShards(n), otelsink.WithMaxQueueSize(1024*n))
+		{"otelsink-4-per-P-512-per-shard", func(e sdklog.Exporter) sdklog.Processor {
+			n := 4 * runtime.GOMAXPROCS(0)
+			return otelsink.NewLogProcessor(e, quiet, otelsink.WithShards(n), otelsink.WithMaxQueueSize(512*n))
 		}},
 	}
 	for _, goroutines := range []int{1, 16, 64} {
@@ -161,8 +160,8 @@ func BenchmarkExportedShare(b *testing.B) {
 		{"otelsink-shards=1", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
 			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithShards(1), otelsink.WithMaxQueueSize(4096))
 		}},
-		{"otelsink-1024-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
-			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(1024*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
+		{"otelsink-512-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(512*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
 		}},
 		{"otelsink-2048-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
 			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(2048*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
