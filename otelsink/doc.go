@@ -126,15 +126,15 @@
 // Measured side by side with the SDK's processors on a shared 2-core VM (the
 // README has the tables, the load averages and the commands):
 //
-//   - OnEnd costs 26 to 31 ns of CPU per span from 1 to 256 goroutines and
-//     allocates nothing; the BatchSpanProcessor's 21 to 47 ns, so about
-//     0.65 times the BSP's at 64 goroutines, not the half that was the goal:
-//     two Ps never contend much for the BSP's one channel.
-//   - OnEmit costs about as much as the log BatchProcessor's (85 to 95 ns of
-//     CPU per record at 1 to 64 goroutines): both are dominated by copying
-//     the 584-byte record (Clone, then into the queue), which a lock-free
-//     queue does not remove. It allocates nothing for a record whose
-//     attributes fit inline.
+//   - OnEnd costs 26 to 41 ns of CPU per span from 1 to 256 goroutines and
+//     allocates nothing; the BatchSpanProcessor's 21 to 47 ns. Runs at 64
+//     goroutines put it between 0.65 and 1.2 times the BSP's: two Ps never
+//     contend much for the BSP's one channel.
+//   - OnEmit costs somewhat more than the log BatchProcessor's on 2 cores
+//     (medians of 89 to 117 ns of CPU per record at 1 to 64 goroutines,
+//     against 73 to 86 ns): both are dominated by copying the 584-byte
+//     record (Clone, then into the queue), which a lock-free queue does not
+//     remove. It allocates nothing for a record whose attributes fit inline.
 //   - A whole span (Start and End through a TracerProvider) costs 0.9 to
 //     1.3 µs of CPU with either processor; a CPU profile puts OnEnd at a
 //     few percent of it. The SDK's span creation dominates.
