@@ -135,7 +135,7 @@ func (e *faultyExporter) export(ctx context.Context, n int) error {
 	case faultGoexit:
 		runtime.Goexit()
 	case faultBlockIgnoringCtx:
-		time.Sleep(d)
+		time.Sleep(15 * d) // long enough to tell a Shutdown that waits for it
 	case faultBlockHonouringCtx:
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -349,6 +349,7 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*t
 	ctx, cancel := soakCtx(rng)
 	defer cancel()
 	var shutErr error
+	var took, limit time.Duration
 	second := make(chan error, 1)
 	waitBounded(t, "Shutdown", 15*time.Second, func() {
 		if rng.IntN(4) == 0 {
@@ -356,8 +357,19 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*t
 		} else {
 			second <- nil
 		}
+		start := time.Now()
+		limit = 100 * time.Millisecond // scheduling slack on a loaded machine
+		if d, ok := ctx.Deadline(); ok {
+			limit += max(0, d.Sub(start))
+		}
 		shutErr = p.shutdown(ctx)
+		took = time.Since(start)
 	})
+	// Shutdown returns when its ctx ends, even while the exporter ignores
+	// its ctx (for up to 15 × maxBlock, longer than the slack).
+	if took > limit {
+		t.Errorf("Shutdown took %v, its ctx ended after %v", took, limit-100*time.Millisecond)
+	}
 	if stopEarly {
 		close(stop)
 		producers.Wait()
