@@ -42,6 +42,10 @@ func TestShutdownFromInsideExportSpansReturnsAtOnceAndALaterShutdownWorks(t *tes
 		if exp.exports.Load() != 1 {
 			return nil
 		}
+		if err := p.ForceFlush(ctx); !errors.Is(err, sink.ErrCalledFromDrain) {
+			inner <- fmt.Errorf("ForceFlush with the export's ctx returned %v", err)
+			return nil
+		}
 		res := make(chan error, 1)
 		go func() { res <- p.Shutdown(ctx) }()
 		select {
