@@ -23,7 +23,8 @@ const cacheBlock = 128
 // exporter is what the core needs of a span or log exporter.
 type exporter[T any] interface {
 	export(ctx context.Context, batch []T) error
-	forceFlush(ctx context.Context) error // nil for span exporters, which have none
+	forceFlush(ctx context.Context) error
+	flushes() bool // whether forceFlush does anything: false for span exporters, which have none
 	shutdown(ctx context.Context) error
 	name() string // for reports: the exporter's type
 }
@@ -164,15 +165,45 @@ func (c *core[T]) forceFlush(ctx context.Context) error {
 	return join(reported, c.flushExporter(ctx))
 }
 
-// flushExporter calls the exporter's ForceFlush, if it has one, serialised
-// with the exports, unless the exporter is shut down.
+// flushExporter calls the exporter's ForceFlush, if it has one (log
+// exporters), serialised with the exports, unless the exporter is shut
+// down. It returns ctx.Err() when ctx ends first, even if an export in
+// progress or the exporter's ForceFlush ignores ctx.
 func (c *core[T]) flushExporter(ctx context.Context) error {
-	c.exportMu.Lock()
-	defer c.exportMu.Unlock()
-	if c.exporterDown {
+	if !c.exp.flushes() {
 		return nil
 	}
-	return c.exp.forceFlush(ctx)
+	return untilDone(ctx, func() error {
+		c.exportMu.Lock()
+		defer c.exportMu.Unlock()
+		if c.exporterDown {
+			return nil
+		}
+		return c.exp.forceFlush(ctx)
+	})
+}
+
+// untilDone runs f on another goroutine and returns its error, or ctx.Err()
+// when ctx ends first; an error f returns after that goes to otel.Handle.
+// The goroutine lives as long as f runs.
+func untilDone(ctx context.Context, f func() error) error {
+	done := make(chan error) // unbuffered: a send succeeds only while we wait
+	go func() {
+		err := f()
+		select {
+		case done <- err:
+		case <-ctx.Done(): // the caller has given up, or is about to
+			if err != nil {
+				otel.Handle(err)
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (c *core[T]) shutdownCalled(ctx context.Context) error {
@@ -229,7 +260,9 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 		return join(sinkErr, regErr)
 	}
 	atomic.StoreUint32(&c.drained, 1)
-	return join(sinkErr, c.shutdownExporter(ctx), regErr)
+	// The counts are final; only the exporter's ForceFlush and Shutdown are
+	// left, and an exporter that ignores ctx must not keep Shutdown waiting.
+	return join(sinkErr, untilDone(ctx, func() error { return c.shutdownExporter(ctx) }), regErr)
 }
 
 // settle makes the counts final after Shutdown's ctx ended with an export

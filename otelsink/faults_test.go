@@ -282,3 +282,35 @@ func TestForceFlushAfterShutdownReturnsNilEvenWithAnEndedCtx(t *testing.T) {
 	cancel()
 	require.NoError(t, p.ForceFlush(ctx))
 }
+
+// slowShutdownExporter's Shutdown ignores its ctx and takes hold.
+type slowShutdownExporter struct {
+	*testExporter
+	hold time.Duration
+}
+
+func (e slowShutdownExporter) Shutdown(ctx context.Context) error {
+	time.Sleep(e.hold)
+	return e.testExporter.Shutdown(ctx)
+}
+
+func TestShutdownHonoursCtxWhenTheExportersShutdownIgnoresIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errs := recordErrors(t)
+		exp := slowShutdownExporter{newTestExporter(), time.Hour}
+		exp.shutdownErr = errors.New("late shutdown error")
+		p := otelsink.NewSpanProcessor(exp)
+		p.OnEnd(stub(0, true))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		require.Equal(t, context.DeadlineExceeded, p.Shutdown(ctx))
+		require.Equal(t, time.Second, time.Since(start))
+		requireAccounted(t, p, 1)
+		require.Equal(t, uint64(1), p.Stats().Exported, "the drain had finished: the counts are final")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.Equal(t, int32(1), exp.shutdowns.Load())
+		require.Len(t, errs.all(), 1, "the exporter's late error goes to otel.Handle")
+	})
+}

@@ -26,6 +26,7 @@ type logExporter struct{ e sdklog.Exporter }
 
 func (l logExporter) export(ctx context.Context, b []sdklog.Record) error { return l.e.Export(ctx, b) }
 func (l logExporter) forceFlush(ctx context.Context) error                { return l.e.ForceFlush(ctx) }
+func (logExporter) flushes() bool                                         { return true }
 func (l logExporter) shutdown(ctx context.Context) error                  { return l.e.Shutdown(ctx) }
 func (l logExporter) name() string                                        { return fmt.Sprintf("%T", l.e) }
 

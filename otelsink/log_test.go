@@ -369,3 +369,33 @@ func TestLogProcessorNamesAndEnabled(t *testing.T) {
 	require.NoError(t, p.Shutdown(context.Background()))
 	require.Zero(t, p.Stats().Dropped)
 }
+
+// blockingFlushExporter's ForceFlush ignores its ctx and blocks until
+// release is closed.
+type blockingFlushExporter struct {
+	*logTestExporter
+	release chan struct{}
+}
+
+func (e blockingFlushExporter) ForceFlush(ctx context.Context) error {
+	<-e.release
+	return e.logTestExporter.ForceFlush(ctx)
+}
+
+func TestLogForceFlushHonoursCtxWhenTheExportersForceFlushIgnoresIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp := blockingFlushExporter{&logTestExporter{}, make(chan struct{})}
+		p := otelsink.NewLogProcessor(exp)
+		r := record(0)
+		require.NoError(t, p.OnEmit(context.Background(), &r))
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		require.Equal(t, context.DeadlineExceeded, p.ForceFlush(ctx))
+		require.Equal(t, 200*time.Millisecond, time.Since(start))
+		require.Len(t, exp.got(), 1, "the record was exported before the exporter's ForceFlush")
+		close(exp.release)
+		require.NoError(t, p.Shutdown(context.Background()))
+		exp.checkContract(t)
+	})
+}

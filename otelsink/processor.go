@@ -35,6 +35,7 @@ type spanExporter struct{ e sdktrace.SpanExporter }
 
 func (s spanExporter) export(ctx context.Context, b []spanT) error { return s.e.ExportSpans(ctx, b) }
 func (spanExporter) forceFlush(context.Context) error              { return nil }
+func (spanExporter) flushes() bool                                 { return false }
 func (s spanExporter) shutdown(ctx context.Context) error          { return s.e.Shutdown(ctx) }
 func (s spanExporter) name() string                                { return fmt.Sprintf("%T", s.e) }
 
