@@ -109,7 +109,8 @@ func (p *LogProcessor) OnEmit(_ context.Context, record *sdklog.Record) error {
 // ForceFlush returns once every record emitted (OnEmit returned) before the
 // call has been handed to the exporter and that Export call has returned,
 // and the exporter's ForceFlush has returned. It returns ctx.Err() when ctx
-// ends first, and an error wrapping the last export error when Export calls
+// ends first (also while the exporter's ForceFlush, ignoring ctx, still
+// runs), and an error wrapping the last export error when Export calls
 // failed since the previous ForceFlush reported, joined with the exporter's
 // ForceFlush error. After Shutdown began it does nothing and returns nil.
 // See [SpanProcessor.ForceFlush].

@@ -124,7 +124,8 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error { return p.c.force
 // then calls the exporter's Shutdown with ctx. It returns nil when all of
 // that succeeded, the exporter's Shutdown error otherwise (joined with that
 // of unregistering the metric callbacks), and ctx.Err() when ctx ended
-// first.
+// first, also while the exporter's Shutdown, ignoring ctx, still runs (its
+// error then goes to otel.Handle).
 //
 // When ctx ends first, Shutdown returns at once, even when the exporter
 // ignores the ctx of the export in progress (whose ctx is cancelled), and
