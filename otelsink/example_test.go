@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -34,4 +37,32 @@ func Example() {
 	// Output:
 	// exported: 3
 	// after Shutdown: exported 3 dropped 0
+}
+
+// stdoutExporter prints the body of each record it exports.
+type stdoutExporter struct{}
+
+func (stdoutExporter) Export(_ context.Context, records []sdklog.Record) error {
+	for _, r := range records {
+		fmt.Println("exported:", r.Body().AsString())
+	}
+	return nil
+}
+func (stdoutExporter) ForceFlush(context.Context) error { return nil }
+func (stdoutExporter) Shutdown(context.Context) error   { return nil }
+
+// The log processor goes where sdklog.NewBatchProcessor would.
+func ExampleNewLogProcessor() {
+	processor := otelsink.NewLogProcessor(stdoutExporter{}, otelsink.WithShards(1))
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(processor))
+
+	var r log.Record
+	r.SetBody(attribute.StringValue("hello"))
+	lp.Logger("example").Emit(context.Background(), r) // OnEmit: a copy pushed into a ring
+
+	_ = lp.Shutdown(context.Background()) // drains, flushes and shuts the exporter down
+	fmt.Println("after Shutdown: exported", processor.Stats().Exported)
+	// Output:
+	// exported: hello
+	// after Shutdown: exported 1
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -13,30 +13,39 @@ import (
 	"github.com/shardedsink/shardedsink/otelsink"
 )
 
-// droppedPoints collects the reader and returns the data points of the
-// dropped-spans counter.
-func droppedPoints(t *testing.T, r *sdkmetric.ManualReader) []metricdata.DataPoint[int64] {
+// points collects the reader and returns, for each instrument of the
+// processor's scope, its data points keyed by their error.type attribute
+// ("" when absent), and the instrument's unit.
+func points(t *testing.T, r *sdkmetric.ManualReader, component string) map[string]map[string]int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, r.Collect(context.Background(), &rm))
+	out := map[string]map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != otelsink.ScopeName {
 			continue
 		}
 		for _, m := range sm.Metrics {
-			if m.Name == otelsink.DroppedMetric {
-				require.Equal(t, "{span}", m.Unit)
-				sum, ok := m.Data.(metricdata.Sum[int64])
-				require.True(t, ok, "an Int64ObservableCounter collects as a Sum[int64], got %T", m.Data)
-				require.True(t, sum.IsMonotonic)
-				return sum.DataPoints
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			require.True(t, ok, "%s collects as a Sum[int64], got %T", m.Name, m.Data)
+			byType := map[string]int64{}
+			for _, dp := range sum.DataPoints {
+				name, _ := dp.Attributes.Value("otel.component.name")
+				if name.AsString() != component {
+					continue
+				}
+				et, _ := dp.Attributes.Value("error.type")
+				byType[et.AsString()] = dp.Value
+			}
+			if len(byType) > 0 {
+				out[m.Name+" "+m.Unit] = byType
 			}
 		}
 	}
-	return nil
+	return out
 }
 
-func TestTheMeterProviderSeesTheDroppedSpans(t *testing.T) {
+func TestTheMeterProviderSeesTheSemanticConventionMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
@@ -54,23 +63,49 @@ func TestTheMeterProviderSeesTheDroppedSpans(t *testing.T) {
 	p := otelsink.NewSpanProcessor(exp, otelsink.WithName("api"), otelsink.WithMeterProvider(mp),
 		otelsink.WithShards(1), otelsink.WithMaxQueueSize(4), otelsink.WithMaxExportBatchSize(1), quiet)
 
-	points := droppedPoints(t, reader)
-	require.Len(t, points, 1)
-	require.Zero(t, points[0].Value)
+	require.Equal(t, map[string]map[string]int64{
+		"otel.sdk.processor.span.processed {span}":      {"": 0, "queue_full": 0, "export_failed": 0, "shutdown": 0},
+		"otel.sdk.processor.span.queue.size {span}":     {"": 0},
+		"otel.sdk.processor.span.queue.capacity {span}": {"": 4},
+	}, points(t, reader, "api"))
 
 	p.OnEnd(stub(0, true))
 	<-started
 	for i := range 10 {
 		p.OnEnd(stub(1+i, true))
 	}
-	points = droppedPoints(t, reader)
-	require.Len(t, points, 1)
-	require.Equal(t, int64(6), points[0].Value)
-	name, ok := points[0].Attributes.Value(attribute.Key("otel.component.name"))
-	require.True(t, ok)
-	require.Equal(t, "api", name.AsString())
+	require.Equal(t, map[string]map[string]int64{
+		"otel.sdk.processor.span.processed {span}":      {"": 0, "queue_full": 6, "export_failed": 0, "shutdown": 0},
+		"otel.sdk.processor.span.queue.size {span}":     {"": 4},
+		"otel.sdk.processor.span.queue.capacity {span}": {"": 4},
+	}, points(t, reader, "api"))
 
 	close(release)
+	require.NoError(t, p.ForceFlush(context.Background()))
+	require.Equal(t, map[string]int64{"": 5, "queue_full": 6, "export_failed": 0, "shutdown": 0},
+		points(t, reader, "api")["otel.sdk.processor.span.processed {span}"])
 	require.NoError(t, p.Shutdown(context.Background()))
-	require.Empty(t, droppedPoints(t, reader), "Shutdown unregisters the callback")
+	require.Empty(t, points(t, reader, "api"), "Shutdown unregisters the callback")
+}
+
+func TestTheGlobalMeterProviderIsUsedWhenTheSDKsSwitchIsOn(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
+	prev := otel.GetMeterProvider()
+	otel.SetMeterProvider(mp)
+	defer otel.SetMeterProvider(prev)
+
+	p := otelsink.NewSpanProcessor(newTestExporter(), otelsink.WithName("off"))
+	require.Empty(t, points(t, reader, "off"), "no metrics while the switch is off")
+	require.NoError(t, p.Shutdown(context.Background()))
+
+	t.Setenv("OTEL_GO_X_OBSERVABILITY", "True")
+	p = otelsink.NewSpanProcessor(newTestExporter(), otelsink.WithName("on"), otelsink.WithShards(2), otelsink.WithMaxQueueSize(8))
+	p.OnEnd(stub(0, true))
+	require.NoError(t, p.ForceFlush(context.Background()))
+	got := points(t, reader, "on")
+	require.Equal(t, int64(1), got["otel.sdk.processor.span.processed {span}"][""])
+	require.Equal(t, int64(8), got["otel.sdk.processor.span.queue.capacity {span}"][""])
+	require.NoError(t, p.Shutdown(context.Background()))
 }

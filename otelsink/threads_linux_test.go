@@ -1,13 +1,18 @@
 package otelsink_test
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/sys/unix"
+
+	"github.com/shardedsink/shardedsink/otelsink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // threadCPU returns the CPU time that the calling OS thread has used, in
@@ -30,7 +35,11 @@ func threadCPU(b *testing.B) int64 {
 // ns/op, which testing computes as the wall time over b.N, is the wall time
 // per span of one goroutine (B/op and allocs/op are likewise per goroutine
 // span, so per G spans: read allocs/span instead).
-func runThreads(b *testing.B, goroutines int, op func(g int)) {
+func runThreads(b *testing.B, goroutines int, op func(g int)) { runItems(b, goroutines, "span", op) }
+
+// runItems is runThreads with the metrics named per unit ("span",
+// "record").
+func runItems(b *testing.B, goroutines int, unit string, op func(g int)) {
 	cpu := make([]int64, goroutines)
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
@@ -65,10 +74,10 @@ func runThreads(b *testing.B, goroutines int, op func(g int)) {
 	for _, c := range cpu {
 		sum += c
 	}
-	spans := float64(b.N) * float64(goroutines)
-	b.ReportMetric(float64(sum)/spans, "cpu-ns/span")
-	b.ReportMetric(spans/wall.Seconds(), "spans/s")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/spans, "allocs/span")
+	items := float64(b.N) * float64(goroutines)
+	b.ReportMetric(float64(sum)/items, "cpu-ns/"+unit)
+	b.ReportMetric(items/wall.Seconds(), unit+"s/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/items, "allocs/"+unit)
 }
 
 // BenchmarkOnEndThreads: OnEnd on spans made once, from locked threads.
@@ -91,4 +100,88 @@ func BenchmarkSpanThreads(b *testing.B) {
 		runThreads(b, goroutines, func(int) { op() })
 		finish(b, p, tp, exp, int64(b.N)*int64(goroutines))
 	})
+}
+
+// BenchmarkOnEmitThreads: the log processors' OnEmit on a record made once
+// (by a LoggerProvider, two attributes), from locked threads, with a no-op
+// exporter: otelsink's LogProcessor against sdklog.NewBatchProcessor, both
+// with their defaults, at 1, 16 and 64 goroutines; and otelsink with the
+// span processor's shape (4 shards per P of 512), for the choice of the
+// log defaults.
+//
+//	go test -run '^$' -bench 'OnEmitThreads' -benchtime=10000x -count=10 .
+func BenchmarkOnEmitThreads(b *testing.B) {
+	rec := record(0)
+	impls := []struct {
+		name string
+		make func(sdklog.Exporter) sdklog.Processor
+	}{
+		{"otelsink", func(e sdklog.Exporter) sdklog.Processor { return otelsink.NewLogProcessor(e, quiet) }},
+		{"batchprocessor", func(e sdklog.Exporter) sdklog.Processor { return sdklog.NewBatchProcessor(e) }},
+		{"otelsink-4-per-P-512-per-shard", func(e sdklog.Exporter) sdklog.Processor {
+			n := 4 * runtime.GOMAXPROCS(0)
+			return otelsink.NewLogProcessor(e, quiet, otelsink.WithShards(n), otelsink.WithMaxQueueSize(512*n))
+		}},
+	}
+	for _, goroutines := range []int{1, 16, 64} {
+		b.Run("g="+itoa(goroutines), func(b *testing.B) {
+			for _, im := range impls {
+				b.Run("impl="+im.name, func(b *testing.B) {
+					exp := &countingLogExporter{}
+					p := im.make(exp)
+					ctx := context.Background()
+					// Each goroutine emits its own record, reused as the
+					// SDK reuses its records: OnEmit must copy it.
+					recs := make([]sdklog.Record, goroutines)
+					for g := range recs {
+						recs[g] = rec.Clone()
+					}
+					runItems(b, goroutines, "record", func(g int) { _ = p.OnEmit(ctx, &recs[g]) })
+					finishLog(b, p, exp, int64(b.N)*int64(goroutines))
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkExportedShare: the share of whole spans exported, and the CPU per
+// span, with the processor's defaults and with the settings that could
+// raise the share, at 1 and 64 goroutines, no-op exporter: where the
+// spans that are not exported are lost, and what buys them back.
+//
+//	go test -run '^$' -bench 'ExportedShare' -benchtime=10000x -count=5 .
+func BenchmarkExportedShare(b *testing.B) {
+	variants := []impl{
+		{"bsp", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor { return sdktrace.NewBatchSpanProcessor(e) }},
+		{"otelsink", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor { return otelsink.NewSpanProcessor(e, quiet) }},
+		{"otelsink-shards=2", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithShards(2), otelsink.WithMaxQueueSize(4096))
+		}},
+		{"otelsink-shards=1", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithShards(1), otelsink.WithMaxQueueSize(4096))
+		}},
+		{"otelsink-512-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(512*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
+		}},
+		{"otelsink-2048-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(2048*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
+		}},
+		{"otelsink-poll", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithIdleMode(sink.IdlePoll))
+		}},
+	}
+	for _, goroutines := range []int{1, 64} {
+		b.Run("g="+itoa(goroutines), func(b *testing.B) {
+			for _, im := range variants {
+				b.Run("impl="+im.name, func(b *testing.B) {
+					exp := &countingExporter{}
+					p := im.make(exp)
+					tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+					op := tracerOp(tp.Tracer("bench"))
+					runThreads(b, goroutines, func(int) { op() })
+					finish(b, p, tp, exp, int64(b.N)*int64(goroutines))
+				})
+			}
+		})
+	}
 }
