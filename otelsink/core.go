@@ -254,8 +254,11 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 				otel.Handle(err)
 			}
 		}()
-		if sinkErr == nil {
-			sinkErr = ctx.Err()
+		// The SDK's contract: a Shutdown cut short by its ctx returns
+		// ctx.Err() itself (the sink's error wraps it with the count left,
+		// which Stats already reports as dropped).
+		if err := ctx.Err(); err != nil || sinkErr == nil {
+			sinkErr = err
 		}
 		return join(sinkErr, regErr)
 	}

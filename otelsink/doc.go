@@ -52,9 +52,10 @@
 // A variable that is not an integer, or that the processor cannot take (a
 // size below 1, a negative duration; for logs a zero duration, which the log
 // BatchProcessor ignores too), is reported to otel.Handle and ignored. An
-// option always wins over its variable. The batch timeout is validated and
-// kept; it takes effect once the sink batches by time (sink.Config.MaxDelay),
-// and until then a worker exports what it finds at once.
+// option always wins over its variable. The batch timeout is the sink's
+// size-or-time batching (sink.Config.MaxDelay): a worker exports a full
+// batch at once, a short one when the timeout has passed since its first
+// item, and ForceFlush and Shutdown export at once whatever it says.
 //
 // Other differences: [WithMaxQueueSize] is the total over the shards
 // (default [DefaultQueuePerShard] spans or [DefaultLogQueuePerShard] records

@@ -153,10 +153,6 @@ func WithExportTimeout(timeout time.Duration) Option {
 // ForceFlush and Shutdown export at once whatever the timeout. Default:
 // OTEL_BSP_SCHEDULE_DELAY (OTEL_BLRP_SCHEDULE_DELAY) when set, else
 // [DefaultBatchTimeout] for spans and [DefaultLogBatchTimeout] for logs.
-//
-// The value is validated and kept, and takes effect once the sink batches by
-// time (sink.Config.MaxDelay); until then a worker exports whatever it finds
-// at once, as with a zero timeout.
 func WithBatchTimeout(timeout time.Duration) Option {
 	return func(c *config) { c.batchTimeout, c.batchTOSet = timeout, true }
 }
@@ -410,8 +406,9 @@ func sinkConfig[T any](s settings) sink.Config[T] {
 		OnOverload:       s.onOverload,
 		Logger:           s.logger,
 		Idle:             s.idle,
-		// MAXDELAY-WIRING: the batch timeout reaches the sink here once
-		// sink.Config has MaxDelay; until then workers export at once.
-		// MaxDelay: s.batchTimeout,
+		// The batch timeout: a worker exports when it holds a full batch or
+		// the timeout after it took the batch's first span; ForceFlush and
+		// Shutdown never wait for it.
+		MaxDelay: s.batchTimeout,
 	}
 }
