@@ -114,42 +114,13 @@
 //
 // # Costs
 //
-// The figures behind these numbers are in testdata/bench.txt, made by one
-// command (bash slogsink/testdata/bench.sh; COUNT=10 for benchstat). They
-// come from a shared 2-core VM with other jobs running, so treat them as
-// the direction, not the size:
+// A logging call costs the format handler's own formatting (on the caller,
+// as with the synchronous handler), one copy into a ring slot and one
+// push; it allocates nothing for up to five attributes and never waits for
+// the writer. The drain workers copy the records out and write them in
+// batches of at most 256 KiB. The measured figures (the HTTP shape, the Info
+// call, a drain turn), against slog.NewJSONHandler, and the command that
+// reproduces them are in docs/benchmarks.md ("Logging"):
 //
-//	go test -run '^$' -bench 'HTTP' -benchtime 20000x -count 3 ./slogsink/
-//
-// BenchmarkHTTP: a net/http server on loopback, a With logger per
-// request, 8 or 32 JSON records per request into a file, 64 keep-alive
-// connections from the same process, closed loop. BenchmarkInfo: the Info
-// call of five attributes from 16 or 64 goroutines, each with its own With
-// logger, to a file or to a writer that sleeps 1 ms per Write.
-// BenchmarkDrainTurn: one drain turn on its own. Ranges of 3 runs, 2-core
-// Intel Xeon VM, GOMAXPROCS=2, go1.26.8, load average 5.0 to 5.5 (other
-// jobs running):
-//
-//	                                    sync JSON handler     slogsink defaults
-//	HTTP, 8 records/request   req/s     5.6-9.3 k             10.1-11.1 k
-//	                          p99       38-113 ms             54-59 ms
-//	                          lost      0                     0
-//	HTTP, 32 records/request  req/s     4.6-6.2 k             5.6-5.9 k
-//	                          p99       56-118 ms             35-39 ms
-//	                          lost      0                     0
-//	Info, 1 goroutine, file             87-90 MB/s            70-73 MB/s, 0.1-1.2 % shed
-//	Info, 16 goroutines, file           24-82 MB/s            92-98 MB/s, 0-0.7 % shed
-//	Info, 64 goroutines, file           56-72 MB/s            35-52 MB/s, 74-81 % shed
-//	Info, 1 ms writer, p99 of the call  19-77 ms (16, 64 g.)  1.5-2.5 µs, 70-91 % shed
-//	one drain turn, 1024 records                              52-60 µs
-//
-// With 32 records per request the formatting, which both handlers do on
-// the request's goroutine, is most of the CPU, and slogsink's extra work
-// (a With that builds a Format handler: BenchmarkWith, and 10 more
-// allocations per request in BenchmarkHTTP's allocs/op; one copy per
-// record into the ring slot and one out of it) takes back much of what
-// its fewer write(2) calls save. With one goroutine logging flat out, the
-// worker's copies are slower than that goroutine's formatting now and
-// then. With 64 loggers flat out, the worker's share of the CPU is below
-// the log's rate and the rings shed; the calls stay cheap.
+//	bash slogsink/testdata/bench.sh
 package slogsink
