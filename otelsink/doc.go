@@ -124,28 +124,30 @@
 //
 // # Costs
 //
-// Measured side by side with the SDK's processors on a shared 2-core VM (the
-// README has the tables, the load averages and the commands):
+// Measured side by side with the SDK's processors on a 2-core VM (the
+// README has the tables, the load averages and the commands; OnEnd at 64
+// goroutines: go test -run '^$' -bench 'OnEndThreads/exporter=noop/g=64/'
+// -benchtime=10000x -count=3 .):
 //
-//   - OnEnd costs 26 to 41 ns of CPU per span from 1 to 256 goroutines and
-//     allocates nothing; the BatchSpanProcessor's 21 to 47 ns. Runs at 64
-//     goroutines put it between 0.65 and 1.2 times the BSP's: two Ps never
-//     contend much for the BSP's one channel.
-//   - OnEmit costs somewhat more than the log BatchProcessor's on 2 cores
-//     (medians of 89 to 117 ns of CPU per record at 1 to 64 goroutines,
-//     against 73 to 86 ns): both are dominated by copying the 584-byte
-//     record (Clone, then into the queue), which a lock-free queue does not
-//     remove. It allocates nothing for a record whose attributes fit inline.
+//   - OnEnd takes no lock and allocates nothing. Against the
+//     BatchSpanProcessor's it depends on how often two threads really meet
+//     on the BSP's one channel: at 64 goroutines 1.2 times the BSP's on a
+//     loaded machine (where they seldom run at once) and 0.31 times on a
+//     quiet one (33.5 to 36.5 ns against 107 to 120).
+//   - OnEmit costs about what the log BatchProcessor's does: both are
+//     dominated by copying the 584-byte record (Clone, then into the
+//     queue), which a lock-free queue does not remove. It allocates nothing
+//     for a record whose attributes fit inline.
 //   - A whole span (Start and End through a TracerProvider) costs 0.9 to
 //     1.3 µs of CPU with either processor; a CPU profile puts OnEnd at a
 //     few percent of it. The SDK's span creation dominates.
 //   - Exported share under a burst that saturates the CPU: with 1,024 spans
 //     per shard a single goroutine reaches 2,048 slots, the BSP's whole
-//     queue, and exports as much as the BSP; at 64 goroutines the two are
-//     within the noise. The log processor exports less than the log
-//     BatchProcessor at 16 and 64 goroutines: lock-free producers never
-//     block, so in a burst the drain workers run only when the producers are
-//     preempted, while the BatchProcessor's producers park on its mutex and
-//     hand the CPU to its export goroutine. Every item is still exported or
+//     queue, and exports as much as the BSP. With many goroutines both
+//     processors export less than the SDK's do (whole spans at 64
+//     goroutines, log records at 16 and 64): lock-free producers never
+//     block, so in a burst the drain workers run only when the producers
+//     are preempted, while the SDK's producers park on its lock and hand
+//     the CPU to its export goroutine. Every item is still exported or
 //     counted.
 package otelsink

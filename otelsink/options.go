@@ -24,7 +24,7 @@ const (
 	// SpanProcessor. A goroutine pushes into its home ring and, when that is
 	// full, the next one: with 1,024 spans per ring, one goroutine alone
 	// can fill 2,048 slots, the BatchSpanProcessor's whole queue. With the
-	// sink's default shard count, sink.DefaultShardsPerP (4) per P, the
+	// processor's default shard count, sink.DefaultShardsPerP (4) per P, the
 	// default total is 4,096 spans per GOMAXPROCS: 8,192 on a 2-core
 	// machine, at most 32,768 (32 shards). A slot holds the span's interface
 	// value (16 bytes) and the ring's 8-byte sequence number.
@@ -159,8 +159,10 @@ func WithBatchTimeout(timeout time.Duration) Option {
 
 // WithShards sets the number of rings, each with its own drain worker
 // (sink.Config.Shards). It must be in [1, sink.MaxShards]. Default: for
-// spans the sink's, sink.DefaultShardsPerP × GOMAXPROCS clamped to [1,
-// sink.DefaultMaxShards]; for logs [DefaultLogShardsPerP] × GOMAXPROCS
+// spans sink.DefaultShardsPerP × GOMAXPROCS clamped to [1,
+// sink.DefaultMaxShards] (the sink's stack-home default, on every
+// platform, so that the default queue does not depend on whether the CPU
+// number can be read; not sink.DefaultShards); for logs [DefaultLogShardsPerP] × GOMAXPROCS
 // clamped to [1, DefaultLogMaxShards].
 func WithShards(n int) Option {
 	return func(c *config) { c.shards, c.shardsSet = n, true }

@@ -42,7 +42,7 @@ func TestDefaultShardsFollowGOMAXPROCS(t *testing.T) {
 		cpus := len(machine.CPUs())
 		for _, procs := range []int{1, 2, 8, 32} {
 			runtime.GOMAXPROCS(procs)
-			want := min(cpus, 4*procs, DefaultMaxCPUShards)
+			want := defaultShards(true, cpus, procs)
 			require.Equal(t, want, settle(t, Config[int]{}).shards, "CPU homes, %d CPUs, GOMAXPROCS=%d", cpus, procs)
 		}
 	}

@@ -33,9 +33,20 @@ const maxCPUHomeTable = 1 << 12
 // DefaultMaxShards]: a few rings per running thread keep two of them on
 // different rings most of the time.
 func DefaultShards() int {
-	perP := DefaultShardsPerP * runtime.GOMAXPROCS(0)
-	if homesFromCPU() {
-		return min(max(min(len(machine.CPUs()), perP), 1), DefaultMaxCPUShards)
+	cpuHomes := homesFromCPU()
+	cpus := 0
+	if cpuHomes {
+		cpus = len(machine.CPUs())
+	}
+	return defaultShards(cpuHomes, cpus, runtime.GOMAXPROCS(0))
+}
+
+// defaultShards is DefaultShards for a process that may run on cpus CPUs at
+// GOMAXPROCS procs, with CPU homes or stack homes.
+func defaultShards(cpuHomes bool, cpus, procs int) int {
+	perP := DefaultShardsPerP * procs
+	if cpuHomes {
+		return min(max(min(cpus, perP), 1), DefaultMaxCPUShards)
 	}
 	return min(max(perP, 1), DefaultMaxShards)
 }
@@ -67,4 +78,12 @@ func cpuHomeTable(cpus []int, n int) []uint16 {
 		}
 	}
 	return t
+}
+
+// cpuShard returns the shard of CPU cpu in the sink's CPU home table, which
+// must not be empty: a mask (the table's length is a power of two) and a
+// load.
+func (s *Sink[T]) cpuShard(cpu uint32) int {
+	t := s.cpuHomes
+	return int(t[cpu&uint32(len(t)-1)])
 }

@@ -58,12 +58,27 @@ func TestCPUHomeTableSpreadsALargeSetEvenly(t *testing.T) {
 }
 
 func TestDefaultShardsFollowsTheHomes(t *testing.T) {
-	perP := DefaultShardsPerP * runtime.GOMAXPROCS(0)
+	for _, tc := range []struct {
+		cpuHomes    bool
+		cpus, procs int
+		want        int
+	}{
+		{true, 2, 2, 2},    // a ring per CPU
+		{true, 64, 64, 64}, // ...up to 64
+		{true, 128, 128, 64},
+		{true, 64, 2, 8},    // a CPU quota on a large host: 4 per P
+		{true, 0, 2, 1},     // no CPU set read
+		{false, 2, 2, 8},    // stack homes: 4 per P...
+		{false, 64, 64, 32}, // ...up to 32
+		{false, 2, 0, 1},
+	} {
+		require.Equal(t, tc.want, defaultShards(tc.cpuHomes, tc.cpus, tc.procs), "%+v", tc)
+	}
 	if homesFromCPU() {
-		require.Equal(t, min(max(min(len(machine.CPUs()), perP), 1), DefaultMaxCPUShards), DefaultShards())
+		require.Equal(t, defaultShards(true, len(machine.CPUs()), runtime.GOMAXPROCS(0)), DefaultShards())
 	}
 	useStackHomes(t)
-	require.Equal(t, min(max(perP, 1), DefaultMaxShards), DefaultShards())
+	require.Equal(t, defaultShards(false, 0, runtime.GOMAXPROCS(0)), DefaultShards())
 }
 
 // useStackHomes makes the sinks built until the test ends take Push's home
@@ -87,10 +102,7 @@ func TestShardsDocStatesTheDefaultsMemory(t *testing.T) {
 	}
 	for _, p := range []int{2, 8, 64} {
 		for _, homes := range []string{"CPU", "stack"} {
-			n := min(max(min(p, DefaultShardsPerP*p), 1), DefaultMaxCPUShards)
-			if homes == "stack" {
-				n = min(max(DefaultShardsPerP*p, 1), DefaultMaxShards)
-			}
+			n := defaultShards(homes == "CPU", p, p) // as many CPUs as GOMAXPROCS
 			fields := []string{fmt.Sprint(p), homes, fmt.Sprint(n)}
 			for _, size := range []int{8, 32, 64} {
 				fields = append(fields, human(n*(DefaultRingCapacity*(8+size)+DefaultBatchSize*size)))

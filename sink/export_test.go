@@ -16,5 +16,5 @@ func CPUHome[T any](s *Sink[T], cpu int) int {
 	if s.cpuHomes == nil {
 		return -1
 	}
-	return int(s.cpuHomes[cpu&(len(s.cpuHomes)-1)])
+	return s.cpuShard(uint32(cpu))
 }

@@ -248,8 +248,8 @@ func shardFor(key uint64, n int) int {
 // original's per-thread home shard:
 //
 //   - On linux/amd64 with RDPID (detected once; see internal/machine), the
-//     home is the ring of the CPU the goroutine runs on (about 3.5 ns to
-//     read): two goroutines that run at the same instant run on different
+//     home is the ring of the CPU the goroutine runs on (internal/machine's
+//     BenchmarkCPU measures the read): two goroutines that run at the same instant run on different
 //     CPUs and, with the default shard count of one ring per CPU, push
 //     into different rings. A goroutine that moves to another CPU between
 //     the read and the push shares a cache line for that one push; nothing
@@ -281,13 +281,13 @@ func shardFor(key uint64, n int) int {
 // doc for the costs measured against Handle.Push.
 func (s *Sink[T]) Push(v T) bool {
 	// The home: from the CPU where that is cheap to read (one call of a
-	// two-instruction assembly function, allowed on the hot path by name;
-	// a mask and a load), from the stack otherwise. Written out here
-	// rather than in a method, which the compiler would not inline. A zero
-	// Sink has no CPU table and no shards: the stack path says so.
+	// three-instruction assembly function, allowed on the hot path by
+	// name, then cpuShard's mask and load, inlined), from the stack
+	// otherwise. A zero Sink has no CPU table and no shards: the stack path
+	// says so.
 	var i int
-	if t := s.cpuHomes; len(t) > 0 {
-		i = int(t[machine.CPU()&uint32(len(t)-1)])
+	if len(s.cpuHomes) > 0 {
+		i = s.cpuShard(machine.CPU())
 	} else {
 		if len(s.handles) == 0 {
 			panicUnmade("Sink")

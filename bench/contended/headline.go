@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
@@ -30,7 +31,7 @@ func writeHeadline(w io.Writer, res *Result) error {
 	rows := rowsOf(res, headline)
 	ps := res.Config.Producers
 	at := 64
-	if !contains(intsAsNames(ps), "64") && len(ps) > 0 {
+	if !slices.Contains(ps, 64) && len(ps) > 0 {
 		at = ps[len(ps)-1]
 	}
 	header := []string{"CPU ns per push, by producers"}
@@ -71,12 +72,4 @@ func writeHeadline(w io.Writer, res *Result) error {
 		return err
 	}
 	return report.WriteTable(w, header, nil, lines)
-}
-
-func intsAsNames(ps []int) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = strconv.Itoa(p)
-	}
-	return out
 }
