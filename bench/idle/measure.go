@@ -45,17 +45,10 @@ func measure(o options) (Trial, int, error) {
 	defer func() { _ = s.Shutdown(context.Background()) }()
 
 	time.Sleep(settle)
-	before, err := processCPU()
+	idlePct, _, err := cpuPercent(func() error { time.Sleep(o.duration); return nil })
 	if err != nil {
 		return Trial{}, 0, err
 	}
-	start := time.Now()
-	time.Sleep(o.duration)
-	after, err := processCPU()
-	if err != nil {
-		return Trial{}, 0, err
-	}
-	idlePct := 100 * float64(after-before) / float64(time.Since(start))
 
 	lat := make([]float64, 0, o.samples)
 	h := s.Handle()
@@ -108,35 +101,49 @@ func measureTrickle(o options) (Trial, int, error) {
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	time.Sleep(settle)
 
-	before, err := processCPU()
-	if err != nil {
-		return Trial{}, 0, err
-	}
 	h := s.Handle()
 	gap := time.Second / time.Duration(o.rate)
-	start := time.Now()
 	n := int(o.duration / gap)
-	for i := range n {
-		if d := time.Until(start.Add(time.Duration(i) * gap)); d > 0 {
-			time.Sleep(d)
+	cpuPct, elapsed, err := cpuPercent(func() error {
+		start := time.Now()
+		for i := range n {
+			if d := time.Until(start.Add(time.Duration(i) * gap)); d > 0 {
+				time.Sleep(d)
+			}
+			h.Push(i)
 		}
-		h.Push(i)
-	}
-	if err := s.Flush(context.Background()); err != nil {
-		return Trial{}, 0, err
-	}
-	elapsed := time.Since(start)
-	after, err := processCPU()
+		return s.Flush(context.Background())
+	})
 	if err != nil {
 		return Trial{}, 0, err
 	}
 	c, v := calls.Load(), values.Load()
 	tr := Trial{
 		CallsPerSec: float64(c) / elapsed.Seconds(),
-		TrickleCPU:  100 * float64(after-before) / float64(elapsed),
+		TrickleCPU:  cpuPct,
 	}
 	if c > 0 {
 		tr.MeanBatch = float64(v) / float64(c)
 	}
 	return tr, s.Shards(), nil
+}
+
+// cpuPercent runs f and returns the CPU time the whole process used
+// meanwhile, as a percentage of one core over f's wall-clock time, and that
+// time.
+func cpuPercent(f func() error) (float64, time.Duration, error) {
+	before, err := processCPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	if err := f(); err != nil {
+		return 0, 0, err
+	}
+	elapsed := time.Since(start)
+	after, err := processCPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	return 100 * float64(after-before) / float64(elapsed), elapsed, nil
 }
