@@ -199,6 +199,49 @@ type Config[T any] struct {
 	// is counted on the shard's drop counter.
 	Overflow Overflow
 
+	// SizeOf, optional, returns the bytes that a value stands for (the
+	// length of the buffer a pointer holds, say): what MaxBatchBytes and
+	// MaxQueuedBytes count. It is required by them and used by nothing
+	// else. It must be safe for concurrent use, must not panic, and must
+	// return the same size for a value each time: the sink calls it when
+	// a value is pushed and again when a worker takes it. A size below 0
+	// (or above 2^48) panics in the call that got it.
+	SizeOf func(T) int
+	// MaxBatchBytes, when above 0, bounds each Drain batch in bytes as
+	// BatchSize bounds it in values: the sizes of a batch's values sum to
+	// at most MaxBatchBytes, but for a value larger than it, which is
+	// handed to Drain alone. A worker still takes up to BatchSize values
+	// a round and hands them on in as many batches as the bound needs
+	// (the last one may be short); MaxDelay holds a batch only while it
+	// is short of both bounds. It costs the workers a SizeOf call per
+	// value and the producers nothing. Default 0: no bound.
+	MaxBatchBytes int
+	// MaxQueuedBytes, when above 0, bounds the memory that the sink holds
+	// for its values: the sizes of the values in the rings, and in
+	// batches whose Drain call has not returned yet, sum to at most
+	// MaxQueuedBytes. A value's bytes are given back when the Drain call
+	// that got it returns (or panics), or when DropOldest displaces it,
+	// not when a worker takes it: a Drain that stalls holds its batch, so
+	// counting it is what makes the bound a bound on memory.
+	//
+	// The budget is split evenly over the shards (MaxQueuedBytes/Shards
+	// each, rounded down), as slots are, so that a push touches no
+	// counter that other shards' producers write: a push whose shard's
+	// share would be exceeded is refused, counted in Dropped and in
+	// DroppedForBytes of Stats, whatever Overflow says (displacing old
+	// values to make room in bytes could take any number of them), and
+	// Sink.Push tries the next shard first as it does for a full ring. A
+	// value larger than a shard's share is accepted only into a shard
+	// that holds nothing, and then alone, so that it is not shed for
+	// ever: each shard holds at most the larger of its share and one
+	// value.
+	//
+	// It costs a successful push a SizeOf call and one atomic add on its
+	// shard's byte counter (bench/pushcost -budget measures it; see
+	// docs/benchmarks.md); a sink without it pays nothing. Default 0: no
+	// bound but the slots.
+	MaxQueuedBytes int
+
 	// Idle chooses what an idle worker does. Default IdleWake.
 	Idle IdleMode
 	// IdleSleep is how long an idle worker sleeps when nothing wakes it:
@@ -224,6 +267,9 @@ type Config[T any] struct {
 	// watermark skips the yield after a batch while the home ring is more
 	// than half full (an experiment, see TestWatermarkExperiment).
 	watermark bool
+	// sharedBudget keeps one byte counter for the whole sink instead of
+	// one per shard (the alternative that BenchmarkBudget measures).
+	sharedBudget bool
 }
 
 // settings is a Config after defaults, validation and normalisation.
@@ -243,6 +289,10 @@ type settings[T any] struct {
 	maxDelay         time.Duration
 	overflow         Overflow
 	watermark        bool
+	sizeOf           func(T) int // nil unless a byte bound is set
+	maxBatchBytes    int64       // 0: no bound
+	maxQueuedBytes   int64       // 0: no bound
+	sharedBudget     bool
 }
 
 // settle applies the defaults, validates every field and normalises the
@@ -294,6 +344,22 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	if c.Overflow != DropNewest && c.Overflow != DropOldest {
 		bad("Overflow", c.Overflow, "must be DropNewest or DropOldest")
 	}
+	if c.MaxBatchBytes < 0 {
+		bad("MaxBatchBytes", c.MaxBatchBytes, "must be positive, or zero for no bound")
+	}
+	if c.MaxQueuedBytes < 0 {
+		bad("MaxQueuedBytes", c.MaxQueuedBytes, "must be positive, or zero for no bound")
+	}
+	if c.SizeOf == nil {
+		if c.MaxBatchBytes > 0 {
+			bad("MaxBatchBytes", c.MaxBatchBytes, "needs SizeOf, which says how many bytes a value stands for")
+		}
+		if c.MaxQueuedBytes > 0 {
+			bad("MaxQueuedBytes", c.MaxQueuedBytes, "needs SizeOf, which says how many bytes a value stands for")
+		}
+	} else if c.MaxBatchBytes <= 0 && c.MaxQueuedBytes <= 0 {
+		bad("SizeOf", funcNameOf(c.SizeOf), "is set but neither MaxBatchBytes nor MaxQueuedBytes is: nothing would use it")
+	}
 	if len(errs) > 0 {
 		return settings[T]{}, errors.Join(errs...)
 	}
@@ -314,6 +380,10 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		maxDelay:         c.MaxDelay,
 		overflow:         c.Overflow,
 		watermark:        c.watermark,
+		sizeOf:           c.SizeOf,
+		maxBatchBytes:    int64(c.MaxBatchBytes),
+		maxQueuedBytes:   int64(c.MaxQueuedBytes),
+		sharedBudget:     c.sharedBudget,
 	}
 	if s.factory == nil {
 		s.factory = vyukov.Factory[T]
@@ -363,7 +433,10 @@ func newRing[T any](f ring.Factory[T], capacity int) (r ring.Ring[T], err error)
 // funcName returns the name of the function f, such as
 // "github.com/shardedsink/shardedsink/ring/vyukov.Factory[...]", or its type
 // when the runtime does not know it.
-func funcName[T any](f ring.Factory[T]) string {
+func funcName[T any](f ring.Factory[T]) string { return funcNameOf(f) }
+
+// funcNameOf is funcName for any function value.
+func funcNameOf(f any) string {
 	if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
 		return fn.Name()
 	}

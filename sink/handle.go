@@ -43,8 +43,8 @@ func (h *Handle[T]) Push(v T) bool {
 		}
 		return true
 	}
-	if sh.force != nil {
-		return sh.forcePush(v) // DropOldest
+	if sh.slow != nil {
+		return sh.refused(v) // DropOldest, or a byte budget
 	}
 	sh.countDrop()
 	return false

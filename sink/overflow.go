@@ -181,7 +181,7 @@ func equip[T any](r ring.Ring[T], overflow Overflow) (push ring.Ring[T], c close
 //
 //go:noinline
 func (sh *shard[T]) forcePush(v T) bool {
-	_, displaced, ok := sh.force.ForcePush(v)
+	_, displaced, ok := sh.slow.force.ForcePush(v)
 	if displaced {
 		sh.countDrop()
 	}

@@ -21,8 +21,10 @@ const cacheBlock = 128
 //     the sleeping flag. Producers only read it while the worker is busy; it
 //     is written when the worker falls asleep or wakes, and by the one
 //     producer that clears the flag to ring the doorbell.
-//   - the drop counter, written by producers only when a push is rejected
-//     or displaces a value, and the ForcePush of DropOldest next to it.
+//   - the drop counters, written by producers only when a push is rejected
+//     or displaces a value, the byte counter of MaxQueuedBytes (written by
+//     every push only when that is set), and the pointer to the rare paths
+//     (DropOldest's ForcePush, the byte budget) next to them.
 //   - the consumer block: the consumer mutex, the popped counter, the
 //     batch sequence number and the drain-panic counter, touched only by
 //     drain workers, Flush and Stats.
@@ -67,11 +69,20 @@ type shard[T any] struct {
 	// which cost the same on x86 for an add.
 	_       [0]atomic.Uint64 // 8-byte alignment for dropped on 32-bit platforms
 	dropped uint64
-	// force is the ring's ForcePush under DropOldest, nil under
-	// DropNewest. Read-only after New, and read only by a push that the
-	// ring refused, which then writes dropped on this same line.
-	force forcer[T]
-	_     [cacheBlock - 8 - 2*unsafe.Sizeof(uintptr(0))]byte // counter, interface
+	// forBytes counts, of dropped, the pushes refused by the byte budget
+	// (MaxQueuedBytes). Written only by such a push.
+	forBytes uint64
+	// held is the bytes of this shard's values in its ring and in batches
+	// whose Drain has not returned (MaxQueuedBytes only; see budget). A
+	// push adds its value's size before it pushes; the worker that drained
+	// the value gives it back. Used only through sync/atomic's functions.
+	held int64
+	// slow is nil for DropNewest without a byte budget, where a refused
+	// push counts its drop inline; else it holds what the rarer paths
+	// need (see refused). Read-only after New, and read only by a push
+	// that its ring refused.
+	slow *slowPath[T]
+	_    [cacheBlock - 8 - 8 - 8 - unsafe.Sizeof(uintptr(0))]byte // counters, pointer
 
 	// mu serialises the consumers of this ring: the home worker locks it for
 	// each burst, a stealer takes it with TryLock and skips the shard when it
@@ -124,6 +135,10 @@ func (sh *shard[T]) setSleeping(on bool) {
 
 // countDrop records one rejected push.
 func (sh *shard[T]) countDrop() { atomic.AddUint64(&sh.dropped, 1) }
+
+// countForBytes records, of the rejected pushes, one that the byte budget
+// refused (countDrop records it too).
+func (sh *shard[T]) countForBytes() { atomic.AddUint64(&sh.forBytes, 1) }
 
 // droppedCount returns the number of rejected pushes so far.
 func (sh *shard[T]) droppedCount() uint64 { return atomic.LoadUint64(&sh.dropped) }

@@ -135,6 +135,7 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		done:        make(chan struct{}),
 		shutdownSem: make(chan struct{}, 1),
 	}
+	forces := make([]forcer[T], st.shards)
 	for i := range s.shards {
 		sh := &s.shards[i]
 		r, err := newRing(st.factory, st.ringCapacity)
@@ -150,11 +151,12 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 			return nil, fmt.Errorf("%w: Overflow = DropOldest: Ring = %s: its rings (%T) cannot displace a value (they have no ForcePush(v T) (old T, displaced, ok bool))",
 				ErrInvalidConfig, funcName(st.factory), r)
 		}
-		sh.ring, sh.force = pr, f
+		sh.ring, forces[i] = pr, f
 		s.closers[i] = c
 		sh.doorbell = make(chan struct{}, 1)
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
 	}
+	s.installBudgets(forces)
 	if homesFromCPU() {
 		s.cpuHomes = cpuHomeTable(machine.CPUs(), st.shards)
 	}
@@ -313,8 +315,8 @@ func (s *Sink[T]) Push(v T) bool {
 			return true
 		}
 	}
-	if sh.force != nil {
-		return sh.forcePush(v) // DropOldest, on the second ring
+	if sh.slow != nil {
+		return sh.refused(v) // DropOldest or a byte budget, on the second ring
 	}
 	sh.countDrop()
 	return false

@@ -8,15 +8,26 @@ package sink
 // still in the ring, or dropped (refused, or under DropOldest accepted and
 // later displaced, which counts as dropped too). Under DropNewest Drained +
 // Queued is exactly the number of values accepted into the ring.
+// DroppedForBytes is part of Dropped, and once the sink is quiet
+// QueuedBytes is the sum of the sizes of the values Queued counts.
 type Stats struct {
-	Name         string       `json:"name"`
-	Shards       int          `json:"shards"`
-	RingCapacity int          `json:"ring_capacity"` // the capacity of each shard's ring
-	Dropped      uint64       `json:"dropped"`       // values dropped: refused (ring full or closed) or displaced (DropOldest); the sum of PerShard
-	Queued       int          `json:"queued"`        // values waiting in the rings, not those already in a batch
-	Drained      uint64       `json:"drained"`       // values taken from the rings for Drain; the sum of PerShard
-	DrainPanics  uint64       `json:"drain_panics"`  // Drain calls that panicked or called runtime.Goexit; the sum of PerShard
-	PerShard     []ShardStats `json:"per_shard"`     // one entry per shard, in shard order
+	Name         string `json:"name"`
+	Shards       int    `json:"shards"`
+	RingCapacity int    `json:"ring_capacity"` // the capacity of each shard's ring
+	Dropped      uint64 `json:"dropped"`       // values dropped: refused (ring full or closed) or displaced (DropOldest); the sum of PerShard
+	Queued       int    `json:"queued"`        // values waiting in the rings, not those already in a batch
+	Drained      uint64 `json:"drained"`       // values taken from the rings for Drain; the sum of PerShard
+	DrainPanics  uint64 `json:"drain_panics"`  // Drain calls that panicked or called runtime.Goexit; the sum of PerShard
+	// DroppedForBytes counts, of Dropped, the pushes refused because
+	// their shard's share of MaxQueuedBytes was spent; the rest of
+	// Dropped are pushes into a ring full in slots or closed, and values
+	// displaced by DropOldest. The sum of PerShard.
+	DroppedForBytes uint64 `json:"dropped_for_bytes"`
+	// QueuedBytes is what MaxQueuedBytes bounds: the sizes of the values
+	// in the rings and in batches whose Drain call has not returned (0
+	// without MaxQueuedBytes). The sum of PerShard.
+	QueuedBytes int64        `json:"queued_bytes"`
+	PerShard    []ShardStats `json:"per_shard"` // one entry per shard, in shard order
 }
 
 // ShardStats is one shard's part of [Stats].
@@ -32,6 +43,13 @@ type ShardStats struct {
 	// DrainPanics counts the Drain calls of this shard's worker that
 	// panicked or called runtime.Goexit; each lost its batch.
 	DrainPanics uint64 `json:"drain_panics"`
+	// DroppedForBytes counts, of Dropped, the pushes into this shard that
+	// its share of MaxQueuedBytes refused.
+	DroppedForBytes uint64 `json:"dropped_for_bytes"`
+	// QueuedBytes is the sizes of this shard's values in its ring and in
+	// batches whose Drain call has not returned, the shard's own worker's
+	// or a stealer's (0 without MaxQueuedBytes).
+	QueuedBytes int64 `json:"queued_bytes"`
 }
 
 // Stats returns a snapshot of the counters and ring lengths. Each counter is
@@ -51,14 +69,21 @@ func (s *Sink[T]) Stats() Stats {
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
+		// forBytes before dropped: a refusal adds to dropped first, so
+		// the snapshot never has more of the first.
+		forBytes := sh.forBytesCount()
 		ss := ShardStats{
-			Shard:       i,
-			Dropped:     sh.droppedCount(),
-			Queued:      sh.ring.Len(),
-			Drained:     sh.popped.Load(),
-			DrainPanics: sh.panics.Load(),
+			Shard:           i,
+			Dropped:         sh.droppedCount(),
+			Queued:          sh.ring.Len(),
+			Drained:         sh.popped.Load(),
+			DrainPanics:     sh.panics.Load(),
+			DroppedForBytes: forBytes,
+			QueuedBytes:     sh.heldBytes(),
 		}
 		st.Dropped += ss.Dropped
+		st.DroppedForBytes += ss.DroppedForBytes
+		st.QueuedBytes += ss.QueuedBytes
 		st.Queued += ss.Queued
 		st.Drained += ss.Drained
 		st.DrainPanics += ss.DrainPanics

@@ -19,6 +19,14 @@ type worker[T any] struct {
 	sh    *shard[T]
 	batch []T // len 0 between rounds, cap BatchSize; cleared after each Drain
 
+	// With SizeOf set, meta[i] is batch[i]'s size and the shard it came
+	// from (nil otherwise), and batchBytes their sum. off is how much of
+	// the batch has been handed to Drain already: MaxBatchBytes cuts a
+	// round's values into several Drain calls (see drain).
+	meta       []valueMeta
+	batchBytes int64
+	off        int
+
 	// victim is the steal cursor: the next shard to visit, advanced on every
 	// visit so that victims are taken in a deterministic round-robin that
 	// starts after home.
@@ -52,6 +60,9 @@ func newWorker[T any](s *Sink[T], home int, att *attempt) *worker[T] {
 		batch:  make([]T, 0, s.cfg.batchSize),
 		victim: home + 1,
 		att:    att,
+	}
+	if s.cfg.sizeOf != nil {
+		w.meta = make([]valueMeta, 0, s.cfg.batchSize)
 	}
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
@@ -137,9 +148,11 @@ func (w *worker[T]) loop() {
 }
 
 // hold reports whether the worker keeps its short batch for more values:
-// MaxDelay has not passed since its first value, and no Flush is waiting.
+// it is short of BatchSize and of MaxBatchBytes, MaxDelay has not passed
+// since its first value, and no Flush is waiting.
 func (w *worker[T]) hold() bool {
 	return len(w.batch) < cap(w.batch) &&
+		(w.s.cfg.maxBatchBytes == 0 || w.batchBytes < w.s.cfg.maxBatchBytes) &&
 		w.s.flushing.Load() == 0 &&
 		time.Since(w.first) < w.s.cfg.maxDelay
 }
@@ -179,6 +192,7 @@ func (w *worker[T]) burst() int {
 	w.sh.mu.Lock()
 	n := w.take(w.sh, cap(w.batch)-len(w.batch))
 	w.sh.mu.Unlock()
+	w.measure(n, w.home)
 	return n
 }
 
@@ -203,8 +217,10 @@ func (w *worker[T]) steal() int {
 		if !sh.mu.TryLock() {
 			continue
 		}
-		taken += w.take(sh, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
+		k := w.take(sh, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
 		sh.mu.Unlock()
+		w.measure(k, v)
+		taken += k
 	}
 	return taken
 }
@@ -244,25 +260,64 @@ func (w *worker[T]) wakeHelper() {
 // the logger reporting a failed one, called runtime.Goexit. It runs in the
 // ending goroutine's last deferred call, after drain's, so nothing else
 // touches the worker any more. The Goexit came from inside drain, where seq
-// is odd; the round is over (drain cleared the batch), so seq is made even
-// as the round's end would have made it.
+// is odd. When that Drain call had the round's last values the round is
+// over, so seq is made even as the round's end would have made it; when
+// MaxBatchBytes had cut the round and values are left (drainOne moved them
+// to the front of the batch), the round goes on in the new goroutine, seq
+// stays odd, and it hands them to Drain.
 func (w *worker[T]) replace() {
-	w.sh.seq.Add(1)
+	if len(w.batch) == 0 {
+		w.sh.seq.Add(1)
+	}
 	w.leaving = false
 	go w.run()
 }
 
-// drain hands the batch to the Action, recovers a panic, and clears the
-// batch so that the garbage collector can free what it held. Drain gets a
-// slice whose capacity equals its length, so an append in Drain cannot write
-// into the worker's buffer.
+// drain hands the batch to the Action: in one Drain call, or, with
+// MaxBatchBytes, in as many calls of consecutive values as the bound needs
+// (each at most MaxBatchBytes, or one larger value alone). It leaves the
+// batch empty.
+func (w *worker[T]) drain(ctx context.Context) {
+	for w.off < len(w.batch) {
+		w.drainOne(ctx, w.cut())
+	}
+	w.batch, w.off = w.batch[:0], 0
+	if w.meta != nil {
+		w.meta = w.meta[:0]
+	}
+}
+
+// cut returns the end of the next Drain call's values, from off: the
+// whole rest of the batch, or with MaxBatchBytes the longest run whose
+// sizes sum to at most it, and at least one value.
+func (w *worker[T]) cut() int {
+	limit := w.s.cfg.maxBatchBytes
+	if limit == 0 {
+		return len(w.batch)
+	}
+	sum := w.meta[w.off].size
+	end := w.off + 1
+	for end < len(w.batch) && sum+w.meta[end].size <= limit {
+		sum += w.meta[end].size
+		end++
+	}
+	return end
+}
+
+// drainOne hands batch[off:end] to the Action, recovers a panic, clears
+// those values so that the garbage collector can free what they held, and
+// gives their bytes back (see handed). Drain gets a slice whose capacity
+// equals its length, so an append in Drain cannot write into the worker's
+// buffer.
 //
-// A Drain call that panics or calls runtime.Goexit loses its batch: it is
+// A Drain call that panics or calls runtime.Goexit loses its values: it is
 // counted in the shard's panics and reported through the logger at Error
 // (the first report in a minute carries the stack of the panic). After a
-// Goexit, run hands the worker on to a new goroutine.
-func (w *worker[T]) drain(ctx context.Context) {
-	n := len(w.batch)
+// Goexit, run hands the worker on to a new goroutine, which hands the values
+// left in the batch, if any, to Drain.
+func (w *worker[T]) drainOne(ctx context.Context, end int) {
+	from := w.off
+	n := end - from
 	returned := false
 	defer func() {
 		r := recover() // nil after a return, and during a Goexit
@@ -274,11 +329,14 @@ func (w *worker[T]) drain(ctx context.Context) {
 				w.s.faults.cutShort.Store(true)
 			}
 		}
-		clear(w.batch[:n])
-		w.batch = w.batch[:0]
+		w.handed(from, end)
 		if returned {
 			return
 		}
+		// The values left move to the front of the batch, where the
+		// goroutine that takes over after a Goexit (this one's or the
+		// logger's) finds them.
+		w.compact()
 		w.sh.panics.Add(1)
 		// Until the report returns, the goroutine may be ending: a logger
 		// can call runtime.Goexit too.
@@ -295,8 +353,74 @@ func (w *worker[T]) drain(ctx context.Context) {
 		w.s.log(slog.LevelError, "sink: Drain panicked; the batch is lost", args...)
 		w.leaving = false
 	}()
-	w.s.action.Drain(ctx, w.batch[:n:n])
+	w.s.action.Drain(ctx, w.batch[from:end:end])
 	returned = true
+}
+
+// valueMeta is what a worker keeps about a value it took, with SizeOf set.
+type valueMeta struct {
+	size int64
+	from int32 // the shard whose ring it came from, whose bytes it holds
+}
+
+// measure records the sizes of the last n values taken into the batch,
+// from shard from, when SizeOf is set. It runs after the shard's consumer
+// mutex is released: SizeOf is the user's code.
+func (w *worker[T]) measure(n, from int) {
+	if w.meta == nil {
+		return
+	}
+	for _, v := range w.batch[len(w.batch)-n:] {
+		m := valueMeta{size: sizeOf(w.s.cfg.sizeOf, v), from: int32(from)}
+		w.meta = append(w.meta, m)
+		w.batchBytes += m.size
+	}
+}
+
+// handed is the end of a Drain call with batch[from:to], however it ended:
+// it clears the values, then gives their bytes back to the shards they
+// came from (one atomic add per run of values from one shard), so that
+// the bytes are counted as long as the sink holds the values, and moves
+// off past them.
+func (w *worker[T]) handed(from, to int) {
+	clear(w.batch[from:to])
+	w.off = to
+	if w.meta == nil {
+		return
+	}
+	budgeted := w.s.cfg.maxQueuedBytes > 0
+	var run int32
+	var sum int64
+	for i, m := range w.meta[from:to] {
+		w.batchBytes -= m.size
+		if !budgeted {
+			continue
+		}
+		if i > 0 && m.from != run {
+			w.s.shards[run].slow.budget.release(sum)
+			sum = 0
+		}
+		run = m.from
+		sum += m.size
+	}
+	if budgeted && to > from {
+		w.s.shards[run].slow.budget.release(sum)
+	}
+}
+
+// compact moves the values not yet handed to Drain, batch[off:], to the
+// front of the batch.
+func (w *worker[T]) compact() {
+	if w.off == 0 {
+		return
+	}
+	n := copy(w.batch, w.batch[w.off:])
+	clear(w.batch[n:])
+	w.batch = w.batch[:n]
+	if w.meta != nil {
+		w.meta = w.meta[:copy(w.meta, w.meta[w.off:])]
+	}
+	w.off = 0
 }
 
 // stackEvery is the least time between two reports of a Drain panic that

@@ -230,7 +230,7 @@ func TestShardLayout(t *testing.T) {
 			sh := &s.shards[i]
 			for name, g := range map[string]group{
 				"producer": {uintptr(unsafe.Pointer(&sh.ring)), uintptr(unsafe.Pointer(&sh.sleeping)) + 4},
-				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.force)) + unsafe.Sizeof(sh.force)},
+				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.slow)) + unsafe.Sizeof(sh.slow)},
 				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.panics)) + 8},
 			} {
 				label := fmt.Sprintf("shard %d %s", i, name)

@@ -1,0 +1,199 @@
+package sink
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/ring"
+)
+
+// maxValueBytes is the largest size SizeOf may return: far above any real
+// value, and low enough that the sizes of the pushes in flight on one
+// shard cannot overflow its int64 byte counter.
+const maxValueBytes = 1 << 48
+
+// budget is the ring a shard pushes into when Config.MaxQueuedBytes is set:
+// the shard's ring (as equip returned it, guard included) behind an
+// admission in bytes. New installs it in place of the ring, so that the
+// push of a sink without a byte budget is the very code it was, with no
+// test of a flag: Handle.Push and Sink.Push call the ring's TryPush through
+// its interface either way, and only here does a push look at bytes (the
+// hot-path probe in internal/hotpath checks that no instruction of theirs
+// comes from this file).
+//
+// held points at the shard's counter (shard.held): the bytes of its values
+// in the ring and in batches whose Drain call has not returned. A push adds
+// its value's size before it pushes, and takes it back if the ring refuses;
+// the worker whose Drain call got the value gives it back when the call
+// returns (worker.handed), and a displacing ForcePush gives back the
+// displaced value's (shard.refused). So held never counts a value twice and
+// never misses one that the sink holds.
+type budget[T any] struct {
+	ring.Ring[T] // TryPop, Len and Cap pass through
+	sizeOf       func(T) int
+	share        int64  // the shard's part of MaxQueuedBytes
+	held         *int64 // &shard.held, or the sink's one counter (sharedBudget)
+}
+
+// TryPush admits v by its size and pushes it. It returns false, with the
+// bytes given back, when the shard's share would be exceeded or the ring
+// refuses; the caller's slow path (shard.refused) then tells which.
+func (b *budget[T]) TryPush(v T) bool {
+	n := sizeOf(b.sizeOf, v)
+	if !b.reserve(n) {
+		return false
+	}
+	if b.Ring.TryPush(v) {
+		return true
+	}
+	b.release(n)
+	return false
+}
+
+// reserve adds n to the shard's bytes if they stay within its share, or if
+// the shard held nothing before (a value larger than the share goes in
+// alone, so that it is not refused for ever). The load first keeps a push
+// into a full budget from writing the counter. One atomic add, the one
+// locked instruction that a byte budget adds to a push.
+func (b *budget[T]) reserve(n int64) bool {
+	if held := atomic.LoadInt64(b.held); held != 0 && held+n > b.share {
+		return false
+	}
+	if now := atomic.AddInt64(b.held, n); now > b.share && now != n {
+		atomic.AddInt64(b.held, -n)
+		return false
+	}
+	return true
+}
+
+// release gives n bytes back.
+func (b *budget[T]) release(n int64) { atomic.AddInt64(b.held, -n) }
+
+// sizeOf returns f(v), the value's size, and panics when it is negative or
+// beyond maxValueBytes (one unsigned comparison checks both).
+func sizeOf[T any](f func(T) int, v T) int64 {
+	n := f(v)
+	if uint64(n) > maxValueBytes {
+		panicSize(n)
+	}
+	return int64(n)
+}
+
+func panicSize(n int) {
+	panic(fmt.Sprintf("sink: Config.SizeOf returned %d; a size must be between 0 and 2^48", n))
+}
+
+// slowPath is what a push that its ring refused needs beyond the drop
+// counter: the ring's ForcePush under DropOldest (nil under DropNewest) and
+// the byte budget (nil without MaxQueuedBytes). A shard with neither has
+// none, and counts its drops inline.
+type slowPath[T any] struct {
+	force  forcer[T]
+	budget *budget[T]
+}
+
+// refused is the end of a push whose TryPush the shard's ring refused,
+// when the shard has a slow path. Under DropOldest without a byte budget it
+// is forcePush. With a byte budget it tries once more, this time telling
+// why a push fails: when the share is spent it counts the value as dropped
+// for bytes (whatever Overflow says); otherwise it pushes into the ring
+// below the budget, under DropOldest displacing the oldest value (whose
+// bytes it gives back) when the ring is full, and counts the value as
+// dropped when the ring refuses it (full under DropNewest, or closed).
+//
+//go:noinline
+func (sh *shard[T]) refused(v T) bool {
+	b := sh.slow.budget
+	if b == nil {
+		return sh.forcePush(v)
+	}
+	n := sizeOf(b.sizeOf, v)
+	if !b.reserve(n) {
+		// dropped before forBytes, and Stats loads them the other way
+		// round, so that a snapshot never has more of the second.
+		sh.countDrop()
+		sh.countForBytes()
+		return false
+	}
+	ok := b.Ring.TryPush(v)
+	if !ok && sh.slow.force != nil {
+		old, displaced, pushed := sh.slow.force.ForcePush(v)
+		if displaced {
+			b.release(sizeOf(b.sizeOf, old))
+			sh.countDrop()
+		}
+		ok = pushed
+	}
+	if !ok {
+		b.release(n)
+		sh.countDrop()
+		return false
+	}
+	if sh.isSleeping() {
+		sh.wake()
+	}
+	return true
+}
+
+// heldBytes returns the bytes that the shard holds (0 without a byte
+// budget, and with the shared counter of sharedBudget).
+func (sh *shard[T]) heldBytes() int64 { return atomic.LoadInt64(&sh.held) }
+
+// forBytesCount returns the pushes that the byte budget refused so far.
+func (sh *shard[T]) forBytesCount() uint64 { return atomic.LoadUint64(&sh.forBytes) }
+
+// installBudgets puts a byte budget in front of every shard's ring when
+// MaxQueuedBytes is set, and the slow paths where a shard needs one. The
+// budget is split evenly, rounded down, so that the shares never sum to
+// more than MaxQueuedBytes; with sharedBudget (a design alternative that
+// BenchmarkBudget measures) every shard counts on one counter with the
+// whole budget.
+func (s *Sink[T]) installBudgets(forces []forcer[T]) {
+	var shared *int64
+	share := s.cfg.maxQueuedBytes / int64(len(s.shards))
+	if s.cfg.sharedBudget {
+		shared = &new(paddedCounter).n
+		share = s.cfg.maxQueuedBytes
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		var b *budget[T]
+		if s.cfg.maxQueuedBytes > 0 {
+			held := &sh.held
+			if shared != nil {
+				held = shared
+			}
+			b = &budget[T]{Ring: sh.ring, sizeOf: s.cfg.sizeOf, share: share, held: held}
+			sh.ring = b
+		}
+		if forces[i] != nil || b != nil {
+			sh.slow = &slowPath[T]{force: forces[i], budget: b}
+		}
+	}
+}
+
+// paddedCounter is a counter alone on its cache lines.
+type paddedCounter struct {
+	_ [cacheBlock]byte
+	_ [0]atomic.Int64
+	n int64
+	_ [cacheBlock - 8]byte
+}
+
+// QueuedBytes returns the bytes that the handle's shard holds now (its
+// values in the ring and in batches whose Drain call has not returned) and
+// its share of [Config.MaxQueuedBytes], beyond which a push into it is
+// refused; both are 0 without MaxQueuedBytes. It is one atomic load, for a
+// caller that keeps a reserve of its own: slogsink, say, which refuses
+// records below its KeepLevel once the shard is most of the way to its
+// share, so that warnings still find room.
+func (h *Handle[T]) QueuedBytes() (queued, share int64) {
+	sh := h.sh
+	if sh == nil {
+		panicUnmade("Handle")
+	}
+	if sh.slow == nil || sh.slow.budget == nil {
+		return 0, 0
+	}
+	return atomic.LoadInt64(sh.slow.budget.held), sh.slow.budget.share
+}
