@@ -208,6 +208,44 @@ func BenchmarkPushDesignAlternatives(b *testing.B) {
 	}
 }
 
+// budgetImpls are the pushes with a byte budget (Config.MaxQueuedBytes),
+// next to the same pushes without one, and the alternative of one counter
+// for the whole sink instead of one per shard. SizeOf says 8 bytes a value;
+// the budget holds a whole trial, so that every push is accepted and the
+// rows measure the accept path: the SizeOf call and the add on the byte
+// counter.
+func budgetImpls() []pushImpl[uint64] {
+	budget := func(shared bool) func(*Config[uint64]) {
+		return func(c *Config[uint64]) {
+			c.SizeOf = func(uint64) int { return 8 }
+			c.MaxQueuedBytes = 8 * 2 * benchMaxTrial * or(c.Shards, DefaultShards())
+			c.sharedBudget = shared
+		}
+	}
+	return []pushImpl[uint64]{
+		{name: "Handle.Push", setup: handlePush[uint64]},
+		{name: "Handle.Push(MaxQueuedBytes)", cfg: budget(false), setup: handlePush[uint64]},
+		{name: "Handle.Push(MaxQueuedBytes,shared-counter)", cfg: budget(true), setup: handlePush[uint64]},
+		{name: "Sink.Push", setup: sinkPush[uint64]},
+		{name: "Sink.Push(MaxQueuedBytes)", cfg: budget(false), setup: sinkPush[uint64]},
+		{name: "Sink.Push(MaxQueuedBytes,shared-counter)", cfg: budget(true), setup: sinkPush[uint64]},
+	}
+}
+
+// BenchmarkBudget runs the contended harness over budgetImpls, 8-byte
+// values: what a byte budget costs a push, per shard (as shipped) and with
+// one shared counter.
+//
+//	go test -run '^$' -bench Budget -benchtime 2000000x -count 10 ./sink/ | tee budget.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl -filter '.unit:cpu-ns/op' budget.txt
+func BenchmarkBudget(b *testing.B) {
+	for _, held := range []bool{true, false} {
+		b.Run(consumersName(held), func(b *testing.B) {
+			benchImpls(b, held, "payload=8", budgetImpls())
+		})
+	}
+}
+
 func consumersName(held bool) string {
 	if held {
 		return "consumers=held"

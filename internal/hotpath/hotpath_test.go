@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -21,6 +22,7 @@ var hot = []string{
 	`sink\.\(\*Handle\[.*\]\)\.Push`,
 	`sink\.\(\*Sink\[.*\]\)\.(Push|Handle|HandleFor|Dropped)`,
 	`sink\.\(\*shard\[.*\]\)\..*`,
+	`sink\.\(\*budget\[.*\]\)\..*`,
 	`mpmc\.\(\*(Sender|Receiver|WeakSender|WeakReceiver)\[.*\]\)\..*`,
 	`mpmc\.\(\*(channel|segQueue|segBlock|guardedRing)\[.*\]\)\..*`,
 	`internal/backoff\..*`,
@@ -35,6 +37,8 @@ var mustAppear = []string{
 	`ring/vyukov\.\(\*Ring\[.*\]\)\.ForcePush`,
 	`sink\.\(\*Handle\[.*\]\)\.Push`,
 	`sink\.\(\*Sink\[.*\]\)\.Push`,
+	`sink\.\(\*budget\[.*\]\)\.TryPush`,
+	`sink\.\(\*shard\[.*\]\)\.refused`,
 	`mpmc\.\(\*Sender\[.*\]\)\.TrySend`,
 	`mpmc\.\(\*Sender\[.*\]\)\.Send`,
 	`mpmc\.\(\*Sender\[.*\]\)\.ForceSend`,
@@ -70,6 +74,14 @@ type listing struct {
 	calls   []atomicCall      // calls into sync/atomic by hot functions, except the allowed ones
 	locked  []locked          // locked instructions of hot functions
 	callees map[string]string // hot function -> the calls it makes, one per line
+	// code is every instruction of each hot function, in listing order:
+	// the source position ("file.go:line") and the instruction.
+	code map[string][]instruction
+}
+
+// instruction is one line of a function's listing.
+type instruction struct {
+	pos, text string
 }
 
 // scan reads a -gcflags=-S listing and returns the functions it defines
@@ -77,7 +89,7 @@ type listing struct {
 // functions matching hot make, except the allowed ones, and their locked
 // instructions.
 func scan(r io.Reader, hot *regexp.Regexp) (listing, error) {
-	l := listing{callees: map[string]string{}}
+	l := listing{callees: map[string]string{}, code: map[string][]instruction{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	var fn string
@@ -100,6 +112,9 @@ func scan(r io.Reader, hot *regexp.Regexp) (listing, error) {
 			continue
 		}
 		op := strings.TrimSpace(fields[2])
+		if op != "" && !strings.HasPrefix(op, "PCDATA") && !strings.HasPrefix(op, "FUNCDATA") {
+			l.code[fn] = append(l.code[fn], instruction{pos: position(fields[1]), text: strings.Join(fields[2:], "\t")})
+		}
 		switch {
 		case op == "CALL" && len(fields) > 3:
 			callee := strings.TrimSpace(fields[3])
@@ -139,26 +154,7 @@ func TestHotPathsHaveNoAtomicCalls(t *testing.T) {
 	if err != nil {
 		t.Skipf("the go command is not available (%v): cannot build the probe", err)
 	}
-	probe, err := filepath.Abs(filepath.Join("testdata", "probe"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(goCmd, "build", "-o", filepath.Join(t.TempDir(), "probe"), "-gcflags=-S", ".")
-	cmd.Dir = probe
-	// amd64 so that the listing's CALL mnemonic is the one scan reads, on
-	// any host; no workspace, and no flags from the environment (-race
-	// would add calls of its own).
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false",
-		"GOARCH=amd64", "GOAMD64=v1", "CGO_ENABLED=0", "GOEXPERIMENT=")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the probe failed: %v\n%s", err, tail(out))
-	}
-
-	l, err := scan(strings.NewReader(string(out)), anchored(hot))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := probeListing(t, goCmd)
 	for _, want := range mustAppear {
 		re := anchored([]string{want})
 		found := false
@@ -187,6 +183,49 @@ func TestHotPathsHaveNoAtomicCalls(t *testing.T) {
 			}
 		}
 	}
+}
+
+// probe caches the scanned listing of the probe: two tests read it.
+var probe struct {
+	once sync.Once
+	l    listing
+	err  error
+}
+
+// probeListing builds testdata/probe with -gcflags=-S, once per test
+// binary, and returns its scanned listing.
+func probeListing(t *testing.T, goCmd string) listing {
+	t.Helper()
+	probe.once.Do(func() {
+		dir, err := filepath.Abs(filepath.Join("testdata", "probe"))
+		if err != nil {
+			probe.err = err
+			return
+		}
+		tmp, err := os.MkdirTemp("", "probe")
+		if err != nil {
+			probe.err = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		cmd := exec.Command(goCmd, "build", "-o", filepath.Join(tmp, "probe"), "-gcflags=-S", ".")
+		cmd.Dir = dir
+		// amd64 so that the listing's CALL mnemonic is the one scan reads, on
+		// any host; no workspace, and no flags from the environment (-race
+		// would add calls of its own).
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false",
+			"GOARCH=amd64", "GOAMD64=v1", "CGO_ENABLED=0", "GOEXPERIMENT=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			probe.err = fmt.Errorf("building the probe failed: %v\n%s", err, tail(out))
+			return
+		}
+		probe.l, probe.err = scan(strings.NewReader(string(out)), anchored(hot))
+	})
+	if probe.err != nil {
+		t.Fatal(probe.err)
+	}
+	return probe.l
 }
 
 // TestScanFindsAtomicCalls checks the scanner on a listing with one call it

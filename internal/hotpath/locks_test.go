@@ -28,6 +28,9 @@ var lockBudget = []struct {
 	{`ring/vyukov\.\(\*Ring\[.*\]\)\.Close`, 1, "the atomic OR of the closed mark"},
 	{`sink\.\(\*Sink\[.*\]\)\.Handle`, 1, "the round-robin cursor"},
 	{`sink\.\(\*shard\[.*\]\)\.setSleeping`, 1, "the worker's side of the doorbell's Dekker pair"},
+	{`sink\.\(\*budget\[.*\]\)\.(TryPush|reserve)`, 3, "MaxQueuedBytes: the reserve's add, the one on success; its undo when the share is spent (and, in TryPush, the give-back when the ring refuses)"},
+	{`sink\.\(\*budget\[.*\]\)\.release`, 1, "the give-back of a value's bytes"},
+	{`sink\.\(\*shard\[.*\]\)\.refused`, 4, "a refused push under a byte budget: the reserve's add and undo, the give-backs of a displaced value and of a refused one (its drop counts are slow paths)"},
 	{`mpmc\.\(\*segQueue\[.*\]\)\.TryPush`, 1, "the tail index's compare-and-swap; WRITE is a release store (only the producer writes the state until then)"},
 	{`mpmc\.\(\*segQueue\[.*\]\)\.TryPop`, 1, "the head index's compare-and-swap; READ is a release store (only the consumer writes the state then)"},
 	{`mpmc\.\(\*segQueue\[.*\]\)\.newBlock`, 2, "once per block: the spares' TryLock and Unlock"},
@@ -51,6 +54,7 @@ var lockBudget = []struct {
 var slowPaths = []struct{ file, function, why string }{
 	{"../../sink/shard.go", "countDrop", "a rejected push"},
 	{"../../sink/shard.go", "wake", "a push that finds the worker asleep"},
+	{"../../sink/shard.go", "countForBytes", "a push that the byte budget refused"},
 }
 
 // mustCall are calls that hot functions must make: the one assembly call of

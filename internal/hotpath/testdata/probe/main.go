@@ -34,6 +34,16 @@ func main() {
 	s.Push(event{})
 	_ = s.Shutdown(ctx)
 
+	// With a byte budget: the same Handle.Push and Sink.Push, whose ring
+	// is then the budget in front of the vyukov ring.
+	b := sink.MustNew(sink.Config[event]{Name: "probe-bytes", SizeOf: func(e event) int { return int(e.a) },
+		MaxQueuedBytes: 1 << 20, MaxBatchBytes: 1 << 16},
+		sink.ActionFunc[event](func(context.Context, []event) {}))
+	b.Handle().Push(event{a: 8})
+	b.Push(event{a: 8})
+	_, _ = b.Handle().QueuedBytes()
+	_ = b.Shutdown(ctx)
+
 	for _, mk := range []func() (*mpmc.Sender[event], *mpmc.Receiver[event]){
 		func() (*mpmc.Sender[event], *mpmc.Receiver[event]) { return mpmc.Bounded[event](4) },
 		mpmc.Unbounded[event],
