@@ -18,4 +18,11 @@
 // atomic.StorePointer, SwapPointer and CompareAndSwapPointer are calls in
 // every package (they carry the garbage collector's write barrier), so
 // they are allowed.
+//
+// TestPushPathsAreUnchanged compares every instruction of Handle.Push and
+// Sink.Push (numbers normalised) with testdata/push.golden, recorded from
+// the push before the byte budget (sink's Config.MaxQueuedBytes) was added,
+// and checks that none comes from sink/budget.go: a sink without a budget
+// pays not one instruction for it, and a later change to the push path
+// shows up as a diff to review (rerun with -update once it is meant).
 package hotpath
