@@ -1,7 +1,10 @@
 package sink
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -254,4 +257,70 @@ func TestShardForIsStableAndInRange(t *testing.T) {
 			require.Equal(t, i, shardFor(k, n))
 		}
 	}
+}
+
+// A Drain call that calls runtime.Goexit in a round that MaxBatchBytes cut
+// leaves the values of the round's later calls at the front of the batch,
+// with their sizes, for the goroutine that takes over.
+func TestAGoexitLeavesTheRestOfACutRoundAtTheFront(t *testing.T) {
+	var calls atomic.Int32
+	s, err := build(Config[int]{Shards: 1, RingCapacity: 16, BatchSize: 16, Logger: slog.New(slog.DiscardHandler),
+		SizeOf: func(v int) int { return v }, MaxBatchBytes: 10},
+		ActionFunc[int](func(_ context.Context, batch []int) {
+			if calls.Add(1) == 2 {
+				runtime.Goexit()
+			}
+		}))
+	require.NoError(t, err)
+	for _, v := range []int{6, 7, 8, 9, 3} {
+		require.True(t, s.handles[0].Push(v))
+	}
+	w := newWorker(s, 0, nil)
+	require.Equal(t, 5, w.burst())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.drain(context.Background())
+	}()
+	<-done
+	require.Equal(t, []int{8, 9, 3}, w.batch, "6 was drained, 7 lost to the Goexit")
+	require.Equal(t, []valueMeta{{8, 0}, {9, 0}, {3, 0}}, w.meta)
+	require.Equal(t, int64(20), w.batchBytes)
+	require.Zero(t, w.off)
+	require.True(t, w.leaving)
+}
+
+// Two goroutines that reserve 60 bytes of a share of 100 over and over are
+// never both admitted at once: the load before the add lets both through
+// when they race, and the add must tell them apart. (On one CPU the race
+// is rare and the test mostly checks the sequential case.)
+func TestReserveAdmitsOneOfTwoRacingValues(t *testing.T) {
+	s := bare(t, Config[int]{Shards: 1, RingCapacity: 1, SizeOf: func(int) int { return 60 }, MaxQueuedBytes: 100})
+	b := s.shards[0].slow.budget
+	var inside, both atomic.Int32
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for range 200_000 {
+				if !b.reserve(60) {
+					continue
+				}
+				// Hold the admission a little, so that a second one
+				// that should not have been made meets this one.
+				if inside.Add(1) > 1 {
+					both.Add(1)
+				}
+				for range 64 {
+					if inside.Load() > 1 {
+						both.Add(1)
+					}
+				}
+				inside.Add(-1)
+				b.release(60)
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, both.Load(), "two 60-byte values were admitted at once into a share of 100")
+	require.Zero(t, s.shards[0].heldBytes())
 }
