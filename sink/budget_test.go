@@ -103,7 +103,6 @@ func TestAFloodOfLargeValuesIsBoundedInBytes(t *testing.T) {
 	runtime.ReadMemStats(&before)
 
 	var accepted, rejected atomic.Int64
-	var most atomic.Int64 // the most QueuedBytes seen during the flood
 	var wg sync.WaitGroup
 	for range producers {
 		wg.Go(func() {
@@ -113,9 +112,6 @@ func TestAFloodOfLargeValuesIsBoundedInBytes(t *testing.T) {
 					accepted.Add(1)
 				} else {
 					rejected.Add(1)
-				}
-				if q := s.Stats().QueuedBytes; q > most.Load() {
-					most.Store(q)
 				}
 			}
 		})
@@ -128,7 +124,6 @@ func TestAFloodOfLargeValuesIsBoundedInBytes(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	st := s.Stats()
 	require.LessOrEqual(t, st.QueuedBytes, int64(budget), "stats %+v", st)
-	require.LessOrEqual(t, most.Load(), int64(budget))
 	require.LessOrEqual(t, accepted.Load()*valueBytes, int64(budget), "every accepted value is still held: Drain is stalled")
 	// The heap holds what the sink holds, and the refused values were
 	// freed; 1 MiB of slack for the test's own allocations and the rings.

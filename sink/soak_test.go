@@ -59,7 +59,37 @@ type soakTally struct {
 	panics, goexits, overruns, slow         int64
 	flushes, endedShutdowns, timedShutdowns int
 	resumes, incompleteShutdowns, shutdowns int
-	displacedSum                            uint64
+	displacedSum, forBytes                  uint64
+	bytesRounds                             int
+	alone                                   int64 // values over MaxBatchBytes, each drained alone
+}
+
+// check fails t unless every fault that the soak injects fired at least
+// once in the run: a soak whose faults never fire proves nothing.
+func (tl *soakTally) check(t *testing.T) {
+	t.Helper()
+	for _, f := range []struct {
+		name  string
+		fired int64
+	}{
+		{"Drain panics", tl.panics},
+		{"Drain Goexits", tl.goexits},
+		{"Drains blocking past their ctx", tl.overruns},
+		{"slow Drains", tl.slow},
+		{"Flushes", int64(tl.flushes)},
+		{"Shutdowns with an ended ctx", int64(tl.endedShutdowns)},
+		{"Shutdowns with a short timeout", int64(tl.timedShutdowns)},
+		{"Shutdowns cut short by their ctx", int64(tl.incompleteShutdowns)},
+		{"Shutdowns that resumed one cut short", int64(tl.resumes)},
+		{"values displaced (DropOldest)", int64(tl.displacedSum)},
+		{"rounds with byte bounds", int64(tl.bytesRounds)},
+		{"pushes dropped for bytes (MaxQueuedBytes)", int64(tl.forBytes)},
+		{"values over MaxBatchBytes drained alone", tl.alone},
+	} {
+		if f.fired == 0 {
+			t.Errorf("soak: no %s in %d rounds: that fault was not exercised", f.name, tl.rounds)
+		}
+	}
 }
 
 // TestSoak is the sink's fault-injection soak. Each round builds a sink
@@ -78,9 +108,17 @@ type soakTally struct {
 //   - drained == delivered + lost to panics and Goexits, DrainPanics ==
 //     the number of those calls, and every value Drain saw was accepted
 //     and seen once (DropNewest: every accepted value was seen);
+//   - in the rounds with byte bounds (SizeOf, MaxQueuedBytes and mostly
+//     MaxBatchBytes): DroppedForBytes <= the rejected pushes (0 without a
+//     budget), no bytes counted once Shutdown returned nil, and no Drain
+//     call of several values over MaxBatchBytes;
 //
 // and that no goroutine is left (goleak) and nothing hung (every wait has
-// a bound, and a watchdog fails the round after a minute).
+// a bound, and a watchdog fails the round after a minute). The run fails
+// too when one of its faults never fired: each round's first Drain calls
+// and controller steps take each fault in turn, and every other round ends
+// with a Shutdown that a held Drain call cuts short, so that the last one
+// really resumes it.
 func TestSoak(t *testing.T) {
 	start := time.Now()
 	deadline := time.Time{}
@@ -106,18 +144,42 @@ func TestSoak(t *testing.T) {
 		}
 		tally.rounds++
 	}
-	t.Logf("soak: %d rounds in %v, %d values pushed; faults survived: %d Drain panics, %d Goexits, %d Drains blocking past their ctx, %d slow Drains; %d Flushes, %d Shutdowns (%d with an ended ctx, %d with a short timeout, %d cut short by their ctx, %d resumed); %d values displaced (DropOldest)",
+	t.Logf("soak: %d rounds in %v, %d values pushed; faults survived: %d Drain panics, %d Goexits, %d Drains blocking past their ctx, %d slow Drains; %d Flushes, %d Shutdowns (%d with an ended ctx, %d with a short timeout, %d cut short by their ctx, %d resuming one cut short); %d values displaced (DropOldest); %d rounds with byte bounds, %d pushes dropped for bytes, %d values over MaxBatchBytes drained alone",
 		tally.rounds, time.Since(start).Round(time.Millisecond), tally.values,
 		tally.panics, tally.goexits, tally.overruns, tally.slow,
 		tally.flushes, tally.shutdowns, tally.endedShutdowns, tally.timedShutdowns, tally.incompleteShutdowns, tally.resumes,
-		tally.displacedSum)
+		tally.displacedSum, tally.bytesRounds, tally.forBytes, tally.alone)
+	tally.check(t)
 }
 
-// soakAction is the faulty Drain of a round.
+// soakSize is the size that a soak value stands for: 0 to 1023 bytes,
+// spread by a hash of the value, and 5000 for one value in 61, over any
+// MaxBatchBytes a round draws.
+func soakSize(v int64) int {
+	if v%61 == 0 {
+		return 5000
+	}
+	return int((uint64(v) * 0x9e3779b97f4a7c15) >> 54)
+}
+
+// soakAction is the faulty Drain of a round. Its first four calls inject
+// each fault in turn (a panic, a Goexit, a block past the ctx, a slow
+// call), so that every round exercises each one; later calls draw theirs.
 type soakAction struct {
 	mu   sync.Mutex
 	seen map[int64]bool // every value handed to Drain, delivered or lost
 	dup  int64          // a value seen twice (-1: none)
+
+	// With MaxBatchBytes: the calls whose values sum to more than it (a
+	// broken promise unless the call has one value), and the values over
+	// it, each of which must come alone.
+	maxBatchBytes    int
+	overBound, alone atomic.Int64
+	calls            atomic.Int64
+
+	// stall, when set, is taken by the next Drain call, which then blocks,
+	// whatever its ctx, until the controller releases it.
+	stall atomic.Pointer[soakStall]
 
 	lost                             atomic.Int64 // values in batches that panicked or called Goexit
 	delivered                        atomic.Int64 // values in batches whose Drain returned
@@ -125,7 +187,14 @@ type soakAction struct {
 	faultPercent                     uint64
 }
 
+// soakStall is one Drain call held by the controller.
+type soakStall struct{ entered, release chan struct{} }
+
 func (a *soakAction) Drain(ctx context.Context, batch []int64) {
+	if st := a.stall.Swap(nil); st != nil {
+		close(st.entered)
+		<-st.release
+	}
 	a.mu.Lock()
 	for _, v := range batch {
 		if a.seen[v] && a.dup < 0 {
@@ -134,8 +203,24 @@ func (a *soakAction) Drain(ctx context.Context, batch []int64) {
 		a.seen[v] = true
 	}
 	a.mu.Unlock()
-	// Each call draws its own fate; the generator is per call, so no lock.
+	if a.maxBatchBytes > 0 {
+		sum := 0
+		for _, v := range batch {
+			sum += soakSize(v)
+		}
+		switch {
+		case len(batch) > 1 && sum > a.maxBatchBytes:
+			a.overBound.Add(1)
+		case len(batch) == 1 && sum > a.maxBatchBytes:
+			a.alone.Add(1)
+		}
+	}
+	// Each call draws its own fate (the first four take theirs in turn);
+	// the generator is per call, so no lock.
 	roll := rand.Uint64N(100)
+	if n := a.calls.Add(1); n <= 4 && a.faultPercent >= 4 {
+		roll = (uint64(n)-1)*a.faultPercent/4 + a.faultPercent/8
+	}
 	switch {
 	case roll < a.faultPercent/4:
 		a.lost.Add(int64(len(batch)))
@@ -190,9 +275,27 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 	if rng.IntN(4) == 0 {
 		cfg.Idle = sink.IdlePoll
 	}
-	act := &soakAction{seen: map[int64]bool{}, dup: -1, faultPercent: uint64(5 + rng.IntN(30))}
-	desc := fmt.Sprintf("round %d: %s/%s GOMAXPROCS=%d shards=%d ring=%d batch=%d maxdelay=%v idle=%v stealing=%v faults=%d%% seed=%d",
-		round, combo.name, combo.overflow, procs, cfg.Shards, cfg.RingCapacity, cfg.BatchSize, cfg.MaxDelay, cfg.Idle, !cfg.DisableStealing, act.faultPercent, seed)
+	if combo.overflow == sink.DropOldest {
+		// Small rings, so that displacing is sure to happen.
+		cfg.RingCapacity = 1 << (2 + rng.IntN(4)) // 4 to 32
+	}
+	// Two rounds in three bound bytes (the schedule covers every combo
+	// within the short run): a budget always, a batch bound mostly.
+	bytesRound := round%3 != 0
+	if bytesRound {
+		cfg.SizeOf = func(v int64) int { return soakSize(v) }
+		cfg.MaxQueuedBytes = 512 + rng.IntN(32<<10)
+		if rng.IntN(3) != 0 {
+			cfg.MaxBatchBytes = 256 + rng.IntN(4096)
+		}
+	}
+	// Rounds where the last Shutdown must resume one that its ctx cut
+	// short: the controller makes none until the end, then one with an
+	// ended ctx while the producers push.
+	forceResume := (round+round/4)%2 == 0
+	act := &soakAction{seen: map[int64]bool{}, dup: -1, faultPercent: uint64(5 + rng.IntN(30)), maxBatchBytes: cfg.MaxBatchBytes}
+	desc := fmt.Sprintf("round %d: %s/%s GOMAXPROCS=%d shards=%d ring=%d batch=%d maxdelay=%v idle=%v stealing=%v faults=%d%% maxqueuedbytes=%d maxbatchbytes=%d seed=%d",
+		round, combo.name, combo.overflow, procs, cfg.Shards, cfg.RingCapacity, cfg.BatchSize, cfg.MaxDelay, cfg.Idle, !cfg.DisableStealing, act.faultPercent, cfg.MaxQueuedBytes, cfg.MaxBatchBytes, seed)
 
 	hung := time.AfterFunc(time.Minute, func() {
 		buf := make([]byte, 1<<20)
@@ -241,13 +344,27 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 	}
 
 	// The controller: Flushes and Shutdowns at random moments while the
-	// producers run.
+	// producers run. Its first steps take each kind in turn (a Flush, and
+	// but in forceResume rounds a Shutdown with an ended ctx and one with
+	// a short timeout), so that every round makes them. cutShort tells
+	// whether the last Shutdown returned before it had finished: only
+	// then does the final one below resume.
 	length := time.Duration(10+rng.IntN(40)) * time.Millisecond
 	end := time.Now().Add(length)
-	shutdownBegan := false
-	for time.Now().Before(end) {
+	cutShort := false
+	for step := 0; step < 3 || time.Now().Before(end); step++ {
 		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
-		switch op := rng.IntN(10); {
+		op := rng.IntN(10)
+		switch {
+		case step < 3:
+			op = [3]int{0, 5, 7}[step]
+			if forceResume && step > 0 {
+				op = 9
+			}
+		case forceResume && op >= 5:
+			op = 9
+		}
+		switch {
 		case op < 5:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(5000))*time.Microsecond)
 			err := s.Flush(ctx)
@@ -260,7 +377,7 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			err := s.Shutdown(ctx)
-			shutdownBegan = true
+			cutShort = err != nil
 			tally.shutdowns++
 			tally.endedShutdowns++
 			if err != nil && !errors.Is(err, context.Canceled) {
@@ -273,7 +390,7 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(5000))*time.Microsecond)
 			err := s.Shutdown(ctx)
 			cancel()
-			shutdownBegan = true
+			cutShort = err != nil
 			tally.shutdowns++
 			tally.timedShutdowns++
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -286,8 +403,33 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 			// Let the producers run on.
 		}
 	}
-	if shutdownBegan {
-		tally.resumes++ // the last Shutdown below goes on from an earlier one
+	if forceResume {
+		// A Drain call held past its ctx keeps this Shutdown from
+		// finishing, whatever the rings hold.
+		st := &soakStall{entered: make(chan struct{}), release: make(chan struct{})}
+		act.stall.Store(st)
+		select {
+		case <-st.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no Drain call in 10 s to hold", desc)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := s.Shutdown(ctx)
+		close(st.release)
+		cutShort = err != nil
+		tally.shutdowns++
+		tally.endedShutdowns++
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: Shutdown with an ended ctx: %v", desc, err)
+		}
+		if err == nil {
+			t.Fatalf("%s: a Shutdown with an ended ctx returned nil while a Drain call was held", desc)
+		}
+		tally.incompleteShutdowns++
+	}
+	if cutShort {
+		tally.resumes++ // the last Shutdown below resumes one that its ctx cut short
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -355,6 +497,18 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 	if uint64(len(accepted))-displaced != st.Drained {
 		return fail("accepted %d - displaced %d != drained %d", len(accepted), displaced, st.Drained)
 	}
+	if st.DroppedForBytes > st.Dropped-displaced {
+		return fail("dropped for bytes %d > rejected %d", st.DroppedForBytes, st.Dropped-displaced)
+	}
+	if cfg.MaxQueuedBytes == 0 && st.DroppedForBytes != 0 {
+		return fail("%d dropped for bytes without MaxQueuedBytes", st.DroppedForBytes)
+	}
+	if st.QueuedBytes != 0 {
+		return fail("%d bytes still counted after Shutdown returned nil", st.QueuedBytes)
+	}
+	if n := act.overBound.Load(); n != 0 {
+		return fail("%d Drain calls of several values summed to more than MaxBatchBytes %d", n, cfg.MaxBatchBytes)
+	}
 	if err := goleak.Find(leaks); err != nil {
 		return fail("goroutines left: %v", err)
 	}
@@ -364,5 +518,10 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 	tally.overruns += act.overruns.Load()
 	tally.slow += act.slows.Load()
 	tally.displacedSum += displaced
+	tally.forBytes += st.DroppedForBytes
+	tally.alone += act.alone.Load()
+	if bytesRound {
+		tally.bytesRounds++
+	}
 	return true
 }
