@@ -94,12 +94,15 @@ type slowPath[T any] struct {
 
 // refused is the end of a push whose TryPush the shard's ring refused,
 // when the shard has a slow path. Under DropOldest without a byte budget it
-// is forcePush. With a byte budget it tries once more, this time telling
-// why a push fails: when the share is spent it counts the value as dropped
-// for bytes (whatever Overflow says); otherwise it pushes into the ring
-// below the budget, under DropOldest displacing the oldest value (whose
-// bytes it gives back) when the ring is full, and counts the value as
-// dropped when the ring refuses it (full under DropNewest, or closed).
+// is forcePush. With a byte budget, the push was refused by the share or
+// by the ring (full, or closed): under DropNewest it counts the drop, and
+// counts it as one for bytes too when the share has no room for the value
+// now (a push racing with a give-back may be told either way; the drop is
+// counted once whatever it is told). Under DropOldest it reserves the
+// value's bytes, or drops it for bytes (the budget sheds the newest value
+// whatever Overflow says: making room in bytes could displace any number
+// of values), and then displaces the ring's oldest value as forcePush
+// does, giving the displaced value's bytes back.
 //
 //go:noinline
 func (sh *shard[T]) refused(v T) bool {
@@ -108,21 +111,24 @@ func (sh *shard[T]) refused(v T) bool {
 		return sh.forcePush(v)
 	}
 	n := sizeOf(b.sizeOf, v)
-	if !b.reserve(n) {
+	if sh.slow.force == nil {
 		// dropped before forBytes, and Stats loads them the other way
 		// round, so that a snapshot never has more of the second.
+		sh.countDrop()
+		if held := atomic.LoadInt64(b.held); held != 0 && held+n > b.share {
+			sh.countForBytes()
+		}
+		return false
+	}
+	if !b.reserve(n) {
 		sh.countDrop()
 		sh.countForBytes()
 		return false
 	}
-	ok := b.Ring.TryPush(v)
-	if !ok && sh.slow.force != nil {
-		old, displaced, pushed := sh.slow.force.ForcePush(v)
-		if displaced {
-			b.release(sizeOf(b.sizeOf, old))
-			sh.countDrop()
-		}
-		ok = pushed
+	old, displaced, ok := sh.slow.force.ForcePush(v)
+	if displaced {
+		b.release(sizeOf(b.sizeOf, old))
+		sh.countDrop()
 	}
 	if !ok {
 		b.release(n)

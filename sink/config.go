@@ -237,9 +237,14 @@ type Config[T any] struct {
 	// value.
 	//
 	// It costs a successful push a SizeOf call and one atomic add on its
-	// shard's byte counter (bench/pushcost -budget measures it; see
-	// docs/benchmarks.md); a sink without it pays nothing. Default 0: no
-	// bound but the slots.
+	// shard's byte counter, a locked instruction like the ring's own
+	// compare-and-swap, so a push costs up to about twice as much; `bash
+	// bench/pushcost/budget.sh` measures it (BenchmarkBudget, with the
+	// alternative of one counter for the sink, which all CPUs would share)
+	// and checks that a sink without a budget pays nothing (not one
+	// instruction: internal/hotpath holds the push's listing). The worker
+	// gives bytes back with one add per Drain call and shard. Default 0:
+	// no bound but the slots.
 	MaxQueuedBytes int
 
 	// Idle chooses what an idle worker does. Default IdleWake.

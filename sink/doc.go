@@ -25,8 +25,10 @@
 //  1. A push never blocks: it returns after one TryPush on one ring (two for
 //     a handle-less [Sink.Push] whose home ring is full).
 //  2. A successful push allocates nothing and writes to no shared counter,
-//     lock or timer. It loads the shard's sleeping flag, a cache line that
-//     is written only when the worker falls asleep or wakes (see Idle below).
+//     lock or timer, but for one add to its shard's byte counter when
+//     [Config.MaxQueuedBytes] is set. It loads the shard's sleeping flag, a
+//     cache line that is written only when the worker falls asleep or wakes
+//     (see Idle below).
 //  3. Every rejected push adds one to exactly one shard's drop counter, and
 //     so does every value displaced under [DropOldest]: accepted + rejected
 //     == attempted, [Sink.Dropped] == rejected + displaced, and once the
@@ -50,6 +52,13 @@
 //     in Stats().DrainPanics and logged (with its stack, at most once a
 //     minute); that batch is lost and the shard's worker goes on (in a new
 //     goroutine after a Goexit).
+//  10. With [Config.MaxQueuedBytes] set, the values in the rings and in
+//     batches whose Drain has not returned never sum to more than
+//     MaxQueuedBytes bytes (each shard holds at most its share, or one
+//     larger value alone); a push beyond that is dropped and counted in
+//     Dropped and Stats().DroppedForBytes. With [Config.MaxBatchBytes] set,
+//     a Drain batch sums to at most MaxBatchBytes bytes, or is one larger
+//     value.
 //
 // Push returning true means the value was in a ring at that instant, not that
 // it was drained. There is no count of accepted values, because keeping one
@@ -191,7 +200,8 @@
 // locked instruction), one load and one release store of the slot's stamp,
 // the value's copy and the load of the sleeping flag; Sink.Push adds the
 // read of the CPU number (RDPID) and a table lookup, or the hash of a stack
-// address. Neither allocates. A user's program gets the same instructions
+// address. Neither allocates. A byte budget adds a SizeOf call and one
+// atomic add (see [Config.MaxQueuedBytes]). A user's program gets the same instructions
 // as the library's benchmarks: internal/hotpath's test reads the assembly
 // of a program that imports only the library, and counts its locked
 // instructions. The measured tables, for 1 to 256 producers, and the

@@ -12,10 +12,14 @@ type Handle[T any] struct {
 
 // Push pushes v into the handle's shard and reports whether it was accepted.
 // It never blocks. On success it is one TryPush on the shard's ring and one
-// load of the shard's sleeping flag: no counter, lock, timer or allocation.
-// When the ring is full, v is dropped, one add on the shard's padded drop
-// counter records it, and Push returns false; under [DropOldest] the ring's
-// oldest value is displaced and counted instead, and Push returns true.
+// load of the shard's sleeping flag: no counter, lock, timer or allocation
+// (with [Config.MaxQueuedBytes] set, the TryPush first adds v's size to the
+// shard's byte counter). When the ring is full, v is dropped, one add on
+// the shard's padded drop counter records it, and Push returns false; under
+// [DropOldest] the ring's oldest value is displaced and counted instead,
+// and Push returns true. When the shard's share of MaxQueuedBytes has no
+// room for v, v is dropped and counted, under either policy, in Dropped and
+// in DroppedForBytes.
 // Once [Sink.Shutdown] has begun the rings are closed: every push returns
 // false and counts its value as dropped.
 //

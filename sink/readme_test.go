@@ -11,7 +11,7 @@ import (
 
 // guaranteeItem is one numbered item of the package doc's Guarantees list:
 // "//  N. text" and its continuation lines "//     text".
-var guaranteeItem = regexp.MustCompile(`(?m)^//  (\d)\. (.*(?:\n//     .*)*)`)
+var guaranteeItem = regexp.MustCompile(`(?m)^//  (\d+)\. (.*(?:\n//     .*)*)`)
 
 // docLink is a doc comment's link to a name, [Sink.Push], which markdown
 // shows as plain text.

@@ -12,9 +12,11 @@ import (
 
 // Action receives the values that the drain workers take from the rings.
 type Action[T any] interface {
-	// Drain handles one batch of at most BatchSize values. It runs on the
-	// drain workers, never on a producer; several workers may call it at
-	// once, so it must be safe for concurrent use. It may block or do I/O: a
+	// Drain handles one batch of at most BatchSize values (and, with
+	// MaxBatchBytes, of at most that many bytes, or one larger value). It
+	// runs on the drain workers, never on a producer; several workers may
+	// call it at once, so it must be safe for concurrent use. It may block
+	// or do I/O: a
 	// slow Drain fills the rings, which then shed, but never blocks a
 	// producer. The batch slice is reused and cleared after Drain returns,
 	// so Drain must not keep it or any reference into it. ctx is cancelled
@@ -269,9 +271,10 @@ func shardFor(key uint64, n int) int {
 // Either way choosing the ring writes nothing shared: a successful Push is
 // a Handle.Push plus the choice, with no counter, lock or allocation.
 //
-// When the home ring is full, Push tries the next shard's ring once, so
-// that one busy producer spills into another ring instead of shedding at
-// once; a value is dropped only when both rings were full. The drop is then
+// When the home ring is full (or its share of MaxQueuedBytes spent), Push
+// tries the next shard's ring once, so that one busy producer spills into
+// another ring instead of shedding at once; a value is dropped only when
+// both rings refused it. The drop is then
 // counted on the second shard; under [DropOldest] the second ring's oldest
 // value is displaced and counted there instead, and Push returns true. Once
 // Shutdown has begun, every Push returns false and counts its value as
