@@ -204,8 +204,10 @@ type Config[T any] struct {
 	// MaxQueuedBytes count. It is required by them and used by nothing
 	// else. It must be safe for concurrent use, must not panic, and must
 	// return the same size for a value each time: the sink calls it when
-	// a value is pushed and again when a worker takes it. A size below 0
-	// (or above 2^48) panics in the call that got it.
+	// a value is pushed (with MaxQueuedBytes) and again when a worker
+	// takes it. A size below 0 or above 2^48 is a programmer's mistake and
+	// panics where it is returned: in the push, or, with MaxBatchBytes
+	// alone, in the drain worker, which ends the program.
 	SizeOf func(T) int
 	// MaxBatchBytes, when above 0, bounds each Drain batch in bytes as
 	// BatchSize bounds it in values: the sizes of a batch's values sum to

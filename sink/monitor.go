@@ -84,8 +84,11 @@ func (s *Sink[T]) reportOverload(o Overload) {
 	if s.cfg.onOverload != nil {
 		s.cfg.onOverload(o)
 	} else {
-		s.log(slog.LevelError, "sink: values dropped because rings were full",
-			"sink", o.Sink, "delta", o.Delta, "total", o.Total, "interval", o.Interval)
+		args := []any{"sink", o.Sink, "delta", o.Delta, "total", o.Total, "interval", o.Interval}
+		if s.cfg.maxQueuedBytes > 0 {
+			args = append(args, "dropped_for_bytes", s.droppedForBytes())
+		}
+		s.log(slog.LevelError, "sink: values dropped because rings were full", args...)
 	}
 	returned = true
 }

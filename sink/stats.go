@@ -92,6 +92,15 @@ func (s *Sink[T]) Stats() Stats {
 	return st
 }
 
+// droppedForBytes returns the pushes that byte budgets refused so far.
+func (s *Sink[T]) droppedForBytes() uint64 {
+	var total uint64
+	for i := range s.shards {
+		total += s.shards[i].forBytesCount()
+	}
+	return total
+}
+
 // queued returns the number of values in the rings.
 func (s *Sink[T]) queued() int {
 	n := 0
