@@ -207,7 +207,9 @@ type Config[T any] struct {
 	// a value is pushed (with MaxQueuedBytes) and again when a worker
 	// takes it. A size below 0 or above 2^48 is a programmer's mistake and
 	// panics where it is returned: in the push, or, with MaxBatchBytes
-	// alone, in the drain worker, which ends the program.
+	// alone, in the drain worker, which ends the program. With SizeOf set
+	// each worker keeps 16 more bytes per BatchSize slot (each value's
+	// size and shard).
 	SizeOf func(T) int
 	// MaxBatchBytes, when above 0, bounds each Drain batch in bytes as
 	// BatchSize bounds it in values: the sizes of a batch's values sum to
