@@ -245,10 +245,11 @@ type Config[T any] struct {
 	// compare-and-swap, so a push costs up to about twice as much; `bash
 	// bench/pushcost/budget.sh` measures it (BenchmarkBudget, with the
 	// alternative of one counter for the sink, which all CPUs would share)
-	// and checks that a sink without a budget pays nothing (not one
-	// instruction: internal/hotpath holds the push's listing). The worker
-	// gives bytes back with one add per Drain call and shard. Default 0:
-	// no bound but the slots.
+	// and the push of a sink without a budget against the push before the
+	// budget existed, whose instructions it runs unchanged (internal/hotpath
+	// holds their listing). The worker gives bytes back with one add per
+	// Drain call and shard. Stats().QueuedBytes reports the bytes held.
+	// Default 0: no bound but the slots.
 	MaxQueuedBytes int
 
 	// Idle chooses what an idle worker does. Default IdleWake.
