@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/bench/internal/report"
 )
 
 // TestHeadlineIsUpToDate renders the front page's table from the committed
@@ -18,7 +20,7 @@ func TestHeadlineIsUpToDate(t *testing.T) {
 	require.NoError(t, writeHeadline(&want, runs[len(runs)-1]))
 	text, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	got, err := blockOf(string(text), headlineBegin, headlineEnd)
+	got, err := report.BlockOf(string(text), headlineBegin, headlineEnd)
 	require.NoError(t, err, "README.md")
 	require.Equal(t, want.String(), got,
 		"README.md's headline table differs from bench/contended/runs/*.json; regenerate it with\n"+

@@ -284,7 +284,7 @@ func emit(o *options, runs []*Result, stdout io.Writer) error {
 		return replaceReadmeBlock(o.out, buf.String())
 	}
 	if o.format == report.Headline {
-		return replaceBlock(o.out, headlineBegin, headlineEnd, buf.String())
+		return report.ReplaceBlock(o.out, headlineBegin, headlineEnd, buf.String())
 	}
 	return report.WriteFile(o.out, buf.Bytes())
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
@@ -166,36 +165,9 @@ func writeRatios(b *strings.Builder, rows []Row) error {
 // replaceReadmeBlock replaces the text between the markers in path with
 // block.
 func replaceReadmeBlock(path, block string) error {
-	return replaceBlock(path, readmeBegin, readmeEnd, block)
-}
-
-// replaceBlock replaces the text between the markers begin and end in path
-// with block.
-func replaceBlock(path, begin, end, block string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := string(data)
-	i := strings.Index(text, begin)
-	j := strings.Index(text, end)
-	if i < 0 || j < i {
-		return fmt.Errorf("-o %s: no generated block (the lines %q and %q)", path, begin, end)
-	}
-	text = text[:i+len(begin)] + "\n" + block + text[j:]
-	return report.WriteFile(path, []byte(text))
+	return report.ReplaceBlock(path, readmeBegin, readmeEnd, block)
 }
 
 // readmeBlock returns the text between the markers of the generated
 // documentation block of a markdown file.
-func readmeBlock(text string) (string, error) { return blockOf(text, readmeBegin, readmeEnd) }
-
-// blockOf returns the text between the markers begin and end.
-func blockOf(text, begin, end string) (string, error) {
-	i := strings.Index(text, begin)
-	j := strings.Index(text, end)
-	if i < 0 || j < i {
-		return "", fmt.Errorf("no generated block between %q and %q", begin, end)
-	}
-	return strings.TrimPrefix(text[i+len(begin):j], "\n"), nil
-}
+func readmeBlock(text string) (string, error) { return report.BlockOf(text, readmeBegin, readmeEnd) }
