@@ -6,13 +6,11 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
-	"github.com/shardedsink/shardedsink/internal/cputime"
 )
 
 // Event is the 32-byte payload (-payload 32): a plain record without
@@ -98,60 +96,58 @@ type instance[T any] interface {
 	// consumed is how many values the consumers have taken since the
 	// instance was ready (0 while held).
 	consumed() int64
+	// empty runs between rounds, outside the timing, once accepted values
+	// have been accepted in all since the instance was ready: held, the
+	// harness pops every value left; draining, it waits until the
+	// consumers have taken them all (some peers allow one consumer only).
+	// The next round then starts with room for its whole budget.
+	empty(ctx context.Context, accepted int64) error
 	// stop runs once every producer has finished: it lets the consumers
 	// take everything that is left, stops them, and leaves the row's memory
 	// empty for the next trial.
 	stop(ctx context.Context) error
 }
 
-// sizing is one row's shape: how many producers push how many values.
+// sizing is one row's shape: how many producers push, for how long, in
+// rounds of how many pushes.
 type sizing struct {
 	producers int
-	per       int // timed pushes per producer
-	shards    int // shards of the sharded rows
+	shards    int           // shards of the sharded rows
+	window    time.Duration // measured time per trial
+	round     int           // pushes per round: what every ring of the row holds, beyond the slack
 }
 
-// warmup is the number of untimed pushes each producer makes first: per/10.
-func (s sizing) warmup() int { return s.per / 10 }
+// slack is what every ring gets on top of a round: the values that prime a
+// held sink's workers, and the chunk a producer may be in the middle of.
+const slack = 1024 + chunk
 
-// burst is what one producer pushes in all: warm-up plus timed pushes.
-func (s sizing) burst() int { return s.per + s.per/10 }
+// ringCapacity is the capacity of every ring and queue of a row whose
+// rounds have round pushes: any one ring may take all of them (a sink's
+// producers choose their rings, and the scheduler chooses who runs).
+func ringCapacity(round int) int { return round + slack }
 
-// slack is what every ring gets on top of the burst, as in the original.
-const slack = 1024
-
-// shardedCapacity is the per-shard ring capacity that holds the whole burst
-// when producers take handles round-robin over shards: the busiest shard
-// serves ceil(producers/shards) of them.
-func shardedCapacity(producers, shards, per int) int {
-	perShard := (producers + shards - 1) / shards
-	return perShard*(per+per/10) + slack
-}
-
-// singleCapacity is the capacity of a single ring, or of a 1-shard sink, that
-// holds the whole burst of every producer.
-func singleCapacity(producers, per int) int {
-	return producers*(per+per/10) + slack
-}
-
-// shutdownTimeout bounds each instance's stop.
+// shutdownTimeout bounds each instance's stop, and the wait for draining
+// consumers to catch up between rounds.
 const shutdownTimeout = 10 * time.Second
 
-// trialResult is what one trial measured.
+// trialResult is what one trial's measured rounds measured.
 type trialResult struct {
-	threadCPUNs float64 // Σ Δthread CPU over the producers' timed loops
-	cpuNsPerOp  float64 // threadCPUNs / Σ accepted timed pushes
-	procNsPerOp float64 // Δprocess CPU over the producer phase / accepted pushes in it
-	throughput  float64 // accepted timed pushes per second of the timed phase
-	attempted   int64   // warm-up and timed pushes
+	threadCPUNs float64 // Σ Δthread CPU of the producers over the rounds
+	cpuNsPerOp  float64 // threadCPUNs / accepted timed pushes
+	procNsPerOp float64 // Δprocess CPU over the rounds / accepted timed pushes
+	throughput  float64 // accepted timed pushes per second of the rounds' wall time
+	attempted   int64   // timed pushes
 	accepted    int64
-	timedOK     int64
-	parallelism float64 // Σ timed thread CPU / wall of the timed phase: producers running at once, on average
-	counters    counters
+	// the warm-up round's pushes, for drop %
+	warmAttempted, warmAccepted int64
+	rounds                      int
+	parallelism                 float64 // Σ thread CPU / Σ round wall: producers pushing at once, on average
+	overlap                     float64 // Σ round overlap / Σ round wall: the share of the rounds with procs producers inside
+	counters                    counters
 }
 
-// counters are the process-wide events of a producer phase: what the notes
-// of issue 9 asked to rule in or out as the cause of the spread.
+// counters are the process-wide events of the measured rounds: what the
+// notes of issue 9 asked to rule in or out as the cause of the spread.
 type counters struct {
 	GCCycles    int64 `json:"gc_cycles"`    // garbage collections completed
 	MinorFaults int64 `json:"minor_faults"` // page faults (getrusage ru_minflt)
@@ -166,24 +162,12 @@ func (c *counters) add(o counters) {
 	c.Consumed += o.Consumed
 }
 
-// producerResult is what one producer measured in a trial.
-type producerResult struct {
-	cpu        time.Duration
-	start, end time.Time
-	attempted  int64
-	accepted   int64 // warm-up and timed
-	timedOK    int64 // timed only
-	err        error
-}
-
-// processSnapshot is what the producer phase is measured by, besides the
-// producers' own clocks.
+// processSnapshot is what a round is measured by, besides the producers'
+// own clocks.
 type processSnapshot struct {
-	cpu              time.Duration
-	minflt, csw      int64
-	gcCycles         int64
-	wall             time.Time
-	consumedAtFinish int64
+	cpu         time.Duration
+	minflt, csw int64
+	gcCycles    int64
 }
 
 var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
@@ -197,136 +181,112 @@ func snapshot() processSnapshot {
 		minflt:   ru.Minflt,
 		csw:      ru.Nvcsw + ru.Nivcsw,
 		gcCycles: int64(gcSample[0].Value.Uint64()),
-		wall:     time.Now(),
 	}
 }
 
-// runProducers starts n producers, each on its own locked OS thread, lets
-// them all reach a barrier, releases them together, and waits for all of
-// them. body runs on producer i's goroutine after the barrier. The process
-// is measured from just before the release to just after the last producer
-// returned.
-func runProducers(n int, body func(i int)) (before, after processSnapshot) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			ready.Done()
-			<-start
-			body(i)
-		}()
-	}
-	ready.Wait()
-	before = snapshot()
-	close(start)
-	done.Wait()
-	after = snapshot()
-	return before, after
-}
-
-// produce is one producer's trial: per/10 warm-up pushes, then per timed
-// pushes between two readings of the thread's CPU clock. The wall-clock
-// readings that bound the timed phase sit outside the CPU window.
-func produce[T any](id int, push func(T) bool, warm, per int) producerResult {
-	var r producerResult
-	for i := range warm {
-		if push(value[T](eventID(id, i))) {
-			r.accepted++
-		}
-	}
-	r.start = time.Now()
-	c0, err0 := cputime.Thread()
-	var ok int64
-	for i := range per {
-		if push(value[T](eventID(id, warm+i))) {
-			ok++
-		}
-	}
-	c1, err1 := cputime.Thread()
-	r.end = time.Now()
-	r.cpu = c1 - c0
-	r.err = firstErr(err0, err1)
-	r.attempted = int64(warm + per)
-	r.accepted += ok
-	r.timedOK = ok
-	return r
-}
+// maxEmptyRounds bounds the rounds in a row in which no producer pushed
+// (each needs the scheduler to run none of them before the deadline).
+const maxEmptyRounds = 100
 
 // runTrial measures one trial on a fresh instance of the row.
-func runTrial[T any](setup rowSetup[T], sz sizing) (trialResult, error) {
+func runTrial[T any](setup rowSetup[T], sz sizing, limit int64) (trialResult, error) {
 	inst, err := setup.trial()
 	if err != nil {
 		return trialResult{}, err
 	}
-	return runOn(inst, sz)
+	return runOn(inst, sz, limit)
 }
 
-// runOn runs the producers of one trial against inst, stops it, and
-// summarises what they measured. The accept-path trials and the shed rows
-// differ only in the instance they hand it.
-func runOn[T any](inst instance[T], sz sizing) (trialResult, error) {
+// runOn runs one trial against inst, stops it, and sums what its measured
+// rounds measured. Every round's budget is limit. The accept-path trials
+// and the shed rows differ only in the instance and the limit.
+func runOn[T any](inst instance[T], sz sizing, limit int64) (trialResult, error) {
 	pushers := make([]func(T) bool, sz.producers)
 	for i := range pushers {
 		pushers[i] = inst.pusher()
 	}
-	results := make([]producerResult, sz.producers)
 	// Collect the garbage of the last trial now, so that no collection is
 	// pending, or started by an allocation, while the producers push.
 	runtime.GC()
-	before, after := runProducers(sz.producers, func(i int) {
-		results[i] = produce(i, pushers[i], sz.warmup(), sz.per)
-	})
-	after.consumedAtFinish = inst.consumed()
-	if err := stopInstance(inst); err != nil {
+	c := startCrew(pushers)
+	t, err := playRounds(c, inst, sz, limit)
+	c.finish()
+	if serr := stopInstance(inst); err == nil {
+		err = serr
+	}
+	if err != nil {
 		return trialResult{}, err
 	}
-	return summarizeTrial(results, before, after)
+	return t, nil
 }
 
-// summarizeTrial folds the producers' results and the process counters into
-// one trial's numbers.
-func summarizeTrial(results []producerResult, before, after processSnapshot) (trialResult, error) {
+// playRounds plays a warm-up round, then measured rounds until their wall
+// time adds up to the window, emptying the instance after each.
+func playRounds[T any](c *crew[T], inst instance[T], sz sizing, limit int64) (trialResult, error) {
 	var t trialResult
-	var cpu time.Duration
-	first, last := results[0].start, results[0].end
-	for _, r := range results {
-		if r.err != nil {
-			return trialResult{}, r.err
+	var accepted int64 // every accepted push so far, warm-up included
+	c.play(max(limit/10, 1), sz.window/10, false, nil)
+	warm := c.result()
+	accepted += warm.accepted
+	t.warmAttempted, t.warmAccepted = warm.attempted, warm.accepted
+	if err := emptyInstance(inst, accepted); err != nil {
+		return t, err
+	}
+	consumed0 := inst.consumed()
+	var cpu, wall, proc, overlap time.Duration
+	empty := 0
+	for wall < sz.window {
+		before := snapshot()
+		c.play(limit, sz.window-wall, true, nil)
+		after := snapshot()
+		rr := c.result()
+		if rr.err != nil {
+			return t, rr.err
 		}
-		cpu += r.cpu
-		t.attempted += r.attempted
-		t.accepted += r.accepted
-		t.timedOK += r.timedOK
-		if r.start.Before(first) {
-			first = r.start
+		if rr.attempted == 0 {
+			if empty++; empty > maxEmptyRounds {
+				return t, fmt.Errorf("%d rounds in a row in which no producer pushed", empty)
+			}
+			continue
 		}
-		if r.end.After(last) {
-			last = r.end
+		empty = 0
+		t.rounds++
+		cpu += rr.cpu
+		wall += rr.wall
+		overlap += rr.overlap
+		proc += after.cpu - before.cpu
+		t.attempted += rr.attempted
+		t.accepted += rr.accepted
+		t.counters.add(counters{
+			GCCycles:    after.gcCycles - before.gcCycles,
+			MinorFaults: after.minflt - before.minflt,
+			CtxSwitches: after.csw - before.csw,
+		})
+		accepted += rr.accepted
+		if rr.wall == 0 {
+			wall += time.Nanosecond // a round too short for the clock still counts
+		}
+		t.counters.Consumed = inst.consumed() - consumed0
+		if err := emptyInstance(inst, accepted); err != nil {
+			return t, err
 		}
 	}
 	t.threadCPUNs = float64(cpu.Nanoseconds())
-	if t.timedOK > 0 {
-		t.cpuNsPerOp = float64(cpu.Nanoseconds()) / float64(t.timedOK)
-	}
 	if t.accepted > 0 {
-		t.procNsPerOp = float64((after.cpu - before.cpu).Nanoseconds()) / float64(t.accepted)
+		t.cpuNsPerOp = t.threadCPUNs / float64(t.accepted)
+		t.procNsPerOp = float64(proc.Nanoseconds()) / float64(t.accepted)
 	}
-	if wall := last.Sub(first).Seconds(); wall > 0 {
-		t.throughput = float64(t.timedOK) / wall
-		t.parallelism = cpu.Seconds() / wall
-	}
-	t.counters = counters{
-		GCCycles:    after.gcCycles - before.gcCycles,
-		MinorFaults: after.minflt - before.minflt,
-		CtxSwitches: after.csw - before.csw,
-		Consumed:    after.consumedAtFinish,
-	}
+	t.throughput = float64(t.accepted) / wall.Seconds()
+	t.parallelism = cpu.Seconds() / wall.Seconds()
+	t.overlap = overlap.Seconds() / wall.Seconds()
 	return t, nil
+}
+
+// emptyInstance empties inst between rounds under the shutdown timeout.
+func emptyInstance[T any](inst instance[T], accepted int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	return inst.empty(ctx, accepted)
 }
 
 // tailResult is what the wall-clock run measured.
@@ -336,57 +296,52 @@ type tailResult struct {
 	accepted       int64
 }
 
-// runTail is the separate wall-clock run on a fresh instance: every timed
-// push is bracketed by two clock readings into a per-producer buffer sized
-// before the run, and the buffers are concatenated and sorted.
-func runTail[T any](setup rowSetup[T], sz sizing) (tailResult, error) {
+// runTail is the separate wall-clock run on a fresh instance: after a
+// warm-up round, one round of at most limit pushes within the window, each
+// push bracketed by two clock readings written to a buffer indexed by the
+// push's claimed position.
+func runTail[T any](setup rowSetup[T], sz sizing, limit int64) (tailResult, error) {
 	inst, err := setup.trial()
 	if err != nil {
 		return tailResult{}, err
 	}
 	pushers := make([]func(T) bool, sz.producers)
-	lat := make([][]int64, sz.producers)
 	for i := range pushers {
 		pushers[i] = inst.pusher()
-		lat[i] = make([]int64, sz.per)
 	}
-	accepted := make([]int64, sz.producers)
+	lat := make([]int64, limit)
 	runtime.GC()
-	runProducers(sz.producers, func(id int) {
-		push, buf, warm := pushers[id], lat[id], sz.warmup()
-		var ok int64
-		for i := range warm {
-			if push(value[T](eventID(id, i))) {
-				ok++
-			}
+	c := startCrew(pushers)
+	tr, err := func() (tailResult, error) {
+		var tr tailResult
+		c.play(max(limit/10, 1), sz.window/10, false, nil)
+		warm := c.result()
+		if err := emptyInstance(inst, warm.accepted); err != nil {
+			return tr, err
 		}
-		for i := range buf {
-			v := value[T](eventID(id, warm+i))
-			t := time.Now()
-			if push(v) {
-				ok++
-			}
-			buf[i] = int64(time.Since(t)) // monotonic clock
+		r := c.play(limit, sz.window, true, lat)
+		rr := c.result()
+		if rr.err != nil {
+			return tr, rr.err
 		}
-		accepted[id] = ok
-	})
-	if err := stopInstance(inst); err != nil {
-		return tailResult{}, err
+		tr.attempted, tr.accepted = rr.attempted, rr.accepted
+		n := min(r.claimed.Load(), limit) // every claimed position below the limit was pushed and timed
+		tr.p99, tr.p999, tr.max = tail(lat[:n])
+		return tr, nil
+	}()
+	c.finish()
+	if serr := stopInstance(inst); err == nil {
+		err = serr
 	}
-	all := make([]int64, 0, sz.producers*sz.per)
-	var tr tailResult
-	for i := range lat {
-		all = append(all, lat[i]...)
-		tr.accepted += accepted[i]
-	}
-	tr.attempted = int64(sz.producers * sz.burst())
-	tr.p99, tr.p999, tr.max = tail(all)
-	return tr, nil
+	return tr, err
 }
 
 // tail sorts latencies in place and returns p99, p99.9 and the maximum by
 // the original's rule, sorted[round(p*(n-1))] (report.Percentile).
 func tail(latencies []int64) (p99, p999, maxNs float64) {
+	if len(latencies) == 0 {
+		return 0, 0, 0
+	}
 	slices.Sort(latencies)
 	return float64(report.Percentile(latencies, 0.99)),
 		float64(report.Percentile(latencies, 0.999)),
@@ -402,32 +357,37 @@ func stopInstance[T any](inst instance[T]) error {
 
 // measure runs the trials and the tail run of one row and returns the row:
 // the median, minimum and maximum of the trials' per-thread CPU per accepted
-// push, the medians of process CPU and throughput, drop % pooled over every
-// push of every trial and of the tail run (so 0 means nothing was ever
-// rejected), the tail run's percentiles, and the trials' counters summed.
+// push, the medians of process CPU, throughput and parallelism, drop %
+// pooled over every push of every round of every trial and of the tail run
+// (so 0 means nothing was ever rejected), the tail run's percentiles, the
+// trials' counters summed, and whether the row is valid (validFloor).
 func measure[T any](im *impl[T], sz sizing, mode consumerMode, trials int) (Row, error) {
 	setup, err := im.setup(sz, mode)
 	if err != nil {
 		return Row{}, fmt.Errorf("%s: %w", im.name, err)
 	}
-	row := Row{Impl: im.name, Producers: sz.producers, Consumers: mode.String(), PayloadBytes: payloadBytes[T](), Items: sz.per}
+	row := Row{Impl: im.name, Producers: sz.producers, Consumers: mode.String(), PayloadBytes: payloadBytes[T](), Round: sz.round}
+	limit := int64(sz.round)
 	var attempted, accepted int64
 	var c counters
-	var par []float64
+	var rounds, overlaps []float64
 	for range trials {
-		t, err := runTrial(setup, sz)
+		t, err := runTrial(setup, sz, limit)
 		if err != nil {
 			return Row{}, fmt.Errorf("%s: %w", im.name, err)
 		}
 		row.CPUNsTrials = append(row.CPUNsTrials, t.cpuNsPerOp)
 		row.ProcCPUNsTrials = append(row.ProcCPUNsTrials, t.procNsPerOp)
 		row.ThroughputTrials = append(row.ThroughputTrials, t.throughput)
-		par = append(par, t.parallelism)
-		attempted += t.attempted
-		accepted += t.accepted
+		row.ParallelismTrials = append(row.ParallelismTrials, t.parallelism)
+		overlaps = append(overlaps, t.overlap)
+		row.PushesTrials = append(row.PushesTrials, t.accepted)
+		rounds = append(rounds, float64(t.rounds))
+		attempted += t.attempted + t.warmAttempted
+		accepted += t.accepted + t.warmAccepted
 		c.add(t.counters)
 	}
-	tr, err := runTail(setup, sz)
+	tr, err := runTail(setup, sz, limit)
 	if err != nil {
 		return Row{}, fmt.Errorf("%s: tail run: %w", im.name, err)
 	}
@@ -436,14 +396,30 @@ func measure[T any](im *impl[T], sz sizing, mode consumerMode, trials int) (Row,
 	row.CPUNsMax = slices.Max(row.CPUNsTrials)
 	row.ProcCPUNsPerOp = report.Median(row.ProcCPUNsTrials)
 	row.ThroughputPerS = report.Median(row.ThroughputTrials)
-	row.Parallelism = report.Median(par)
+	row.Parallelism = report.Median(row.ParallelismTrials)
+	row.Rounds = report.Median(rounds)
+	row.Overlap = report.Median(overlaps)
 	row.P99Ns, row.P999Ns, row.MaxNs = tr.p99, tr.p999, tr.max
 	row.DropPct = dropPct(attempted+tr.attempted, accepted+tr.accepted)
 	row.Counters = c
 	if accepted > 0 {
 		row.ConsumedPct = 100 * float64(c.Consumed) / float64(accepted)
 	}
+	row.ParallelismFloor = validFloor(sz.producers, runtime.GOMAXPROCS(0))
+	row.Valid = row.Parallelism >= row.ParallelismFloor
 	return row, nil
+}
+
+// validFloor is the parallelism a row at producers producers must reach to
+// be valid: 0.9 x min(producers, GOMAXPROCS) from 2 producers on (below
+// it the producers did not push at the same instant for most of the
+// window, and the row's queue was not contended as the table claims), none
+// at 1 producer.
+func validFloor(producers, gomaxprocs int) float64 {
+	if producers < 2 {
+		return 0
+	}
+	return 0.9 * float64(min(producers, gomaxprocs))
 }
 
 // payloadBytes is the size of the payload type.
@@ -467,19 +443,4 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-// maxPerFor is the largest item count per producer (at least 10) for which
-// shardedCapacity(producers, shards, per) stays within limit.
-func maxPerFor(limit, producers, shards int) int {
-	perShard := (producers + shards - 1) / shards
-	burst := (limit - slack) / perShard // per + per/10 <= burst
-	per := burst * 10 / 11
-	for per > 10 && per+per/10 > burst {
-		per--
-	}
-	for per+1+(per+1)/10 <= burst {
-		per++
-	}
-	return max(per, 10)
 }

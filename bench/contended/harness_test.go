@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -36,38 +38,15 @@ func TestPercentileRule(t *testing.T) {
 }
 
 func TestRingSizing(t *testing.T) {
-	t.Run("sharded rings hold the burst of the busiest shard plus 1024", func(t *testing.T) {
-		require.Equal(t, 64*22000+1024, shardedCapacity(256, 4, 20000))
-		require.Equal(t, 22000+1024, shardedCapacity(1, 4, 20000))
-		require.Equal(t, 22000+1024, shardedCapacity(4, 4, 20000))
-		require.Equal(t, 2*110+1024, shardedCapacity(5, 4, 100)) // ceil(5/4) = 2
+	t.Run("every ring holds a round, the values that prime held workers and a chunk", func(t *testing.T) {
+		require.Equal(t, 1<<20+1024+chunk, ringCapacity(1<<20))
 	})
-	t.Run("single rings and the 1-shard sink hold every producer's burst plus 1024", func(t *testing.T) {
-		require.Equal(t, 256*22000+1024, singleCapacity(256, 20000))
-		require.Equal(t, 110+1024, singleCapacity(1, 100))
-		require.Equal(t, singleCapacity(7, 333), shardedCapacity(7, 1, 333))
-	})
-	t.Run("warm-up is a tenth and the burst is items plus warm-up", func(t *testing.T) {
-		sz := sizing{producers: 3, per: 20000, shards: 4}
-		require.Equal(t, 2000, sz.warmup())
-		require.Equal(t, 22000, sz.burst())
-	})
-	t.Run("a ring of that size accepts the whole burst", func(t *testing.T) {
-		const producers, shards, per = 5, 4, 100
-		r := vyukov.New[Event](shardedCapacity(producers, shards, per))
-		for i := range (producers + shards - 1) / shards * (per + per/10) {
+	t.Run("a ring of that size takes a whole round on top of the primed values", func(t *testing.T) {
+		const round = 5000
+		r := vyukov.New[Event](ringCapacity(round))
+		for i := range round + 1024 {
 			require.True(t, r.TryPush(value[Event](uint64(i))))
 		}
-	})
-	t.Run("the item cap keeps a capped ring within its limit", func(t *testing.T) {
-		for _, p := range []int{1, 4, 16, 64, 128, 256, 1000} {
-			per := maxPerFor(65536, p, 4)
-			require.LessOrEqual(t, shardedCapacity(p, 4, per), 65536, "producers %d", p)
-			if per > 10 {
-				require.Greater(t, shardedCapacity(p, 4, per+1), 65536, "producers %d: per %d is not the largest", p, per)
-			}
-		}
-		require.Equal(t, 917, maxPerFor(65536, 256, 4)) // 64*(917+91)+1024 = 65,536
 	})
 }
 
@@ -113,13 +92,15 @@ func TestNotifyRingCountsEverySuccessfulPush(t *testing.T) {
 	require.GreaterOrEqual(t, uintptr(unsafe.Pointer(&r.seen))-wake, uintptr(cacheLinePad))
 }
 
-// rowsUnderTest runs one tiny row of every family in both consumer modes.
+// tinySizing is a row small enough for a unit test: 3 producers, 2
+// shards, a 3 ms window in rounds of 4 chunks.
+var tinySizing = sizing{producers: 3, shards: 2, window: 3 * time.Millisecond, round: 4 * chunk}
+
 func TestEveryRowRunsInBothModes(t *testing.T) {
-	sz := sizing{producers: 3, per: 500, shards: 2}
 	for _, mode := range []consumerMode{held, draining} {
 		for _, im := range impls[uint64]() {
 			t.Run(mode.String()+"/"+im.name, func(t *testing.T) {
-				row, err := measure(im, sz, mode, 2)
+				row, err := measure(im, tinySizing, mode, 2)
 				require.NoError(t, err)
 				require.Len(t, row.CPUNsTrials, 2)
 				require.Positive(t, row.CPUNsPerOp)
@@ -127,6 +108,11 @@ func TestEveryRowRunsInBothModes(t *testing.T) {
 				require.GreaterOrEqual(t, row.CPUNsMax, row.CPUNsPerOp)
 				require.Positive(t, row.ProcCPUNsPerOp)
 				require.Positive(t, row.ThroughputPerS)
+				require.GreaterOrEqual(t, row.Rounds, 1.0)
+				require.Len(t, row.PushesTrials, 2)
+				require.Len(t, row.ParallelismTrials, 2)
+				require.InDelta(t, validFloor(3, runtime.GOMAXPROCS(0)), row.ParallelismFloor, 1e-9)
+				require.Equal(t, row.Parallelism >= row.ParallelismFloor, row.Valid)
 				if mode == held {
 					require.Zero(t, row.Counters.Consumed, "held: nobody pops during a trial")
 				}
@@ -140,7 +126,7 @@ func TestEveryRowRunsInBothModes(t *testing.T) {
 
 func TestHeldSinkWorkersPopNothingWhileProducersPush(t *testing.T) {
 	for _, im := range []*impl[uint64]{shardedImpl("sharded-vyukov", vyukov.Factory[uint64]), defaultImpl[uint64]()} {
-		setup, err := im.setup(sizing{producers: 8, per: 1000, shards: 4}, held)
+		setup, err := im.setup(sizing{producers: 8, shards: 4, window: time.Millisecond, round: 2000}, held)
 		require.NoError(t, err)
 		inst, err := setup.trial()
 		require.NoError(t, err)
@@ -155,5 +141,33 @@ func TestHeldSinkWorkersPopNothingWhileProducersPush(t *testing.T) {
 		for _, r := range si.rings {
 			require.Zero(t, r.Len(), "stop leaves the rings empty for the next trial")
 		}
+	}
+}
+
+func TestEmptyingBetweenRoundsLeavesRoomForTheNextRound(t *testing.T) {
+	for _, mode := range []consumerMode{held, draining} {
+		t.Run(mode.String(), func(t *testing.T) {
+			im := shardedImpl("sharded-vyukov", vyukov.Factory[uint64])
+			setup, err := im.setup(sizing{producers: 1, shards: 2, window: time.Millisecond, round: 3000}, mode)
+			require.NoError(t, err)
+			inst, err := setup.trial()
+			require.NoError(t, err)
+			push := inst.pusher()
+			for i := range 3000 {
+				require.True(t, push(uint64(i)), "push %d: the round fits", i)
+			}
+			ctx := context.Background()
+			require.NoError(t, inst.empty(ctx, 3000))
+			si := inst.(*sinkInstance[uint64])
+			if mode == held {
+				for _, r := range si.rings {
+					require.Zero(t, r.Len(), "held: the harness popped what was left")
+				}
+				require.Zero(t, inst.consumed(), "held: the workers took nothing")
+			} else {
+				require.GreaterOrEqual(t, inst.consumed(), int64(3000), "draining: the workers took it all")
+			}
+			require.NoError(t, inst.stop(ctx))
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
 )
@@ -45,7 +46,7 @@ func writeHeadline(w io.Writer, res *Result) error {
 		found := false
 		for _, p := range ps {
 			if r, ok := find(rows, name, p); ok {
-				line = append(line, sig3(r.CPUNsPerOp))
+				line = append(line, cpuCell(r))
 				found = true
 			} else {
 				line = append(line, "")
@@ -66,9 +67,11 @@ func writeHeadline(w io.Writer, res *Result) error {
 	}
 	r := res.Run
 	if _, err := fmt.Fprintf(w, "Producers on locked OS threads push 8-byte values with nobody draining (the push path alone), "+
-		"medians of %d trials; %s, load average %s before the run "+
+		"all of them released at once and pushing for the whole of a %v window per trial, so that GOMAXPROCS of them push at "+
+		"the same instant in every row (a cell marked invalid did not); medians of %d trials; %s, load average %s before the run; "+
+		"Sink.Push took %s "+
 		"([all tables, the method and the goals](docs/benchmarks.md#the-contended-accept-path-benchcontended)).\n\n",
-		res.Config.Trials, r.Machine, report.FormatLoad(r.LoadBefore)); err != nil {
+		time.Duration(res.Config.WindowNs), res.Config.Trials, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes)); err != nil {
 		return err
 	}
 	return report.WriteTable(w, header, nil, lines)

@@ -68,6 +68,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
+	"github.com/shardedsink/shardedsink/internal/machine"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -84,7 +85,8 @@ func main() {
 // options are the parsed flags.
 type options struct {
 	producers  []int
-	items      int
+	window     time.Duration
+	round      int
 	trials     int
 	shards     int
 	impls      []string
@@ -104,9 +106,10 @@ type options struct {
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("contended", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	producers := fs.String("producers", "1,4,16,64,128,256", "comma-separated producer counts (one locked OS thread each)")
-	items := fs.Int("items", 20000, "timed pushes per producer (plus items/10 warm-up pushes)")
-	trials := fs.Int("trials", 5, "trials per row; the tables show the median, minimum and maximum")
+	producers := fs.String("producers", "1,4,64", "comma-separated producer counts (one locked OS thread each); run.sh measures 1,4,16,64,128,256")
+	window := fs.Duration("window", 50*time.Millisecond, "measured time per trial, in rounds in which every producer pushes until the round's budget is spent; run.sh measures 200ms")
+	round := fs.Int("round", 1<<20, "pushes per round: every ring and queue of a row holds this many (plus 2,048), so held rows never fill; the rings are emptied between rounds")
+	trials := fs.Int("trials", 3, "trials per row; the tables show the median, minimum and maximum; run.sh measures 5")
 	shards := fs.Int("shards", 4, "shards of the sharded sink rows (sharded-default uses the sink's default)")
 	implList := fs.String("impls", "", "comma-separated rows to run (default all): "+strings.Join(implNames(), ","))
 	consumers := fs.String("consumers", "held", "what consumers do during a trial, comma-separated for several tables: held (nobody pops) or draining (everyone pops under one policy)")
@@ -132,15 +135,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	o := &options{items: *items, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from,
+	o := &options{window: *window, round: *round, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from,
 		rowTimeout: *rowTimeout, idle: idle, flags: map[string]string{}}
 	fs.VisitAll(func(f *flag.Flag) { o.flags[f.Name] = f.Value.String() })
 	var err error
 	if o.producers, err = parseCounts("-producers", *producers); err != nil {
 		return nil, err
 	}
-	if o.items < 10 {
-		return nil, fmt.Errorf("-items: need at least 10, got %d", o.items)
+	if o.window < time.Millisecond {
+		return nil, fmt.Errorf("-window: need at least 1ms, got %v", o.window)
+	}
+	if o.round < chunk {
+		return nil, fmt.Errorf("-round: need at least %d pushes (one chunk), got %d", chunk, o.round)
 	}
 	if o.trials < 1 {
 		return nil, fmt.Errorf("-trials: need at least 1, got %d", o.trials)
@@ -278,7 +284,7 @@ func emit(o *options, runs []*Result, stdout io.Writer) error {
 		return replaceReadmeBlock(o.out, buf.String())
 	}
 	if o.format == report.Headline {
-		return replaceBlock(o.out, headlineBegin, headlineEnd, buf.String())
+		return report.ReplaceBlock(o.out, headlineBegin, headlineEnd, buf.String())
 	}
 	return report.WriteFile(o.out, buf.Bytes())
 }
@@ -356,8 +362,8 @@ func measureAll(o *options, args []string, progress io.Writer, written func(*Res
 	res := &Result{
 		Run: report.StartRun(command, o.flags),
 		Config: Config{
-			Items: o.items, Trials: o.trials, Shards: o.shards, Producers: o.producers,
-			Impls: o.impls, Payloads: o.payloads, Idle: o.idle.String(),
+			WindowNs: o.window.Nanoseconds(), Round: o.round, Trials: o.trials, Shards: o.shards, Producers: o.producers,
+			Impls: o.impls, Payloads: o.payloads, Idle: o.idle.String(), Homes: homes(),
 		},
 		Rows:     []Row{},
 		ShedRows: []ShedRow{},
@@ -407,14 +413,11 @@ func measureTable[T any](all []*impl[T], o *options, mode consumerMode, res *Res
 		if !slices.Contains(o.impls, im.name) {
 			continue
 		}
-		capped := map[int]int{}
+		capped := false
 		for _, p := range o.producers {
-			sz := sizing{producers: p, per: o.items, shards: o.shards}
-			if im.maxPer != nil {
-				if m := im.maxPer(p, o.shards); m < sz.per {
-					sz.per = m
-					capped[p] = m
-				}
+			sz := sizing{producers: p, window: o.window, round: o.round, shards: o.shards}
+			if im.maxRound > 0 && sz.round > im.maxRound {
+				sz.round, capped = im.maxRound, true
 			}
 			name := fmt.Sprintf("row %s, %d producers, consumers %s, %d-byte payload", im.name, p, mode, payloadBytes[T]())
 			var row Row
@@ -426,10 +429,11 @@ func measureTable[T any](all []*impl[T], o *options, mode consumerMode, res *Res
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "%-8s %2dB %-17s producers %4d  cpu %7s ns/op (%s-%s)  proc %7s  drop %5s %%  %9s/s  p99 %8s  p99.9 %8s  par %.2f  gc %d  faults %d  consumed %s %%\n",
+			fmt.Fprintf(progress, "%-8s %2dB %-17s producers %4d  cpu %7s ns/op (%s-%s)  proc %7s  drop %5s %%  %9s/s  p99 %8s  p99.9 %8s  par %.2f%s  rounds %s  gc %d  faults %d  consumed %s %%\n",
 				row.Consumers, row.PayloadBytes, row.Impl, row.Producers, sig3(row.CPUNsPerOp), sig3(row.CPUNsMin), sig3(row.CPUNsMax),
 				sig3(row.ProcCPUNsPerOp), pct(row.DropPct), perSecond(row.ThroughputPerS),
-				report.Nanos(row.P99Ns), report.Nanos(row.P999Ns), row.Parallelism, row.Counters.GCCycles, row.Counters.MinorFaults, pct(row.ConsumedPct))
+				report.Nanos(row.P99Ns), report.Nanos(row.P999Ns), row.Parallelism, invalidMark(row.Valid, row.ParallelismFloor),
+				sig3(row.Rounds), row.Counters.GCCycles, row.Counters.MinorFaults, pct(row.ConsumedPct))
 			res.Rows = append(res.Rows, row)
 			if err := written(res); err != nil {
 				return err
@@ -450,7 +454,7 @@ func measureShedTable[T any](all []*impl[T], o *options, res *Result, wd *report
 			continue
 		}
 		for _, p := range o.producers {
-			sz := sizing{producers: p, per: o.items, shards: o.shards}
+			sz := sizing{producers: p, window: o.window, round: o.round, shards: o.shards}
 			var row ShedRow
 			err := wd.Do(fmt.Sprintf("shed row %s, %d producers", im.name, p), func() error {
 				var err error
@@ -460,8 +464,8 @@ func measureShedTable[T any](all []*impl[T], o *options, res *Result, wd *report
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "shed %-12s producers %4d  cpu %8s ns/op  rejected %s %%\n",
-				row.Impl, row.Producers, sig3(row.CPUNsPerOp), pct(row.RejectedPct))
+			fmt.Fprintf(progress, "shed %-12s producers %4d  cpu %8s ns/op  rejected %s %%  par %.2f%s\n",
+				row.Impl, row.Producers, sig3(row.CPUNsPerOp), pct(row.RejectedPct), row.Parallelism, invalidMark(row.Valid, row.ParallelismFloor))
 			res.ShedRows = append(res.ShedRows, row)
 			if err := written(res); err != nil {
 				return err
@@ -471,9 +475,18 @@ func measureShedTable[T any](all []*impl[T], o *options, res *Result, wd *report
 	return nil
 }
 
+// invalidMark is what the progress line adds to an invalid row's
+// parallelism.
+func invalidMark(valid bool, floor float64) string {
+	if valid {
+		return ""
+	}
+	return fmt.Sprintf(" INVALID (< %.2f)", floor)
+}
+
 // caveatFor joins a row family's fixed caveat, what the run observed, and
-// the item caps it needed.
-func caveatFor[T any](im *impl[T], o *options, capped map[int]int) string {
+// the round cap it needed.
+func caveatFor[T any](im *impl[T], o *options, capped bool) string {
 	parts := []string{}
 	if im.caveat != "" {
 		parts = append(parts, im.caveat)
@@ -481,14 +494,17 @@ func caveatFor[T any](im *impl[T], o *options, capped map[int]int) string {
 	if im.notes != nil {
 		parts = append(parts, im.notes()...)
 	}
-	if len(capped) > 0 {
-		var cs []string
-		for _, p := range o.producers {
-			if m, ok := capped[p]; ok {
-				cs = append(cs, fmt.Sprintf("%d at %d producers", m, p))
-			}
-		}
-		parts = append(parts, "items per producer capped to fit the ring limit: "+strings.Join(cs, ", "))
+	if capped {
+		parts = append(parts, fmt.Sprintf("rounds of %d pushes instead of %d, to fit the ring limit", im.maxRound, o.round))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// homes says how Sink.Push chooses its ring on this machine: "cpu" where
+// it reads the CPU number (linux/amd64 with RDPID), "stack" elsewhere.
+func homes() string {
+	if machine.CPUReadable() {
+		return "cpu"
+	}
+	return "stack"
 }

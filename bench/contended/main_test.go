@@ -82,7 +82,7 @@ func TestFlags(t *testing.T) {
 		var stderr bytes.Buffer
 		err := run([]string{"-h"}, io.Discard, &stderr)
 		require.True(t, errors.Is(err, flag.ErrHelp))
-		for _, f := range []string{"-producers", "-items", "-trials", "-shards", "-impls", "-consumers", "-payload", "-format",
+		for _, f := range []string{"-producers", "-window", "-round", "-trials", "-shards", "-impls", "-consumers", "-payload", "-format",
 			"-o", "-shed", "-idle", "-from", "-q", "-row-timeout", "-tables"} {
 			require.Regexp(t, `\n  `+f+`[ \n\t]`, stderr.String(), "flag %s", f)
 		}
@@ -94,7 +94,8 @@ func TestFlags(t *testing.T) {
 		for args, want := range map[string]string{
 			"-producers 1,x":     `-producers: "x"`,
 			"-producers 0":       `-producers: "0"`,
-			"-items 5":           "-items: need at least 10, got 5",
+			"-window 10us":       "-window: need at least 1ms, got 10µs",
+			"-round 100":         "-round: need at least 1024 pushes (one chunk), got 100",
 			"-trials 0":          "-trials: need at least 1, got 0",
 			"-shards 0":          "-shards: need at least 1, got 0",
 			"-format csv":        `-format: unknown format "csv"`,
@@ -147,7 +148,7 @@ func TestFlags(t *testing.T) {
 		require.Equal(t, []consumerMode{held, draining}, o.consumers)
 		require.Equal(t, []int{32, 8}, o.payloads)
 		require.Equal(t, "held,draining,held", o.flags["consumers"])
-		require.Equal(t, "5", o.flags["trials"], "every flag is recorded, set or not")
+		require.Equal(t, "3", o.flags["trials"], "every flag is recorded, set or not")
 		require.Equal(t, []tableKey{{"held", 32}, {"held", 8}, {"draining", 32}, {"draining", 8}}, o.tables)
 
 		o, err = parseFlags(strings.Fields("-tables held/8,held/32,draining/8,held/8"), io.Discard)
@@ -165,7 +166,7 @@ var smoke struct {
 	ran bool
 }
 
-const smokeArgs = "-items 200 -producers 1,4 -trials 2 -consumers held,draining -payload 8,32 -format json -q"
+const smokeArgs = "-window 2ms -round 4096 -producers 1,4 -trials 2 -consumers held,draining -payload 8,32 -format json -q"
 
 func smokeRun(t *testing.T) []byte {
 	t.Helper()
@@ -196,6 +197,9 @@ func TestSmokeRun(t *testing.T) {
 		require.Positive(t, r.CPUNsPerOp, name)
 		require.Positive(t, r.ProcCPUNsPerOp, name)
 		require.Positive(t, r.ThroughputPerS, name)
+		require.Len(t, r.ParallelismTrials, 2, name)
+		require.Equal(t, r.Parallelism >= r.ParallelismFloor, r.Valid, name)
+		require.Equal(t, 4096, r.Round, name)
 		require.LessOrEqual(t, r.P99Ns, r.P999Ns)
 		require.LessOrEqual(t, r.P999Ns, r.MaxNs)
 		if r.Consumers == "held" {
@@ -238,11 +242,13 @@ func TestJSONDescribesItsRun(t *testing.T) {
 	require.Equal(t, []any{8.0, 32.0}, config["payloads"])
 	require.Equal(t, []any{"held/8", "held/32", "draining/8", "draining/32"}, config["tables"])
 	require.EqualValues(t, 2, config["trials"])
-	require.EqualValues(t, 200, config["items"])
+	require.EqualValues(t, 2e6, config["window_ns"])
+	require.EqualValues(t, 4096, config["round"])
+	require.Contains(t, []any{"cpu", "stack"}, config["homes"])
 
-	rowKeys := []string{"impl", "producers", "consumers", "payload_bytes", "items", "cpu_ns_per_op", "cpu_ns_min", "cpu_ns_max",
-		"cpu_ns_trials", "proc_cpu_ns_per_op", "proc_cpu_ns_trials", "drop_pct", "throughput_per_s", "throughput_trials",
-		"p99_ns", "p999_ns", "max_ns", "parallelism", "counters", "consumed_pct"}
+	rowKeys := []string{"impl", "producers", "consumers", "payload_bytes", "round", "rounds", "cpu_ns_per_op", "cpu_ns_min", "cpu_ns_max",
+		"cpu_ns_trials", "proc_cpu_ns_per_op", "proc_cpu_ns_trials", "drop_pct", "throughput_per_s", "throughput_trials", "pushes_trials",
+		"p99_ns", "p999_ns", "max_ns", "parallelism", "parallelism_trials", "parallelism_floor", "valid", "overlap", "counters", "consumed_pct"}
 	var impls []string
 	for _, r := range doc["rows"].([]any) {
 		row := r.(map[string]any)
@@ -276,8 +282,8 @@ func TestFormatsFromJSON(t *testing.T) {
 		require.Contains(t, s, "./bench/contended "+smokeArgs+"`")
 		require.Contains(t, s, "### Accept path, consumers held, 8-byte payload")
 		require.Contains(t, s, "### Accept path, consumers draining, 32-byte payload")
-		require.Contains(t, s, "| impl | producers | cpu ns/op | min | max | proc ns/op | drop % | throughput/s | p99 | p99.9 | max | parallel | GCs | faults | switches | consumed % |")
-		require.Contains(t, s, "| impl | producers | cpu ns/op | min | max | rejected % |")
+		require.Contains(t, s, "| impl | producers | cpu ns/op | min | max | proc ns/op | drop % | throughput/s | p99 | p99.9 | max | parallel | rounds | GCs | faults | switches | consumed % |")
+		require.Contains(t, s, "| impl | producers | cpu ns/op | min | max | rejected % | parallel |")
 		require.Contains(t, s, "- **sharded-notify**: ")
 		require.NotContains(t, s, "### Stability", "one run has no stability table")
 	})
@@ -302,7 +308,7 @@ func TestFormatsFromJSON(t *testing.T) {
 			want += len(r.CPUNsTrials)
 		}
 		require.Equal(t, 2*want, results, "one line per trial of each of the two runs")
-		require.Contains(t, out.String(), "BenchmarkContended/consumers=held/payload=8/impl=sharded-vyukov/producers=4 800 ")
+		require.Regexp(t, `\nBenchmarkContended/consumers=held/payload=8/impl=sharded-vyukov/producers=4(/valid=no)? [1-9][0-9]* [0-9.]+ cpu-ns/op [0-9.]+ proc-cpu-ns/op [0-9.e+]+ pushes/s [0-9.]+ parallel\n`, out.String())
 		require.Contains(t, out.String(), "goos: ")
 	})
 	t.Run("readme, with the stability of two runs", func(t *testing.T) {
@@ -327,7 +333,7 @@ func TestFormatsFromJSON(t *testing.T) {
 
 func TestOutputIsWrittenAsRowsFinish(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "partial.json")
-	o, err := parseFlags(strings.Fields("-items 100 -producers 1 -trials 1 -impls sharded-vyukov,single-vyukov,lscq -format json -o "+path), io.Discard)
+	o, err := parseFlags(strings.Fields("-window 1ms -round 2048 -producers 1 -trials 1 -impls sharded-vyukov,single-vyukov,lscq -format json -o "+path), io.Discard)
 	require.NoError(t, err)
 	stop := errors.New("the run failed late")
 	calls := 0
@@ -359,7 +365,8 @@ func TestGoalsAndStability(t *testing.T) {
 	}
 	mk := func(c cells) *Result {
 		row := func(impl string, p int, cpu, thr float64) Row {
-			return Row{Impl: impl, Producers: p, Consumers: "held", PayloadBytes: 8, CPUNsPerOp: cpu, ThroughputPerS: thr}
+			return Row{Impl: impl, Producers: p, Consumers: "held", PayloadBytes: 8, CPUNsPerOp: cpu, ThroughputPerS: thr,
+				Parallelism: 1.95, ParallelismFloor: validFloor(p, 2), Valid: true}
 		}
 		return &Result{Config: Config{Producers: []int{1, 64, 256}}, Rows: []Row{
 			row("sharded-push", 1, c.sp1, 0), row("sharded-push", 64, c.sp64, c.spThr), row("sharded-push", 256, c.sp256, 0),
@@ -371,12 +378,13 @@ func TestGoalsAndStability(t *testing.T) {
 	good := mk(cells{sp1: 10, sp64: 12, sp256: 12.5, spThr: 60e6, single64: 100, chanThr: 20e6, mutexThr: 25e6,
 		handle1: 9, vyukov64: 20, notify64: 45})
 	goals := checkGoals([]*Result{good})
-	require.Len(t, goals, 7, "%q", goals)
+	require.Len(t, goals, 8, "%q", goals)
 	for _, g := range goals {
 		require.True(t, strings.HasSuffix(g, ": met"), g)
 	}
-	require.Contains(t, goals[0], "1.25x its cost at 1")
-	require.Contains(t, goals[1], "0.12x single-vyukov")
+	require.Contains(t, goals[0], "ran its producers at once")
+	require.Contains(t, goals[1], "1.25x its cost at 1")
+	require.Contains(t, goals[2], "single-vyukov at 64 producers costs 8.33x sharded-push")
 
 	bad := mk(cells{sp1: 10, sp64: 40, sp256: 20, spThr: 30e6, single64: 100, chanThr: 20e6, mutexThr: 25e6,
 		handle1: 7, vyukov64: 20, notify64: 30})
@@ -387,9 +395,22 @@ func TestGoalsAndStability(t *testing.T) {
 			missed++
 		}
 	}
-	// 2x at 256, 0.4x single-vyukov, 1.5x chan, 1.2x mutex, 1.43x the
+	// 2x at 256, 2.5x single-vyukov, 1.5x chan, 1.2x mutex, 1.43x the
 	// handle, 1.5x notify, spread 233 %
 	require.Equal(t, 7, missed, "%q", goals)
+
+	// An invalid row is read by no goal: the goals that need it say so.
+	turns := mk(cells{sp1: 10, sp64: 12, sp256: 12.5, spThr: 60e6, single64: 40, chanThr: 20e6, mutexThr: 25e6,
+		handle1: 9, vyukov64: 20, notify64: 45})
+	for i, r := range turns.Rows {
+		if r.Impl == "single-vyukov" {
+			turns.Rows[i].Parallelism, turns.Rows[i].Valid = 1.4, false
+		}
+	}
+	goals = checkGoals([]*Result{turns})
+	require.Contains(t, goals[0], "below it: single-vyukov@64 (1.40): **missed**")
+	require.Contains(t, goals[2], "single-vyukov at 64 producers costs 3.33x sharded-push")
+	require.True(t, strings.HasSuffix(goals[2], ": **not evaluated** (invalid rows: single-vyukov@64, parallel 1.40 < 1.80)"), goals[2])
 	worst, at := spreadOf([]*Result{good, bad})
 	require.Equal(t, 64, at)
 	require.InDelta(t, 40.0/12-1, worst, 1e-9)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
 )
@@ -17,15 +18,19 @@ import (
 //	{
 //	  "run":       {"machine": {...}, "command", "load_before", "load_after",
 //	                "gogc", "gomaxprocs_env", "flags": {...}},
-//	  "config":    {"items", "trials", "shards", "producers", "consumers", "payloads", "impls"},
-//	  "rows":      [{"impl", "producers", "consumers", "payload_bytes", "items",
+//	  "config":    {"window_ns", "round", "trials", "shards", "producers", "consumers",
+//	                "payloads", "tables", "impls", "idle", "homes"},
+//	  "rows":      [{"impl", "producers", "consumers", "payload_bytes", "round", "rounds",
 //	                 "cpu_ns_per_op", "cpu_ns_min", "cpu_ns_max", "cpu_ns_trials",
 //	                 "proc_cpu_ns_per_op", "proc_cpu_ns_trials", "drop_pct",
-//	                 "throughput_per_s", "throughput_trials", "p99_ns", "p999_ns", "max_ns",
+//	                 "throughput_per_s", "throughput_trials", "pushes_trials",
+//	                 "p99_ns", "p999_ns", "max_ns",
+//	                 "parallelism", "parallelism_trials", "parallelism_floor", "valid", "overlap",
 //	                 "counters": {"gc_cycles", "minor_faults", "ctx_switches", "consumed"},
 //	                 "consumed_pct"}],
 //	  "shed_rows": [{"impl", "producers", "payload_bytes", "cpu_ns_per_op", "cpu_ns_min",
-//	                 "cpu_ns_max", "cpu_ns_trials", "rejected_pct"}],
+//	                 "cpu_ns_max", "cpu_ns_trials", "rejected_pct",
+//	                 "parallelism", "parallelism_trials", "parallelism_floor", "valid"}],
 //	  "caveats":   {"<impl>": "<text>"},
 //	  "complete":  true
 //	}
@@ -40,7 +45,8 @@ type Result struct {
 
 // Config records the shape of the run (every flag is in Run.Flags too).
 type Config struct {
-	Items     int      `json:"items"` // timed pushes per producer (zenq rows may use fewer; see caveats)
+	WindowNs  int64    `json:"window_ns"` // measured time per trial
+	Round     int      `json:"round"`     // pushes per round: what every ring holds beyond the slack (zenq rows use fewer)
 	Trials    int      `json:"trials"`
 	Shards    int      `json:"shards"`
 	Producers []int    `json:"producers"`
@@ -49,6 +55,9 @@ type Config struct {
 	Tables    []string `json:"tables"` // consumers/payload, in the order measured
 	Impls     []string `json:"impls"`
 	Idle      string   `json:"idle"` // idle mode of the sink rows (sharded-default excepted) when draining
+	// Homes is how Sink.Push chose its ring in this run: "cpu" (the CPU
+	// number, RDPID) or "stack" (the goroutine's stack address).
+	Homes string `json:"homes"`
 }
 
 // Row is one line of an accept-path table.
@@ -57,7 +66,9 @@ type Row struct {
 	Producers    int    `json:"producers"`
 	Consumers    string `json:"consumers"`     // held or draining
 	PayloadBytes int    `json:"payload_bytes"` // 8 or 32
-	Items        int    `json:"items"`         // timed pushes per producer in this row
+	Round        int    `json:"round"`         // pushes per round in this row
+	// Rounds is the number of measured rounds per trial, median.
+	Rounds float64 `json:"rounds"`
 
 	// Per-thread CPU ns per accepted timed push: the producers' thread CPU
 	// over their accepted timed pushes, per trial; median, min and max.
@@ -72,15 +83,28 @@ type Row struct {
 	DropPct          float64   `json:"drop_pct"`         // rejected pushes, pooled over all trials and the tail run
 	ThroughputPerS   float64   `json:"throughput_per_s"` // median over trials of accepted timed pushes / wall time
 	ThroughputTrials []float64 `json:"throughput_trials"`
-	P99Ns            float64   `json:"p99_ns"` // wall clock, tail run
+	PushesTrials     []int64   `json:"pushes_trials"` // accepted timed pushes per trial
+	P99Ns            float64   `json:"p99_ns"`        // wall clock, tail run
 	P999Ns           float64   `json:"p999_ns"`
 	MaxNs            float64   `json:"max_ns"`
-	// Parallelism is how many producers ran their timed loops at once, on
-	// average (their thread CPU over the wall time of the timed phase),
-	// median of the trials: at most GOMAXPROCS; near 1 on a machine whose
-	// other jobs leave one core, where contention between producers
-	// cannot show.
-	Parallelism float64 `json:"parallelism"`
+	// Parallelism is how many producers pushed at once, on average (their
+	// thread CPU over the wall time of the measured rounds), median of the
+	// trials: at most GOMAXPROCS; near 1 on a machine whose other jobs
+	// leave one core, where contention between producers cannot show.
+	Parallelism       float64   `json:"parallelism"`
+	ParallelismTrials []float64 `json:"parallelism_trials"`
+	// ParallelismFloor is what Parallelism must reach for the row to be
+	// Valid: 0.9 x min(producers, GOMAXPROCS) from 2 producers on, 0 at 1.
+	// No goal reads an invalid row, and every format marks it.
+	ParallelismFloor float64 `json:"parallelism_floor"`
+	Valid            bool    `json:"valid"`
+	// Overlap is the share of the measured rounds' wall time during which
+	// min(producers, GOMAXPROCS) producers were inside their round (between
+	// their first claim and their last push), running or not, median of the
+	// trials: near 1, the harness released them together and they stopped
+	// together, so a row that is invalid all the same lost the processors
+	// to its own waits (its queue yields or parks the producer).
+	Overlap float64 `json:"overlap"`
 	// Counters sums the trials' producer phases.
 	Counters counters `json:"counters"`
 	// ConsumedPct is the share of accepted pushes that the consumers had
@@ -99,6 +123,11 @@ type ShedRow struct {
 	CPUNsMax     float64   `json:"cpu_ns_max"`
 	CPUNsTrials  []float64 `json:"cpu_ns_trials"`
 	RejectedPct  float64   `json:"rejected_pct"` // should read 100
+	// Parallelism and validity as in Row.
+	Parallelism       float64   `json:"parallelism"`
+	ParallelismTrials []float64 `json:"parallelism_trials"`
+	ParallelismFloor  float64   `json:"parallelism_floor"`
+	Valid             bool      `json:"valid"`
 }
 
 // tableKey names one table of a run: a consumer mode and a payload size.
@@ -159,10 +188,55 @@ func describeRun(res *Result) string {
 	if !res.Complete {
 		state = " **(incomplete: the run did not finish)**"
 	}
-	return fmt.Sprintf("Machine: %s; kernel %s, transparent huge pages %s, GOGC %s; load average %s before, %s after.%s\n\n"+
-		"Command: `%s` (%d items per producer, %d trials, %d shards, sink rows draining in idle mode %s)\n",
-		r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore), report.FormatLoad(r.LoadAfter), state,
-		r.Command, res.Config.Items, res.Config.Trials, res.Config.Shards, res.Config.Idle)
+	return fmt.Sprintf("Machine: %s; kernel %s, transparent huge pages %s, GOGC %s; load average %s before, %s after; "+
+		"Sink.Push took %s.%s\n\n"+
+		"Command: `%s` (%s, %d trials, %d shards, sink rows draining in idle mode %s)\n",
+		r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore), report.FormatLoad(r.LoadAfter),
+		homesText(res.Config.Homes), state,
+		r.Command, windowText(res.Config), res.Config.Trials, res.Config.Shards, res.Config.Idle)
+}
+
+// homesText says in words how Sink.Push chose its ring.
+func homesText(h string) string {
+	switch h {
+	case "cpu":
+		return "the ring of the CPU it ran on (RDPID)"
+	case "stack":
+		return "the ring of its goroutine's stack (no RDPID, or not linux/amd64)"
+	}
+	return "an unrecorded home"
+}
+
+// windowText describes the measured window of a run.
+func windowText(c Config) string {
+	return fmt.Sprintf("a %v window per trial in rounds of up to %s pushes", time.Duration(c.WindowNs), groupDigits(c.Round))
+}
+
+// groupDigits writes n with thousands separators: 1,048,576.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// cpuCell is a row's CPU ns per push as a table cell: an invalid row says
+// so in the cell.
+func cpuCell(r Row) string {
+	if r.Valid {
+		return sig3(r.CPUNsPerOp)
+	}
+	return fmt.Sprintf("%s (invalid: parallel %.2f, overlap %.2f)", sig3(r.CPUNsPerOp), r.Parallelism, r.Overlap)
+}
+
+// parallelCell is a row's parallelism as a table cell, with the floor an
+// invalid row missed.
+func parallelCell(par, floor float64, valid bool) string {
+	if valid {
+		return strconv.FormatFloat(par, 'f', 2, 64)
+	}
+	return fmt.Sprintf("%.2f < %.2f: **invalid**", par, floor)
 }
 
 // writeMarkdown writes the full tables for people (RESULTS.md): the run,
@@ -181,18 +255,19 @@ func writeMarkdown(w io.Writer, runs []*Result) error {
 	for _, k := range tables(res) {
 		fmt.Fprintf(&b, "### Accept path, %s\n\n", k)
 		b.WriteString("cpu ns/op: per-thread CPU per accepted push, median (min, max) of the trials; proc: process CPU per accepted push (every thread); " +
-			"parallel: producers running their timed loops at once, on average; GCs, faults and switches: summed over the trials' producer phases; consumed: share of the accepted pushes the consumers had taken when the producers finished.\n\n")
+			"parallel: producers pushing at once, on average over the measured rounds (a row at 2 or more producers below 0.9 x min(producers, GOMAXPROCS) is invalid); " +
+			"rounds: measured rounds per trial; GCs, faults and switches: summed over the trials' rounds; consumed: share of the accepted pushes the consumers had taken by the end of each round.\n\n")
 		var rows [][]string
 		for _, r := range rowsOf(res, k) {
 			rows = append(rows, []string{
-				r.Impl, strconv.Itoa(r.Producers), sig3(r.CPUNsPerOp), sig3(r.CPUNsMin), sig3(r.CPUNsMax), sig3(r.ProcCPUNsPerOp),
+				r.Impl, strconv.Itoa(r.Producers), cpuCell(r), sig3(r.CPUNsMin), sig3(r.CPUNsMax), sig3(r.ProcCPUNsPerOp),
 				pct(r.DropPct), perSecond(r.ThroughputPerS), report.Nanos(r.P99Ns), report.Nanos(r.P999Ns), report.Nanos(r.MaxNs),
-				strconv.FormatFloat(r.Parallelism, 'f', 2, 64), strconv.FormatInt(r.Counters.GCCycles, 10), strconv.FormatInt(r.Counters.MinorFaults, 10),
-				strconv.FormatInt(r.Counters.CtxSwitches, 10), pct(r.ConsumedPct),
+				parallelCell(r.Parallelism, r.ParallelismFloor, r.Valid), sig3(r.Rounds), strconv.FormatInt(r.Counters.GCCycles, 10),
+				strconv.FormatInt(r.Counters.MinorFaults, 10), strconv.FormatInt(r.Counters.CtxSwitches, 10), pct(r.ConsumedPct),
 			})
 		}
 		if err := report.WriteTable(&b, []string{"impl", "producers", "cpu ns/op", "min", "max", "proc ns/op", "drop %",
-			"throughput/s", "p99", "p99.9", "max", "parallel", "GCs", "faults", "switches", "consumed %"}, nil, rows); err != nil {
+			"throughput/s", "p99", "p99.9", "max", "parallel", "rounds", "GCs", "faults", "switches", "consumed %"}, nil, rows); err != nil {
 			return err
 		}
 		b.WriteString("\n")
@@ -204,9 +279,10 @@ func writeMarkdown(w io.Writer, runs []*Result) error {
 		fmt.Fprintf(&b, "### Shed path: per-thread CPU ns per rejected push, every ring of the sink full (%d-byte payload)\n\n", res.ShedRows[0].PayloadBytes)
 		var rows [][]string
 		for _, r := range res.ShedRows {
-			rows = append(rows, []string{r.Impl, strconv.Itoa(r.Producers), sig3(r.CPUNsPerOp), sig3(r.CPUNsMin), sig3(r.CPUNsMax), pct(r.RejectedPct)})
+			rows = append(rows, []string{r.Impl, strconv.Itoa(r.Producers), sig3(r.CPUNsPerOp), sig3(r.CPUNsMin), sig3(r.CPUNsMax), pct(r.RejectedPct),
+				parallelCell(r.Parallelism, r.ParallelismFloor, r.Valid)})
 		}
-		if err := report.WriteTable(&b, []string{"impl", "producers", "cpu ns/op", "min", "max", "rejected %"}, nil, rows); err != nil {
+		if err := report.WriteTable(&b, []string{"impl", "producers", "cpu ns/op", "min", "max", "rejected %", "parallel"}, nil, rows); err != nil {
 			return err
 		}
 		b.WriteString("\n")
@@ -241,24 +317,28 @@ func writeGoalsAndStability(b *strings.Builder, runs []*Result) error {
 }
 
 // methodNote is the first bullet of the notes: how the numbers were made.
-const methodNote = "- **method**: every producer is a goroutine locked to its own OS thread; after a barrier it makes " +
-	"items/10 warm-up pushes, then items timed pushes between two readings of its thread's CPU clock " +
-	"(CLOCK_THREAD_CPUTIME_ID). cpu ns/op is the producers' CPU time over their accepted timed pushes; " +
-	"it excludes time spent waiting for a core. proc ns/op is the process's CPU time (getrusage, every thread: workers, " +
-	"consumers, GC, scheduler) from the producers' release to the last one's end, over the accepted pushes of that phase. " +
-	"Rings hold the whole burst (sharded: ceil(producers/shards) x (items + items/10) + 1024 per shard; 1-shard sink " +
-	"and single queues: producers x (items + items/10) + 1024), are allocated and pre-touched outside the timing, rounded-up " +
-	"capacities included: once per row for the queues, before every trial for the sink rows (Shutdown closes a sink's rings); " +
-	"the garbage is collected before each trial. Drop % (pooled over " +
-	"every trial and the tail run) must read 0. Throughput is accepted timed pushes per second of wall clock, median of " +
-	"the trials. p99, p99.9 and max come from a separate run that times every push with the wall clock, " +
-	"sorted[round(p*(n-1))]. Sink rows: a Handle per producer (round-robin), stealing off, batch 256 (sharded-push: " +
-	"the default Config and Sink.Push). Held: nobody " +
-	"pops during a trial (the sink's workers wait in Drain on a gate, entered before the producers start; a queue gets " +
-	"no consumer until the producers are done). Draining: every consumer takes up to 256 values, yields, and sleeps " +
-	"100 µs when empty (sink rows in IdlePoll mode, queues with one consumer goroutine; sharded-default keeps " +
-	"IdleWake). Shed rows: a sharded sink with 1024 slots per shard whose drain workers are blocked and whose rings are " +
-	"full; cpu ns/op per rejected (and counted) push.\n"
+const methodNote = "- **method**: every producer is a goroutine locked to its own OS thread. A trial is a warm-up round, then " +
+	"measured rounds until their wall time adds up to the window. A round releases every producer with one close, once " +
+	"each has locked its thread and waits; each claims chunks of 1,024 pushes from the round's shared budget until the " +
+	"budget is spent or the round's deadline has passed, so the producers that run push at the same instant and stop " +
+	"together, and none pushes alone while the others wait for a core (parallelism, their CPU over the rounds' wall time, " +
+	"shows it; a row at 2 or more producers below 0.9 x min(producers, GOMAXPROCS) is marked invalid and no goal reads it). " +
+	"cpu ns/op is the producers' thread CPU (CLOCK_THREAD_CPUTIME_ID, read around each producer's part of each round) over " +
+	"their accepted pushes; it excludes time spent waiting for a core. proc ns/op is the process's CPU time (getrusage, " +
+	"every thread: workers, consumers, GC, scheduler) over the measured rounds, per accepted push. Every ring and queue of a " +
+	"row holds a whole round plus 2,048 slots (any one ring may take every push of a round), is allocated and pre-touched " +
+	"outside the timing (rounded-up capacities included; once per row for the queues, before every trial for the sink " +
+	"rows, since Shutdown closes a sink's rings), and is emptied between rounds outside the timing: held, the harness " +
+	"pops what is left; draining, it waits until the consumers have taken it. The garbage is collected before each trial. " +
+	"Drop % (pooled over every round of every trial and the tail run) must read 0. Throughput is accepted pushes per second " +
+	"of the rounds' wall time, median of the trials. p99, p99.9 and max come from a separate round that times every push " +
+	"with the wall clock, sorted[round(p*(n-1))]. Sink rows: a Handle per producer (round-robin), stealing off, batch 256 " +
+	"(sharded-push: the default Config and Sink.Push). Held: nobody pops during a round (the sink's workers wait in Drain " +
+	"on a gate, entered before the producers start; a queue has no consumer). Draining: every consumer takes up to 256 " +
+	"values, yields, and sleeps 100 µs when empty (sink rows in IdlePoll mode, queues with one consumer goroutine; " +
+	"sharded-default keeps IdleWake); the consumers share the cores with the producers. Shed rows: a sharded sink with " +
+	"1024 slots per shard whose drain workers are blocked and whose rings are full, rounds with no budget, only the " +
+	"deadline; cpu ns/op per rejected (and counted) push.\n"
 
 // caveatOrder lists the caveats in table order.
 func caveatOrder(res *Result) []string {
@@ -306,7 +386,7 @@ func pivot(rows []Row) [][]string {
 		line := []string{n}
 		for _, p := range prods {
 			if r, ok := find(rows, n, p); ok {
-				line = append(line, sig3(r.CPUNsPerOp))
+				line = append(line, cpuCell(r))
 			} else {
 				line = append(line, "")
 			}
@@ -316,26 +396,54 @@ func pivot(rows []Row) [][]string {
 	return out
 }
 
-// goal is one of the design's goals, evaluated.
+// goal is one of the design's goals, evaluated. A goal whose rows are
+// missing is left out; one whose rows are invalid is not evaluated, and
+// says which row and why.
 type goal struct {
-	text string
-	met  bool
+	text    string
+	met     bool
+	invalid string // the invalid rows it would read, when not empty
 }
 
 func (g goal) String() string {
-	if g.met {
+	switch {
+	case g.invalid != "":
+		return g.text + ": **not evaluated** (invalid rows: " + g.invalid + ")"
+	case g.met:
 		return g.text + ": met"
+	default:
+		return g.text + ": **missed**"
 	}
-	return g.text + ": **missed**"
 }
 
 // stableImpl is the row whose medians the stability over runs follows: the
 // headline row.
 const stableImpl = "sharded-push"
 
+// goalRows looks up the rows a goal reads, by impl@producers. ok is false
+// when one is missing (the goal is left out); invalid names those that are
+// invalid.
+func goalRows(rows []Row, keys ...string) (found []Row, invalid string, ok bool) {
+	var bad []string
+	for _, k := range keys {
+		impl, ps, _ := strings.Cut(k, "@")
+		p, _ := strconv.Atoi(ps)
+		r, exists := find(rows, impl, p)
+		if !exists || r.CPUNsPerOp <= 0 {
+			return nil, "", false
+		}
+		if !r.Valid {
+			bad = append(bad, fmt.Sprintf("%s@%d, parallel %.2f < %.2f", impl, p, r.Parallelism, r.ParallelismFloor))
+		}
+		found = append(found, r)
+	}
+	return found, strings.Join(bad, "; "), true
+}
+
 // checkGoals evaluates the goals on the headline table of the last run and
-// the stability over all runs: the headline row (sharded-push) against its
-// own cost at 1 producer, the single shared ring, the single channel and
+// the stability over all runs, reading valid rows only: that the rows ran
+// their producers at once; the headline row (sharded-push) against its own
+// cost at 1 producer, the single shared ring, the single channel and
 // mutex, and the Handle push of the same Config (sharded-default); and the
 // original's decision, the notifying sink against the plain one.
 func checkGoals(runs []*Result) []string {
@@ -343,42 +451,51 @@ func checkGoals(runs []*Result) []string {
 	rows := rowsOf(res, headline)
 	var out []string
 	add := func(g goal) { out = append(out, g.String()) }
-	sp1, ok1 := find(rows, stableImpl, 1)
-	sp64, ok64 := find(rows, stableImpl, 64)
-	sp256, ok256 := find(rows, stableImpl, 256)
-	if ok1 && ok256 && sp1.CPUNsPerOp > 0 {
-		r := sp256.CPUNsPerOp / sp1.CPUNsPerOp
-		add(goal{fmt.Sprintf("sharded-push at 256 producers costs %sx its cost at 1 (%s vs %s ns; goal <= 1.3x; the original: 3.3x)",
-			ratio(r), sig3(sp256.CPUNsPerOp), sig3(sp1.CPUNsPerOp)), r <= 1.3})
+	if len(rows) > 0 {
+		var low []string
+		for _, r := range rows {
+			if !r.Valid {
+				low = append(low, fmt.Sprintf("%s@%d (%.2f)", r.Impl, r.Producers, r.Parallelism))
+			}
+		}
+		text := "every row at 2 or more producers ran its producers at once: parallelism >= 0.9 x min(producers, GOMAXPROCS)"
+		if len(low) > 0 {
+			text += "; below it: " + strings.Join(low, ", ")
+		}
+		add(goal{text: text, met: len(low) == 0})
 	}
-	if sing, ok := find(rows, "single-vyukov", 64); ok64 && ok && sing.CPUNsPerOp > 0 {
-		r := sp64.CPUNsPerOp / sing.CPUNsPerOp
-		add(goal{fmt.Sprintf("sharded-push at 64 producers costs %sx single-vyukov per push (%s vs %s ns; goal <= 0.15x)",
-			ratio(r), sig3(sp64.CPUNsPerOp), sig3(sing.CPUNsPerOp)), r <= 0.15})
+	if r, invalid, ok := goalRows(rows, stableImpl+"@256", stableImpl+"@1"); ok {
+		x := r[0].CPUNsPerOp / r[1].CPUNsPerOp
+		add(goal{fmt.Sprintf("sharded-push at 256 producers costs %sx its cost at 1 (%s vs %s ns; goal <= 1.3x; the original: 3.3x)",
+			ratio(x), sig3(r[0].CPUNsPerOp), sig3(r[1].CPUNsPerOp)), x <= 1.3, invalid})
+	}
+	if r, invalid, ok := goalRows(rows, "single-vyukov@64", stableImpl+"@64"); ok {
+		x := r[0].CPUNsPerOp / r[1].CPUNsPerOp
+		add(goal{fmt.Sprintf("single-vyukov at 64 producers costs %sx sharded-push per push (%s vs %s ns; goal >= 5x; the original: 17x)",
+			ratio(x), sig3(r[0].CPUNsPerOp), sig3(r[1].CPUNsPerOp)), x >= 5, invalid})
 	}
 	for _, peer := range []string{"single-chan", "single-mutex"} {
-		if q, ok := find(rows, peer, 64); ok64 && ok && q.ThroughputPerS > 0 {
-			r := sp64.ThroughputPerS / q.ThroughputPerS
+		if r, invalid, ok := goalRows(rows, stableImpl+"@64", peer+"@64"); ok && r[1].ThroughputPerS > 0 {
+			x := r[0].ThroughputPerS / r[1].ThroughputPerS
 			add(goal{fmt.Sprintf("sharded-push at 64 producers moves %sx the throughput of %s (%s/s vs %s/s; goal >= 2x)",
-				ratio(r), peer, perSecond(sp64.ThroughputPerS), perSecond(q.ThroughputPerS)), r >= 2})
+				ratio(x), peer, perSecond(r[0].ThroughputPerS), perSecond(r[1].ThroughputPerS)), x >= 2, invalid})
 		}
 	}
-	if h1, ok := find(rows, "sharded-default", 1); ok1 && ok && h1.CPUNsPerOp > 0 {
-		r := sp1.CPUNsPerOp / h1.CPUNsPerOp
+	if r, invalid, ok := goalRows(rows, stableImpl+"@1", "sharded-default@1"); ok {
+		x := r[0].CPUNsPerOp / r[1].CPUNsPerOp
 		add(goal{fmt.Sprintf("Sink.Push at 1 producer costs %sx Handle.Push with the same Config (sharded-push vs sharded-default: %s vs %s ns; goal <= 1.25x)",
-			ratio(r), sig3(sp1.CPUNsPerOp), sig3(h1.CPUNsPerOp)), r <= 1.25})
+			ratio(x), sig3(r[0].CPUNsPerOp), sig3(r[1].CPUNsPerOp)), x <= 1.25, invalid})
 	}
-	sv64, okv := find(rows, "sharded-vyukov", 64)
-	if n, ok := find(rows, "sharded-notify", 64); okv && ok && sv64.CPUNsPerOp > 0 {
-		r := n.CPUNsPerOp / sv64.CPUNsPerOp
+	if r, invalid, ok := goalRows(rows, "sharded-notify@64", "sharded-vyukov@64"); ok {
+		x := r[0].CPUNsPerOp / r[1].CPUNsPerOp
 		add(goal{fmt.Sprintf("sharded-notify at 64 producers costs %sx sharded-vyukov (%s vs %s ns; goal >= 2x)",
-			ratio(r), sig3(n.CPUNsPerOp), sig3(sv64.CPUNsPerOp)), r >= 2})
+			ratio(x), sig3(r[0].CPUNsPerOp), sig3(r[1].CPUNsPerOp)), x >= 2, invalid})
 	}
 	if len(runs) > 1 {
 		worst, at := spreadOf(runs)
 		if at > 0 {
-			add(goal{fmt.Sprintf("over %d runs the sharded-push medians stay within %s of each other at every producer count (widest at %d producers; goal <= 25 %%)",
-				len(runs), pctText(worst), at), worst <= 0.25})
+			add(goal{text: fmt.Sprintf("over %d runs the sharded-push medians stay within %s of each other at every producer count (widest at %d producers; goal <= 25 %%)",
+				len(runs), pctText(worst), at), met: worst <= 0.25})
 		}
 	}
 	var dropped []string
@@ -389,9 +506,9 @@ func checkGoals(runs []*Result) []string {
 	}
 	if len(res.Rows) > 0 {
 		if len(dropped) == 0 {
-			add(goal{"drop % is 0 on every accept-path row of every table (xsync and workiva excepted: their drops are lost races)", true})
+			add(goal{text: "drop % is 0 on every accept-path row of every table (xsync and workiva excepted: their drops are lost races)", met: true})
 		} else {
-			add(goal{"drop % above 0 on " + strings.Join(dropped, ", "), false})
+			add(goal{text: "drop % above 0 on " + strings.Join(dropped, ", ")})
 		}
 	}
 	var moved []string
@@ -401,7 +518,7 @@ func checkGoals(runs []*Result) []string {
 		}
 	}
 	if len(moved) > 0 {
-		add(goal{"held rows whose consumers took values during a trial: " + strings.Join(moved, ", "), false})
+		add(goal{text: "held rows whose consumers took values during a round: " + strings.Join(moved, ", ")})
 	}
 	return out
 }
@@ -500,6 +617,15 @@ func perSecond(x float64) string {
 	}
 }
 
+// iterations is the benchfmt iteration count of trial i: its accepted
+// pushes, or 1 where the run did not record them.
+func iterations(pushes []int64, i int) int64 {
+	if i < len(pushes) && pushes[i] > 0 {
+		return pushes[i]
+	}
+	return 1
+}
+
 // writeBenchfmt writes one benchfmt line per trial of every row and shed
 // row of every run, after one header, for benchstat:
 //
@@ -513,6 +639,9 @@ func writeBenchfmt(w io.Writer, runs []*Result) error {
 			name := "BenchmarkContended/" + report.BenchKey("consumers", r.Consumers) + "/" +
 				report.BenchKey("payload", strconv.Itoa(r.PayloadBytes)) + "/" + report.BenchKey("impl", r.Impl) + "/" +
 				report.BenchKey("producers", strconv.Itoa(r.Producers))
+			if !r.Valid {
+				name += "/" + report.BenchKey("valid", "no")
+			}
 			for i, cpu := range r.CPUNsTrials {
 				ms := []report.Metric{{Value: cpu, Unit: "cpu-ns/op"}}
 				if i < len(r.ProcCPUNsTrials) {
@@ -521,7 +650,10 @@ func writeBenchfmt(w io.Writer, runs []*Result) error {
 				if i < len(r.ThroughputTrials) {
 					ms = append(ms, report.Metric{Value: r.ThroughputTrials[i], Unit: "pushes/s"})
 				}
-				if err := report.WriteBenchLine(w, name, int64(r.Items*r.Producers), ms...); err != nil {
+				if i < len(r.ParallelismTrials) {
+					ms = append(ms, report.Metric{Value: r.ParallelismTrials[i], Unit: "parallel"})
+				}
+				if err := report.WriteBenchLine(w, name, iterations(r.PushesTrials, i), ms...); err != nil {
 					return err
 				}
 			}
@@ -529,8 +661,15 @@ func writeBenchfmt(w io.Writer, runs []*Result) error {
 		for _, r := range res.ShedRows {
 			name := "BenchmarkShed/" + report.BenchKey("payload", strconv.Itoa(r.PayloadBytes)) + "/" +
 				report.BenchKey("impl", r.Impl) + "/" + report.BenchKey("producers", strconv.Itoa(r.Producers))
-			for _, cpu := range r.CPUNsTrials {
-				if err := report.WriteBenchLine(w, name, int64(res.Config.Items*r.Producers), report.Metric{Value: cpu, Unit: "cpu-ns/op"}); err != nil {
+			if !r.Valid {
+				name += "/" + report.BenchKey("valid", "no")
+			}
+			for i, cpu := range r.CPUNsTrials {
+				ms := []report.Metric{{Value: cpu, Unit: "cpu-ns/op"}}
+				if i < len(r.ParallelismTrials) {
+					ms = append(ms, report.Metric{Value: r.ParallelismTrials[i], Unit: "parallel"})
+				}
+				if err := report.WriteBenchLine(w, name, 1, ms...); err != nil {
 					return err
 				}
 			}

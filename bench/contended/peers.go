@@ -28,7 +28,7 @@ func xsyncImpl[T any]() *impl[T] {
 			"so a queue that never fills still rejects pushes under contention; those show up as drops, and every " +
 			"column divides by accepted pushes. Capacity rounds up to a power of two; the whole rounded-up queue is pre-touched",
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			q := xsync.NewMPMCQueue[T](singleCapacity(sz.producers, sz.per))
+			q := xsync.NewMPMCQueue[T](ringCapacity(sz.round))
 			// Fault in every slot, the rounded-up ones included: fill until
 			// full (nobody else pushes, so a refusal means full), then empty.
 			n := 0
@@ -58,7 +58,7 @@ func workivaImpl[T any]() *impl[T] {
 			"the payload (an allocation, and GC work in process CPU); size rounds up to a power " +
 			"of two (all of it pre-touched); like xsync, Offer returns false after one lost CAS, so contention shows up as drops",
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			rb := queue.NewRingBuffer(uint64(singleCapacity(sz.producers, sz.per)))
+			rb := queue.NewRingBuffer(uint64(ringCapacity(sz.round)))
 			for {
 				ok, err := rb.Offer(*new(T))
 				if err != nil || !ok {
@@ -104,14 +104,14 @@ func diodesImpl[T any]() *impl[T] {
 		name: "diodes",
 		caveat: "go-diodes `ManyToOne.Set`: never fails; when full it overwrites the oldest value instead of " +
 			"shedding the new one, and only the reader learns of it (Alert), so drop % is 0 by construction " +
-			"(the ring is sized for the burst, so nothing should be overwritten). Data is `unsafe.Pointer`: " +
+			"(the ring holds a whole round, so nothing should be overwritten). Data is `unsafe.Pointer`: " +
 			"each push copies the payload to the heap and Set allocates a bucket, two allocations per push",
 		notes: func() []string {
 			return []string{fmt.Sprintf("diodes in this run: %d Set collisions (retries, each logged by go-diodes), %d values overwritten",
 				st.collisions.Load(), st.overwritten.Load())}
 		},
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			n := singleCapacity(sz.producers, sz.per)
+			n := ringCapacity(sz.round)
 			d := diodes.NewManyToOne(n, diodes.AlertFunc(func(missed int) {
 				st.overwritten.Add(int64(missed))
 			}))

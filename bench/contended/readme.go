@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
@@ -43,10 +42,11 @@ func writeReadme(w io.Writer, runs []*Result) error {
 		gogc = "100"
 	}
 	fmt.Fprintf(&b, "Measured by `bash bench/contended/run.sh` (%s; the tables are the last run's): %s, kernel %s, "+
-		"transparent huge pages %s, GOGC %s, load average %s before the last run. %d items per producer, %d shards, "+
-		"medians of %d trials.\n\n",
+		"transparent huge pages %s, GOGC %s, load average %s before the last run; Sink.Push took %s. %s, %d shards, "+
+		"medians of %d trials. A cell marked invalid ran its producers at once for less than 0.9 x min(producers, GOMAXPROCS) "+
+		"of the window on average (its parallelism), so its queue was not contended as the row claims; no goal reads it.\n\n",
 		plural(len(runs), "run"), r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore),
-		res.Config.Items, res.Config.Shards, res.Config.Trials)
+		homesText(res.Config.Homes), upperFirst(windowText(res.Config)), res.Config.Shards, res.Config.Trials)
 
 	order := tables(res)
 	for i, k := range order {
@@ -71,7 +71,7 @@ func writeReadme(w io.Writer, runs []*Result) error {
 	if rows := rowsOf(res, headline); len(rows) > 0 {
 		if _, ok := find(rows, stableImpl, 64); ok {
 			b.WriteString("**At 64 producers, consumers held, 8-byte payload**: per-thread CPU per push (median, min to max), " +
-				"process CPU per push (all threads: workers and GC included), wall-clock throughput and tail latency\n\n")
+				"process CPU per push (all threads: workers and GC included), wall-clock throughput, tail latency and parallelism\n\n")
 			var lines [][]string
 			for _, name := range implOrder(rows) {
 				r, ok := find(rows, name, 64)
@@ -79,9 +79,10 @@ func writeReadme(w io.Writer, runs []*Result) error {
 					continue
 				}
 				lines = append(lines, []string{name, fmt.Sprintf("%s (%s to %s)", sig3(r.CPUNsPerOp), sig3(r.CPUNsMin), sig3(r.CPUNsMax)),
-					sig3(r.ProcCPUNsPerOp), perSecond(r.ThroughputPerS), report.Nanos(r.P99Ns), report.Nanos(r.P999Ns), pct(r.DropPct)})
+					sig3(r.ProcCPUNsPerOp), perSecond(r.ThroughputPerS), report.Nanos(r.P99Ns), report.Nanos(r.P999Ns), pct(r.DropPct),
+					parallelCell(r.Parallelism, r.ParallelismFloor, r.Valid)})
 			}
-			if err := report.WriteTable(&b, []string{"impl", "cpu ns/push", "process cpu ns/push", "throughput/s", "p99", "p99.9", "drop %"}, nil, lines); err != nil {
+			if err := report.WriteTable(&b, []string{"impl", "cpu ns/push", "process cpu ns/push", "throughput/s", "p99", "p99.9", "drop %", "parallel"}, nil, lines); err != nil {
 				return err
 			}
 			b.WriteString("\n")
@@ -96,6 +97,14 @@ func writeReadme(w io.Writer, runs []*Result) error {
 	}
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// upperFirst capitalises the first letter of s.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // plural writes "1 run", "5 runs".
@@ -120,20 +129,18 @@ func implOrder(rows []Row) []string {
 // writeRatios writes the ratio table against the original, at 64 producers
 // unless said otherwise.
 func writeRatios(b *strings.Builder, rows []Row) error {
-	get := func(impl string, p int) (float64, bool) {
-		r, ok := find(rows, impl, p)
-		return r.CPUNsPerOp, ok && r.CPUNsPerOp > 0
-	}
 	var out [][]string
 	add := func(what string, oNum, oDen float64, num, den string, pn, pd int) {
-		n, ok1 := get(num, pn)
-		d, ok2 := get(den, pd)
-		if !ok1 || !ok2 {
+		r, invalid, ok := goalRows(rows, fmt.Sprintf("%s@%d", num, pn), fmt.Sprintf("%s@%d", den, pd))
+		if !ok {
 			return
 		}
-		out = append(out, []string{what,
-			fmt.Sprintf("%s / %s = %sx", sig3(oNum), sig3(oDen), ratio(oNum/oDen)),
-			fmt.Sprintf("%s / %s = %sx", sig3(n), sig3(d), ratio(n/d))})
+		n, d := r[0].CPUNsPerOp, r[1].CPUNsPerOp
+		this := fmt.Sprintf("%s / %s = %sx", sig3(n), sig3(d), ratio(n/d))
+		if invalid != "" {
+			this += " (invalid: " + invalid + ")"
+		}
+		out = append(out, []string{what, fmt.Sprintf("%s / %s = %sx", sig3(oNum), sig3(oDen), ratio(oNum/oDen)), this})
 	}
 	add("sharded sink (Sink.Push, CPU homes) / single shared ring", origSharded64, origSingle64, "sharded-push", "single-vyukov", 64, 64)
 	add("sharded sink (Sink.Push) at 256 / at 1 producer", origSharded256, origSharded1, "sharded-push", "sharded-push", 256, 1)
@@ -158,36 +165,9 @@ func writeRatios(b *strings.Builder, rows []Row) error {
 // replaceReadmeBlock replaces the text between the markers in path with
 // block.
 func replaceReadmeBlock(path, block string) error {
-	return replaceBlock(path, readmeBegin, readmeEnd, block)
-}
-
-// replaceBlock replaces the text between the markers begin and end in path
-// with block.
-func replaceBlock(path, begin, end, block string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := string(data)
-	i := strings.Index(text, begin)
-	j := strings.Index(text, end)
-	if i < 0 || j < i {
-		return fmt.Errorf("-o %s: no generated block (the lines %q and %q)", path, begin, end)
-	}
-	text = text[:i+len(begin)] + "\n" + block + text[j:]
-	return report.WriteFile(path, []byte(text))
+	return report.ReplaceBlock(path, readmeBegin, readmeEnd, block)
 }
 
 // readmeBlock returns the text between the markers of the generated
 // documentation block of a markdown file.
-func readmeBlock(text string) (string, error) { return blockOf(text, readmeBegin, readmeEnd) }
-
-// blockOf returns the text between the markers begin and end.
-func blockOf(text, begin, end string) (string, error) {
-	i := strings.Index(text, begin)
-	j := strings.Index(text, end)
-	if i < 0 || j < i {
-		return "", fmt.Errorf("no generated block between %q and %q", begin, end)
-	}
-	return strings.TrimPrefix(text[i+len(begin):j], "\n"), nil
-}
+func readmeBlock(text string) (string, error) { return report.BlockOf(text, readmeBegin, readmeEnd) }

@@ -25,9 +25,9 @@ type impl[T any] struct {
 	// setup allocates and pre-touches the memory of one row, sized so that
 	// the whole burst fits.
 	setup func(sz sizing, mode consumerMode) (rowSetup[T], error)
-	// maxPer, when set, caps the items per producer at a producer count and
-	// shard count (zenq's 65,536-slot limit).
-	maxPer func(producers, shards int) int
+	// maxRound, when not 0, caps the pushes per round (zenq's 65,536-slot
+	// rings).
+	maxRound int
 	// spurious marks rows whose push can fail without the queue being full
 	// (xsync, Workiva): their drop % shows contention, not overflow.
 	spurious bool
@@ -130,7 +130,7 @@ func shardedImpl[T any](name string, f ring.Factory[T]) *impl[T] {
 		name:    name,
 		backend: f,
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			return newSinkRow(name, sz.shards, shardedCapacity(sz.producers, sz.shards, sz.per), f, mode, false)
+			return newSinkRow(name, sz.shards, ringCapacity(sz.round), f, mode, false)
 		},
 	}
 }
@@ -138,18 +138,18 @@ func shardedImpl[T any](name string, f ring.Factory[T]) *impl[T] {
 // pushImpl is the headline row: the sink with its default Config (default
 // shard count, work stealing on, IdleWake, vyukov rings), producers calling
 // the handle-less Sink.Push, which takes its home ring from the CPU where
-// it can (see sink.DefaultShards). Every ring holds the whole burst, so
-// that drop % stays 0 whichever rings the CPUs choose.
+// it can (see sink.DefaultShards). Every ring holds a whole round, so that
+// drop % stays 0 whichever rings the CPUs choose.
 func pushImpl[T any]() *impl[T] {
 	return &impl[T]{
 		name: "sharded-push",
 		caveat: "the sink's default Config (sink.DefaultShards() shards: a ring per CPU where Push reads the CPU " +
 			"number, linux/amd64 with RDPID; work stealing on, IdleWake, vyukov rings), producers calling the " +
-			"handle-less Sink.Push; RingCapacity set so that any one ring holds the whole burst. When draining, its " +
+			"handle-less Sink.Push; RingCapacity set so that any one ring holds a whole round. When draining, its " +
 			"workers park on the doorbell when idle, as sharded-default's",
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
 			shards := defaultShards()
-			r, err := newSinkRow("sharded-push", shards, singleCapacity(sz.producers, sz.per), vyukov.Factory[T], mode, true)
+			r, err := newSinkRow("sharded-push", shards, ringCapacity(sz.round), vyukov.Factory[T], mode, true)
 			if err != nil {
 				return nil, err
 			}
@@ -161,16 +161,16 @@ func pushImpl[T any]() *impl[T] {
 
 // defaultImpl is the sink with its default Config: default shard count
 // (sink.DefaultShards), work stealing on, IdleWake, the default ring, and a
-// Handle per producer. Only RingCapacity is set, so that the burst fits.
+// Handle per producer. Only RingCapacity is set, so that a round fits.
 func defaultImpl[T any]() *impl[T] {
 	return &impl[T]{
 		name: "sharded-default",
 		caveat: "the sink's default Config (default shard count, work stealing on, IdleWake, vyukov rings, default monitor) " +
-			"with only RingCapacity set so that the burst fits; a Handle per producer. When draining, its workers " +
+			"with only RingCapacity set so that a round fits; a Handle per producer. When draining, its workers " +
 			"park on the doorbell when idle, so it does not follow the IdlePoll policy of the other rows",
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
 			shards := defaultShards()
-			return newSinkRow("sharded-default", shards, shardedCapacity(sz.producers, shards, sz.per), vyukov.Factory[T], mode, true)
+			return newSinkRow("sharded-default", shards, ringCapacity(sz.round), vyukov.Factory[T], mode, true)
 		},
 	}
 }
@@ -188,7 +188,7 @@ func unshardedImpl[T any]() *impl[T] {
 	return &impl[T]{
 		name: "unsharded-vyukov",
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			return newSinkRow("unsharded-vyukov", 1, singleCapacity(sz.producers, sz.per), vyukov.Factory[T], mode, false)
+			return newSinkRow("unsharded-vyukov", 1, ringCapacity(sz.round), vyukov.Factory[T], mode, false)
 		},
 	}
 }
@@ -198,7 +198,7 @@ func singleRingImpl[T any](name string, f ring.Factory[T]) *impl[T] {
 	return &impl[T]{
 		name: name,
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			r := f(singleCapacity(sz.producers, sz.per))
+			r := f(ringCapacity(sz.round))
 			prefault(r)
 			return &queueRow[T]{mode: mode, push: r.TryPush, pop: func() bool { _, ok := r.TryPop(); return ok }}, nil
 		},
@@ -212,7 +212,7 @@ func singleChanImpl[T any]() *impl[T] {
 		name:   "single-chan",
 		caveat: "one buffered channel, `select { case c <- v: default: }`, the push of OpenTelemetry's BatchSpanProcessor; its consumer receives with select-default under the common policy",
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
-			c := make(chan T, singleCapacity(sz.producers, sz.per))
+			c := make(chan T, ringCapacity(sz.round))
 			for range cap(c) { // fault in the buffer's pages before timing
 				c <- *new(T)
 			}
@@ -309,6 +309,28 @@ func (q *queueInstance[T]) consumed() int64 {
 		return 0
 	}
 	return q.d.popped.Load()
+}
+
+func (q *queueInstance[T]) empty(ctx context.Context, accepted int64) error {
+	if q.d == nil {
+		for q.row.pop() {
+		}
+		return nil
+	}
+	return waitConsumed(ctx, q.consumed, accepted)
+}
+
+// waitConsumed waits until consumed reports at least accepted values, or
+// ctx ends.
+func waitConsumed(ctx context.Context, consumed func() int64, accepted int64) error {
+	for consumed() < accepted {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the consumers took %d of %d values between rounds: %w", consumed(), accepted, ctx.Err())
+		case <-time.After(50 * time.Microsecond):
+		}
+	}
+	return nil
 }
 
 func (q *queueInstance[T]) stop(ctx context.Context) error {
@@ -549,6 +571,22 @@ func (si *sinkInstance[T]) pusher() func(T) bool {
 }
 
 func (si *sinkInstance[T]) consumed() int64 { return si.popped.Load() - si.base }
+
+// empty pops what the round left in the rings while the workers wait in
+// Drain (held), or waits for the workers to take it (draining).
+func (si *sinkInstance[T]) empty(ctx context.Context, accepted int64) error {
+	if si.open {
+		return waitConsumed(ctx, si.consumed, accepted)
+	}
+	for _, r := range si.rings {
+		for {
+			if _, ok := r.TryPop(); !ok {
+				break
+			}
+		}
+	}
+	return nil
+}
 
 // stop opens the gate, shuts the sink down (its workers drain the rings)
 // and checks that the rings are empty for the next trial.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The command for the design decision (docs/design.md, "Why sharded Vyukov rings"):
-# it measures the contended accept path of every row, zenq included (which
-# needs the build tag and linker flag below), in three tables: consumers
+# the full method (1 to 256 producers, 5 trials of a 200 ms window each; the
+# command's defaults are the quick form), measuring the contended accept path
+# of every row, zenq included (which needs the build tag and linker flag
+# below), in three tables: consumers
 # held with 8- and 32-byte payloads, and consumers draining with 8 bytes
 # (-tables; any -consumers/-payload product works too); writes each run's JSON to
 # bench/contended/runs/run-N.json; and renders bench/contended/RESULTS.md,
@@ -10,7 +12,11 @@
 #
 #   bash bench/contended/run.sh                 # one run
 #   RUNS=5 bash bench/contended/run.sh          # five consecutive runs, as committed
-#   bash bench/contended/run.sh -items 2000     # extra flags go to every run
+#   bash bench/contended/run.sh -window 50ms    # extra flags go to every run, after the full method's
+#
+# One run takes about 12 minutes on 2 cores (the last run measures all three
+# tables and the shed rows; the runs before it the headline table alone, about
+# 4 minutes each).
 #
 # Run it on a quiet machine: two cores shared with other jobs move the
 # numbers by more than the effects they show.
@@ -32,7 +38,7 @@ for i in $(seq 1 "$runs"); do
 	echo "== run $i of $runs, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)" >&2
 	tables=held/8
 	[ "$i" = "$runs" ] && tables=held/8,held/32,draining/8
-	"$tmp/contended" -tables "$tables" -format json -o "$dir/run-$i.json" "$@"
+	"$tmp/contended" -producers 1,4,16,64,128,256 -trials 5 -window 200ms -tables "$tables" -format json -o "$dir/run-$i.json" "$@"
 done
 
 from="$dir/run-*.json"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -16,8 +17,9 @@ import (
 // The shed path: what a push costs when it is rejected. A sharded sink on
 // the row's backend, shedCapacity slots per shard, has every drain worker
 // blocked inside its first Drain call and every ring full; producers then
-// push exactly as in an accept-path trial, and every push fails and bumps
-// its shard's drop counter. cpu ns/op is per rejected push.
+// push exactly as in an accept-path trial (rounds with no budget, only the
+// deadline, since a rejected push takes no room), and every push fails and
+// bumps its shard's drop counter. cpu ns/op is per rejected push.
 
 // shedCapacity is the per-shard ring capacity of the shed rows. The reject
 // path of every backend reads a cursor or two and does not depend on it.
@@ -35,25 +37,32 @@ func measureShed[T any](im *impl[T], sz sizing, trials int) (ShedRow, error) {
 		if err != nil {
 			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
 		}
-		t, err := runOn[T](inst, sz)
+		t, err := runOn[T](inst, sz, unlimited)
 		if err != nil {
 			return ShedRow{}, fmt.Errorf("shed %s: %w", im.name, err)
 		}
-		row.CPUNsTrials = append(row.CPUNsTrials, rejectedNsPerOp(t, sz))
-		attempted += t.attempted
-		accepted += t.accepted
+		row.CPUNsTrials = append(row.CPUNsTrials, rejectedNsPerOp(t))
+		row.ParallelismTrials = append(row.ParallelismTrials, t.parallelism)
+		attempted += t.attempted + t.warmAttempted
+		accepted += t.accepted + t.warmAccepted
 	}
 	row.CPUNsPerOp = report.Median(row.CPUNsTrials)
 	row.CPUNsMin, row.CPUNsMax = slices.Min(row.CPUNsTrials), slices.Max(row.CPUNsTrials)
 	row.RejectedPct = dropPct(attempted, accepted)
+	row.Parallelism = report.Median(row.ParallelismTrials)
+	row.ParallelismFloor = validFloor(sz.producers, runtime.GOMAXPROCS(0))
+	row.Valid = row.Parallelism >= row.ParallelismFloor
 	return row, nil
 }
 
 // rejectedNsPerOp is the trial's per-thread CPU per timed push: in a shed
 // trial every push is rejected (RejectedPct shows it), so the accept path's
 // per-accepted-push figure does not apply.
-func rejectedNsPerOp(t trialResult, sz sizing) float64 {
-	return t.threadCPUNs / float64(sz.producers*sz.per)
+func rejectedNsPerOp(t trialResult) float64 {
+	if t.attempted == 0 {
+		return 0
+	}
+	return t.threadCPUNs / float64(t.attempted)
 }
 
 // shedInstance is a sharded sink that is full and stays full.
@@ -113,6 +122,9 @@ func newShedInstance[T any](name string, backend ring.Factory[T], shards int) (*
 func (si *shedInstance[T]) pusher() func(T) bool { return si.s.Handle().Push }
 
 func (si *shedInstance[T]) consumed() int64 { return 0 }
+
+// empty has nothing to do: the rings stay full between rounds.
+func (si *shedInstance[T]) empty(context.Context, int64) error { return nil }
 
 func (si *shedInstance[T]) stop(ctx context.Context) error {
 	close(si.release)

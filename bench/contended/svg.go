@@ -137,7 +137,7 @@ func writeSVG(w io.Writer, res *Result) error {
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`+"\n", svgWidth, svgHeight)
 	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="18" font-weight="bold">Contended accept path: per-thread CPU ns per push</text>`+"\n", plotLeft)
 	fmt.Fprintf(&b, `<text x="%d" y="50" font-size="12" fill="#444">%s</text>`+"\n", plotLeft,
-		esc(fmt.Sprintf("%s; %s; %d items per producer, %d shards, median of %d trials", res.Run.Machine, key, res.Config.Items, res.Config.Shards, res.Config.Trials)))
+		esc(fmt.Sprintf("%s; %s; %s, %d shards, median of %d trials", res.Run.Machine, key, windowText(res.Config), res.Config.Shards, res.Config.Trials)))
 
 	// Grid and y ticks: 1, 2, 5 per decade.
 	for d := y0; d <= y1; d++ {
@@ -190,8 +190,12 @@ func writeSVG(w io.Writer, res *Result) error {
 			if r.CPUNsPerOp <= 0 {
 				continue
 			}
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s, %d producers: %s ns/op</title></circle>`+"\n",
-				xOf(r.Producers), yOf(r.CPUNsPerOp), 2+st.width/2, st.color, esc(s.impl), r.Producers, sig3(r.CPUNsPerOp))
+			fill, note := st.color, ""
+			if !r.Valid {
+				fill, note = "#ffffff", fmt.Sprintf(" (invalid: parallel %.2f)", r.Parallelism)
+			}
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, %d producers: %s ns/op%s</title></circle>`+"\n",
+				xOf(r.Producers), yOf(r.CPUNsPerOp), 2+st.width/2, fill, st.color, esc(s.impl), r.Producers, sig3(r.CPUNsPerOp), esc(note))
 		}
 		b.WriteString("</g>\n")
 	}
@@ -211,7 +215,8 @@ func writeSVG(w io.Writer, res *Result) error {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", lx+44, y, esc(s.impl))
 	}
 	ny := ly + 24 + len(ser)*24 + 8
-	for i, line := range []string{"solid: sink rows", "red dashed: sink rows notifying", "dashed: one shared queue", "dotted: peer libraries"} {
+	for i, line := range []string{"solid: sink rows", "red dashed: sink rows notifying", "dashed: one shared queue", "dotted: peer libraries",
+		"hollow marker: invalid (producers", "did not push at once)"} {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">%s</text>`+"\n", lx, ny+i*16, line)
 	}
 	b.WriteString("</svg>\n")

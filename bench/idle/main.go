@@ -81,6 +81,8 @@ type options struct {
 	rowTimeout time.Duration
 	maxDelay   time.Duration
 	rate       int
+	from       string
+	quiet      bool
 	flags      map[string]string
 }
 
@@ -126,7 +128,9 @@ type Config struct {
 func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("idle", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "markdown", "output format: markdown, json or benchfmt (one line per trial, for benchstat)")
+	format := fs.String("format", "markdown", "output format: markdown, json, benchfmt (one line per trial, for benchstat) or readme (with -from: the generated block of docs/benchmarks.md; with -o, replaces that block in the file)")
+	from := fs.String("from", "", "measure nothing: render the JSON of earlier -format json runs (comma-separated files or globs, one configuration each), as run.sh does")
+	quiet := fs.Bool("q", false, "accepted for symmetry with the other bench commands: this one prints no progress")
 	duration := fs.Duration("duration", 5*time.Second, "how long to measure the CPU time of the idle sink")
 	samples := fs.Int("samples", 200, "how many values to push into the idle sink for the pickup latency")
 	var mode sink.IdleMode
@@ -150,8 +154,12 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	var o options
 	var err error
-	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.Benchfmt); err != nil {
+	if o.format, err = report.ParseFormat(*format, report.Markdown, report.JSON, report.Benchfmt, report.Readme); err != nil {
 		return options{}, err
+	}
+	o.from, o.quiet = *from, *quiet
+	if o.format == report.Readme && o.from == "" {
+		return options{}, fmt.Errorf("-format readme: renders earlier runs, so it needs -from")
 	}
 	if *duration <= 0 {
 		return options{}, fmt.Errorf("-duration: must be positive, got %v", *duration)
@@ -204,6 +212,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.from != "" {
+		return renderFrom(o, stdout)
 	}
 	command := "go run ./bench/idle"
 	if len(args) > 0 {

@@ -159,3 +159,59 @@ func TestTrickleBatchesWithMaxDelay(t *testing.T) {
 	require.Greater(t, tr.MeanBatch, 20.0, "about 100 values per call: %+v", tr)
 	require.Less(t, tr.CallsPerSec, 50.0, "about 10 calls a second: %+v", tr)
 }
+
+// TestReadmeIsUpToDate renders the idle block from the committed JSON and
+// fails when a markdown file of the repository holding the block
+// (docs/benchmarks.md) says something else.
+func TestReadmeIsUpToDate(t *testing.T) {
+	runs, err := readRuns("runs/*.json")
+	require.NoError(t, err)
+	var want bytes.Buffer
+	require.NoError(t, writeReadme(&want, runs))
+	files := commandtest.MarkdownWith(t, "../..", "<!-- idle:begin")
+	require.NotEmpty(t, files, "no markdown file of the repository holds the idle block")
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		require.NoError(t, err)
+		got, err := report.BlockOf(string(text), readmeBegin, readmeEnd)
+		require.NoError(t, err, f)
+		require.Equal(t, want.String(), got,
+			"%s: the generated idle block differs from bench/idle/runs/*.json; regenerate it with\n"+
+				"go run ./bench/idle -from 'bench/idle/runs/*.json' -format readme -o docs/benchmarks.md", f)
+	}
+}
+
+func TestRunsRenderAsTheReadmeBlock(t *testing.T) {
+	dir := t.TempDir()
+	idle := filepath.Join(dir, "01-idle.json")
+	trickle := filepath.Join(dir, "02-trickle.json")
+	code, out := runCommand(t, "-duration 20ms -samples 3 -trials 2 -format json -o "+idle)
+	require.Equal(t, 0, code, out)
+	code, out = runCommand(t, "-duration 20ms -rate 500 -max-delay 5ms -format json -o "+trickle)
+	require.Equal(t, 0, code, out)
+
+	md := filepath.Join(dir, "doc.md")
+	require.NoError(t, os.WriteFile(md, []byte("# Doc\n"+readmeBegin+"\nold\n"+readmeEnd+"\nafter\n"), 0o644))
+	require.NoError(t, run([]string{"-from", filepath.Join(dir, "*.json"), "-format", "readme", "-o", md}, io.Discard, io.Discard))
+	text, err := os.ReadFile(md)
+	require.NoError(t, err)
+	s := string(text)
+	require.Contains(t, s, "| idle mode | shards | producer | max delay | idle CPU (% of one core) | pickup p50 | pickup p99 |")
+	require.Contains(t, s, "| wake | ")
+	require.Contains(t, s, "| idle mode | shards | max delay | values/s | Drain calls/s | values per call | CPU (% of one core) |")
+	require.Contains(t, s, "| 5ms | 500 | ")
+	require.Contains(t, s, "medians of 2 trials each")
+	require.True(t, strings.HasSuffix(s, readmeEnd+"\nafter\n"), "the text after the block stays")
+	require.NotContains(t, s, "\nold\n")
+
+	err = run([]string{"-format", "readme"}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "-format readme: renders earlier runs, so it needs -from")
+	err = run([]string{"-from", filepath.Join(dir, "none-*.json")}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "-from: no file matches")
+}
+
+func TestQuietIsAccepted(t *testing.T) {
+	o, err := parse([]string{"-q"}, io.Discard)
+	require.NoError(t, err)
+	require.True(t, o.quiet)
+}
