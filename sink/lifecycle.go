@@ -3,6 +3,8 @@ package sink
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -23,7 +25,11 @@ import (
 // Called with the ctx that Drain received, or a ctx derived from it, Flush
 // returns [ErrCalledFromDrain] at once. Called from inside Drain with an
 // unrelated ctx (context.Background(), a ctx saved from elsewhere), it
-// cannot tell, and it waits until that ctx ends: pass Drain's ctx on.
+// cannot tell a Drain call that waits for it from one that is merely slow:
+// it waits until that ctx ends (for ever, with context.Background()), and
+// then its error, which wraps ctx.Err(), names the shards whose Drain call
+// had not returned since the Flush began and says that a Flush from inside
+// that call waits for itself. Pass Drain's ctx on.
 //
 // How it knows: every pop from shard i happens under the shard's consumer
 // mutex and adds to its popped counter before the mutex is released, and
@@ -47,6 +53,10 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	s.flushing.Add(1)
 	defer s.flushing.Add(-1)
 	n := len(s.shards)
+	began := make([]uint64, n) // each worker's batch number when the Flush began
+	for i := range s.shards {
+		began[i] = s.shards[i].seq.Load()
+	}
 	targets := make([]uint64, n)
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -66,7 +76,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		return met
 	})
 	if err != nil {
-		return err
+		return s.flushGaveUp(err, began)
 	}
 	// The loads of popped above observed the pops, which each worker made
 	// after its seq turned odd, so these loads see that odd value or a
@@ -75,7 +85,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	for i := range s.shards {
 		seqs[i] = s.shards[i].seq.Load()
 	}
-	return s.waitUntil(ctx, func() bool {
+	err = s.waitUntil(ctx, func() bool {
 		met := true
 		for i := range s.shards {
 			sh := &s.shards[i]
@@ -86,6 +96,40 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		}
 		return met
 	})
+	if err != nil {
+		return s.flushGaveUp(err, began)
+	}
+	return nil
+}
+
+// flushGaveUp is the error of a Flush whose wait ended with err. When ctx
+// ended while a worker was still in the batch it held when the Flush began
+// (its batch number odd and unchanged), the likeliest cause is a Flush
+// called from inside that very Drain call with an unrelated ctx: the error
+// says so, names the shards, and wraps err. Otherwise it is err itself.
+func (s *Sink[T]) flushGaveUp(err error, began []uint64) error {
+	if err == ErrShutdown {
+		return err
+	}
+	var stuck []int
+	for i := range s.shards {
+		if seq := s.shards[i].seq.Load(); seq%2 == 1 && seq == began[i] {
+			stuck = append(stuck, i)
+		}
+	}
+	if len(stuck) == 0 {
+		return err
+	}
+	which := fmt.Sprintf("the Drain call of shard %d", stuck[0])
+	if len(stuck) > 1 {
+		ids := make([]string, len(stuck))
+		for i, id := range stuck {
+			ids[i] = strconv.Itoa(id)
+		}
+		which = "the Drain calls of shards " + strings.Join(ids, ", ")
+	}
+	return fmt.Errorf("sink %q: Flush: %w while %s had not returned since the Flush began "+
+		"(a Flush called from inside such a call waits for itself: pass it the ctx Drain received)", s.cfg.name, err, which)
 }
 
 // nudge wakes the worker of a shard that Flush waits for. In IdleWake mode

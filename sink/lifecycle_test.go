@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"runtime"
 	"slices"
@@ -362,6 +363,38 @@ func TestFlushAndShutdownFromInsideDrainReturnAtOnce(t *testing.T) {
 	require.True(t, s.Handle().Push(ev{1}))
 	require.NoError(t, s.Flush(context.Background()))
 	require.Equal(t, 2, c.count())
+}
+
+// Called from inside Drain with an unrelated ctx, Flush cannot tell that it
+// waits for its own call; when that ctx ends, its error says what it was
+// waiting for, and still wraps ctx.Err().
+func TestFlushFromInsideDrainWithAnotherCtxSaysWhatItWaitedFor(t *testing.T) {
+	errc := make(chan error, 1)
+	var s *sink.Sink[ev]
+	s = newSink(t, testCfg(2, 64, 8), sink.ActionFunc[ev](func(_ context.Context, batch []ev) {
+		if batch[0].id == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			errc <- s.Flush(ctx)
+		}
+	}))
+	h := s.Handle()
+	require.True(t, h.Push(ev{0}))
+	err := <-errc
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, fmt.Sprintf("while the Drain call of shard %d had not returned since the Flush began", h.Shard()))
+	require.ErrorContains(t, err, "waits for itself: pass it the ctx Drain received")
+
+	// A Flush whose ctx ends with no Drain call outstanding since it began
+	// returns ctx.Err() itself.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, s.Flush(context.Background()))
+	require.True(t, h.Push(ev{1}))
+	err = s.Flush(ctx)
+	if err != nil {
+		require.Same(t, context.Canceled, err, "nothing was outstanding: the bare ctx error")
+	}
 }
 
 // derivedKey is the key of a value that derives a ctx from Drain's.

@@ -11,7 +11,11 @@ type Overload struct {
 	Sink     string        // the sink's Name
 	Delta    uint64        // values dropped since the previous report (> 0)
 	Total    uint64        // values dropped since the sink was created
-	Interval time.Duration // the OverloadInterval
+	// Interval is the time the drops were counted over: the time since the
+	// previous check, which is the OverloadInterval, or less for the last
+	// check, made when Shutdown begins (or more, when a slow report made
+	// the monitor miss ticks).
+	Interval time.Duration
 }
 
 // monitor is the overload monitor's goroutine. Every OverloadInterval it sums
@@ -37,6 +41,7 @@ func (s *Sink[T]) monitor(last uint64) {
 	}()
 	t := time.NewTicker(s.cfg.overloadInterval)
 	defer t.Stop()
+	checked := time.Now()
 	for {
 		stopping := false
 		select {
@@ -47,16 +52,18 @@ func (s *Sink[T]) monitor(last uint64) {
 		// The counters only grow, so the total rose exactly when it
 		// differs from the last one seen. last moves on before the report,
 		// which may not return.
+		now := time.Now()
 		if total := s.Dropped(); total > last {
 			o := Overload{
 				Sink:     s.cfg.name,
 				Delta:    total - last,
 				Total:    total,
-				Interval: s.cfg.overloadInterval,
+				Interval: now.Sub(checked),
 			}
 			last = total
 			s.reportOverload(o)
 		}
+		checked = now
 		if stopping {
 			finished = true
 			return
