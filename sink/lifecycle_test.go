@@ -2,8 +2,8 @@ package sink_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"

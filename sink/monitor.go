@@ -8,9 +8,9 @@ import (
 
 // Overload reports values dropped since the monitor's previous check.
 type Overload struct {
-	Sink     string        // the sink's Name
-	Delta    uint64        // values dropped since the previous report (> 0)
-	Total    uint64        // values dropped since the sink was created
+	Sink  string // the sink's Name
+	Delta uint64 // values dropped since the previous report (> 0)
+	Total uint64 // values dropped since the sink was created
 	// Interval is the time the drops were counted over: the time since the
 	// previous check, which is the OverloadInterval, or less for the last
 	// check, made when Shutdown begins (or more, when a slow report made
