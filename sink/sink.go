@@ -156,7 +156,7 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
 	}
 	if homesFromCPU() {
-		s.cpuHomes = cpuHomeTable(machine.CPUs(), st.shards)
+		s.cpuHomes = cpuHomeTable(homeCPUs(), st.shards)
 	}
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the
