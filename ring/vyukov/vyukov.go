@@ -192,11 +192,13 @@ func (r *Ring[T]) TryPush(v T) bool {
 			tail = atomic.LoadUint64(&r.tail)
 		case stamp+r.oneLap == tail+1:
 			// The slot still holds the previous lap's value. The ring is
-			// full only if head has not moved past that value.
+			// full only if head has not moved past that value; if it has,
+			// a consumer claimed the slot and has not handed it on: wait
+			// for it, yielding if it takes long (it may be preempted).
 			if atomic.LoadUint64(&r.head)+r.oneLap == tail {
 				return false
 			}
-			b.Spin()
+			b.Snooze()
 			tail = atomic.LoadUint64(&r.tail)
 		default:
 			// Another goroutine claimed the slot and has not published it,
@@ -251,7 +253,10 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 				machine.StoreRelease(&s.stamp, tail+1) // publish v for this lap's consumer
 				return old, true, true
 			}
-			b.Spin()
+			// A consumer moved head first: it has claimed the slot, and
+			// the ring has room once it hands the slot on. Wait for that
+			// as TryPush does.
+			b.Snooze()
 		default:
 			b.Snooze()
 		}
@@ -283,12 +288,14 @@ func (r *Ring[T]) TryPop() (T, bool) {
 			head = atomic.LoadUint64(&r.head)
 		case stamp == head:
 			// The slot is empty for this lap. The ring is empty only if
-			// tail has not moved past it.
+			// tail has not moved past it; if it has, a producer claimed
+			// the slot and has not published it: wait, yielding if it
+			// takes long.
 			if atomic.LoadUint64(&r.tail)&^r.markBit == head {
 				var zero T
 				return zero, false
 			}
-			b.Spin()
+			b.Snooze()
 			head = atomic.LoadUint64(&r.head)
 		default:
 			// A producer claimed the slot and has not published it yet, or
