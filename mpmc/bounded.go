@@ -25,14 +25,15 @@ import (
 // ring behind [Bounded] has that design (vyukov.Ring.Close). A ring.Ring from
 // BoundedOn that does not implement ClosableRing gets guardedRing below,
 // which counts the pushes in flight instead: two more atomic
-// read-modify-writes per push. Whether a ring closes itself is never
+// read-modify-writes per push (and per pop, for ForcePush). Whether a ring closes itself is never
 // guessed from its method names: a ring with a Close that only sets a flag
 // which its TryPush checks would bring the race above back.
 
 // ClosableRing is a [ring.Ring] that the channel can close itself, with
 // the contract the channel relies on. [BoundedOn] uses such a ring as it
-// is; any other ring gets a guard that counts the pushes in flight (two
-// more atomic read-modify-writes per send, on a word all senders share).
+// is; any other ring gets a guard that counts the pushes and the pops in
+// flight (two more atomic read-modify-writes per send, on a word all
+// senders share, and two per receive, on the receivers' word).
 // *vyukov.Ring implements it.
 type ClosableRing[T any] interface {
 	ring.Ring[T]
