@@ -10,11 +10,15 @@ import "runtime"
 const (
 	spinLimit = 6 // Spin: up to 2^6 iterations
 	// snoozeSpins is how many steps Snooze spins before it yields: 2^0,
-	// 2^1, ... 2^(snoozeSpins-1) iterations, 127 in all. Yielding sooner
-	// costs a Gosched where the owner, running on the other core, was
-	// about to finish; later burns time where the owner waits for this
-	// very P.
-	snoozeSpins = 7
+	// 2^1 and 2^2 iterations, 7 in all, each step after a fresh look at
+	// the slot. A running owner publishes within that; past it, the owner
+	// is most likely off its processor, and spinning only delays the
+	// Gosched that lets it back on. Measured (bash
+	// bench/channels/snooze.sh; BenchmarkSnoozeUntilItYields): counts of
+	// 0 to 4 ran the goroutine crews of the channel table no slower than
+	// 7 (the count before, 127 iterations, about 250 ns, where a Gosched
+	// costs about 100 ns), and the thread crews alike at every count.
+	snoozeSpins = 3
 	yieldLimit  = 10 // the step stops growing here
 )
 
