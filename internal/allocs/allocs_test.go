@@ -23,6 +23,10 @@ func TestPerCallSeesOneAllocationInAHundredCalls(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, oneInAHundred()), "AllocsPerRun truncates: why this package exists")
 }
 
+func TestOneAllocationInAHundredCallsIsAboveTheNoise(t *testing.T) {
+	require.Greater(t, PerCall(10000, oneInAHundred()), Noise)
+}
+
 func TestPerCallIsZeroForACallThatDoesNotAllocate(t *testing.T) {
 	x := 0
 	require.Zero(t, PerCall(1000, func() { x++ }))
