@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
+
+// Times starts a goroutine per trial and joins it before it returns.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The instrument itself, both ways in one run: a wait that spins without
 // yielding lasts a preemption slice, one that yields does not.
