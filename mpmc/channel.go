@@ -53,10 +53,11 @@ const maxRingBytes = 1<<(31+16*(^uint(0)>>63)) - 1
 // it, and a send costs what the ring's push costs. Any other ring is used
 // behind a guard that counts the sends in flight around each push (two
 // atomic read-modify-writes on a word all senders share), so that Close can
-// wait for them: a send on such a channel costs about 7 ns more (see the
-// package doc's Storage section for the measurement). The guard also makes [Sender.ForceSend] one step with
-// respect to other sends; a TrySend that meets a ForceSend in the middle of
-// that step waits for it.
+// wait for them, and the receives around each pop (two more, on a word of
+// the receivers'; see the package doc's Storage section for the
+// measurement). The guard also makes [Sender.ForceSend] one step with
+// respect to other sends and receives; a TrySend or TryRecv that meets a
+// ForceSend in the middle of that step waits for it.
 //
 // BoundedOn panics, with a message that starts with "mpmc: ", if r is nil,
 // if r.Cap() is below 1, or if r is a ClosableRing that is already closed.

@@ -131,8 +131,8 @@
 // [BoundedOn] runs over any [ring.Ring] backend, for instance to compare
 // backends. A ring that implements [ClosableRing] (as a vyukov ring does)
 // closes itself; any other has no closed mark, so the channel counts the
-// sends in flight around each push, two atomic read-modify-writes more per
-// send (go test -run '^$' -bench 'TryPath|WaitPath' ./mpmc/ measures it). An
+// sends and receives in flight, two atomic read-modify-writes more per send
+// and per receive (go test -run '^$' -bench 'TryPath|WaitPath' ./mpmc/). An
 // unbounded channel keeps its values in a list of blocks of 127 slots
 // (crossbeam's SegQueue, without locks but not lock-free, see above), and
 // keeps up to 16 emptied blocks (64 KiB at most) for reuse, so it

@@ -30,6 +30,8 @@ func TestSixtyFourBitAtomicsAreEightByteAligned(t *testing.T) {
 		{"segQueue.headIndex", unsafe.Offsetof(sq.headIndex), unsafe.Alignof(sq)},
 		{"segQueue.tailIndex", unsafe.Offsetof(sq.tailIndex), unsafe.Alignof(sq)},
 		{"guardedRing.state", unsafe.Offsetof(g.state), unsafe.Alignof(g)},
+		{"guardedRing.pops", unsafe.Offsetof(g.pops), unsafe.Alignof(g)},
+		{"guardedRing.displacing", unsafe.Offsetof(g.displacing), unsafe.Alignof(g)},
 	} {
 		require.Zero(t, f.offset%8, "%s is at offset %d", f.name, f.offset)
 		require.Equal(t, uintptr(8), f.align, "%s: its struct is %d-byte aligned", f.name, f.align)

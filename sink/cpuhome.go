@@ -2,6 +2,7 @@ package sink
 
 import (
 	"runtime"
+	"slices"
 
 	"github.com/shardedsink/shardedsink/internal/machine"
 )
@@ -12,8 +13,13 @@ import (
 // the stack-home path on a machine that has CPU homes.
 var homesFromCPU = machine.CPUReadable
 
+// homeCPUs returns the CPUs the process may run on, for the home table:
+// machine.CPUs; tests give a CPU set of their own.
+var homeCPUs = machine.CPUs
+
 // maxCPUHomeTable is the largest CPU number a home table covers, plus one:
-// RDPID reads Linux's CPU number from the 12 low bits of IA32_TSC_AUX.
+// RDPID reads Linux's CPU number from the 12 low bits of IA32_TSC_AUX, so
+// machine.CPU reads CPU c as c mod 4096.
 const maxCPUHomeTable = 1 << 12
 
 // DefaultShards returns the shard count that Config.Shards = 0 stands for,
@@ -36,7 +42,7 @@ func DefaultShards() int {
 	cpuHomes := homesFromCPU()
 	cpus := 0
 	if cpuHomes {
-		cpus = len(machine.CPUs())
+		cpus = len(homeCPUs())
 	}
 	return defaultShards(cpuHomes, cpus, runtime.GOMAXPROCS(0))
 }
@@ -52,17 +58,27 @@ func defaultShards(cpuHomes bool, cpus, procs int) int {
 }
 
 // cpuHomeTable maps CPU numbers to n shards for the handle-less Push. The
-// CPUs the process may run on, in increasing order, take shards 0, 1, ...,
-// n-1, 0, 1, ..., so that up to n of them have a ring each whatever their
-// numbers (a cpuset of CPUs 32 to 63, or every other CPU, spreads as evenly
-// as CPUs 0 to 31). The table's length is the power of two above the
-// highest of them, so that a lookup is a mask and a load; a CPU outside the
-// set (the affinity was widened after New) lands on the entry its low bits
-// choose, which still holds a valid shard.
+// CPUs the process may run on, in increasing order of the number that
+// machine.CPU reads for them (c mod 4096: a CPU numbered 4,096 or above
+// reads as its low 12 bits), take shards 0, 1, ..., n-1, 0, 1, ..., so
+// that up to n of them have a ring each whatever their numbers (a cpuset of
+// CPUs 32 to 63, or every other CPU, or CPUs 4096 to 4127, spreads as
+// evenly as CPUs 0 to 31). Two CPUs of the set that read alike (c and
+// c+4096) share an entry: RDPID cannot tell them apart. The table's length
+// is the power of two above the highest number read, so that a lookup is a
+// mask and a load; a CPU outside the set (the affinity was widened after
+// New) lands on the entry its low bits choose, which still holds a valid
+// shard.
 func cpuHomeTable(cpus []int, n int) []uint16 {
-	size := 1
+	read := make([]int, 0, len(cpus))
 	for _, c := range cpus {
-		for c < maxCPUHomeTable && size <= c {
+		read = append(read, c%maxCPUHomeTable)
+	}
+	slices.Sort(read)
+	read = slices.Compact(read)
+	size := 1
+	for _, c := range read {
+		for size <= c {
 			size <<= 1
 		}
 	}
@@ -70,12 +86,8 @@ func cpuHomeTable(cpus []int, n int) []uint16 {
 	for i := range t {
 		t[i] = uint16(i % n)
 	}
-	k := 0
-	for _, c := range cpus {
-		if c < size {
-			t[c] = uint16(k % n)
-			k++
-		}
+	for k, c := range read {
+		t[c] = uint16(k % n)
 	}
 	return t
 }

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -27,6 +28,11 @@ func TestCPUHomeTableGivesEachCPUOfTheSetItsOwnRing(t *testing.T) {
 		{"more CPUs than rings", []int{0, 1, 2, 3, 4, 5}, 2, map[int]uint16{0: 0, 1: 1, 2: 0, 3: 1, 4: 0, 5: 1}, 8},
 		{"one ring", []int{5, 9}, 1, map[int]uint16{5: 0, 9: 0}, 16},
 		{"no CPUs known", nil, 4, map[int]uint16{0: 0}, 1},
+		// machine.CPU reads CPU c as c mod 4096 (RDPID's 12 bits): CPUs
+		// numbered 4,096 and above take the entries of what they read.
+		{"CPUs numbered 4,096 and above", []int{4096, 4097, 4098, 4099}, 4, map[int]uint16{0: 0, 1: 1, 2: 2, 3: 3}, 4},
+		{"a cpuset across 4,096", []int{4094, 4095, 4096, 4097}, 4, map[int]uint16{0: 0, 1: 1, 4094: 2, 4095: 3}, 4096},
+		{"two CPUs that read alike", []int{7, 4103}, 2, map[int]uint16{7: 0}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := cpuHomeTable(tc.cpus, tc.n)
@@ -79,6 +85,53 @@ func TestDefaultShardsFollowsTheHomes(t *testing.T) {
 	}
 	useStackHomes(t)
 	require.Equal(t, defaultShards(false, 0, runtime.GOMAXPROCS(0)), DefaultShards())
+}
+
+// The CPU-home path up to the instruction, on any machine: with CPU homes
+// switched on over a CPU set of the test's own, DefaultShards and New count
+// that set, and New's table gives each CPU of it a ring of its own. Nothing
+// here pushes, so no RDPID runs, and machines without it (AMD VMs,
+// other platforms) test the table logic too.
+func TestCPUHomesFollowTheCPUSetWithoutReadingTheCPU(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, tc := range []struct {
+		name string
+		cpus []int
+	}{
+		{"CPUs 0 to 5", []int{0, 1, 2, 3, 4, 5}},
+		{"a cpuset high up", []int{40, 41, 42}},
+		{"CPUs numbered 4,096 and above", []int{4096, 4097, 4098, 4099, 4100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			useCPUHomes(t, tc.cpus)
+			want := defaultShards(true, len(tc.cpus), 2)
+			require.Equal(t, min(len(tc.cpus), 8), want, "a ring per CPU, up to 4 per P")
+			require.Equal(t, want, DefaultShards())
+			s, err := New(Config[int]{}, ActionFunc[int](func(context.Context, []int) {}))
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
+			require.Len(t, s.shards, want)
+			require.NotNil(t, s.cpuHomes)
+			homes := map[int]int{} // shard -> CPU
+			for _, c := range tc.cpus[:want] {
+				home := s.cpuShard(uint32(c % maxCPUHomeTable)) // what machine.CPU reads on CPU c
+				if other, dup := homes[home]; dup {
+					t.Fatalf("CPUs %d and %d share ring %d", other, c, home)
+				}
+				homes[home] = c
+			}
+		})
+	}
+}
+
+// useCPUHomes makes the sinks built until the test ends take Push's home
+// from the CPU, over the CPU set cpus. Such a sink must not Push where
+// machine.CPUReadable is false: the instruction may be missing.
+func useCPUHomes(t testing.TB, cpus []int) {
+	oldHomes, oldCPUs := homesFromCPU, homeCPUs
+	homesFromCPU = func() bool { return true }
+	homeCPUs = func() []int { return cpus }
+	t.Cleanup(func() { homesFromCPU, homeCPUs = oldHomes, oldCPUs })
 }
 
 // useStackHomes makes the sinks built until the test ends take Push's home

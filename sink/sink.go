@@ -160,7 +160,7 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 	}
 	s.installBudgets(forces)
 	if homesFromCPU() {
-		s.cpuHomes = cpuHomeTable(machine.CPUs(), st.shards)
+		s.cpuHomes = cpuHomeTable(homeCPUs(), st.shards)
 	}
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the

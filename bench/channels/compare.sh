@@ -5,24 +5,25 @@
 # the median mpmc/chan ratio of each revision over all its trials and the
 # range of its per-round ratios.
 #
-#	bash bench/channels/compare.sh [-rounds N] [-trials N] [-run REGEXP] DIR...
+#	bash bench/channels/compare.sh [-rounds N] [-trials N] [-items N] [-run REGEXP] DIR...
 #
 # e.g. bash bench/channels/compare.sh -rounds 5 -trials 7 ../shardedsink-v0.1.0 .
 # Each DIR is named in the table by its last path element (. is "this").
 set -euo pipefail
 
-rounds=5 trials=7 run=""
+rounds=5 trials=7 items=10000 run=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -rounds) rounds=$2; shift 2 ;;
     -trials) trials=$2; shift 2 ;;
+    -items) items=$2; shift 2 ;;
     -run) run=$2; shift 2 ;;
     -*) echo "compare.sh: unknown flag $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 if [ $# -lt 1 ]; then
-  echo "usage: compare.sh [-rounds N] [-trials N] [-run REGEXP] DIR..." >&2
+  echo "usage: compare.sh [-rounds N] [-trials N] [-items N] [-run REGEXP] DIR..." >&2
   exit 2
 fi
 
@@ -39,7 +40,7 @@ done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >&2
 for round in $(seq "$rounds"); do
   for name in "${names[@]}"; do
-    "$work/$name" -q -trials "$trials" -run "$run" -format benchfmt |
+    "$work/$name" -q -trials "$trials" -items "$items" -run "$run" -format benchfmt |
       awk -v rev="$name" -v round="$round" '/^BenchmarkChannels\//{print rev, round, $1, $3}' >>"$work/trials"
   done
 done

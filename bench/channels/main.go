@@ -1,7 +1,8 @@
 // Command channels measures the mpmc channel against Go channels, row for
 // row as the original's table (zruntime's benches/mpmc.rs; section 4 of
 // the mpmc reference): single-goroutine rows timed per operation, and crews
-// of sender and receiver goroutines timed per run. A "thread" of the
+// of sender and receiver goroutines timed per run, and one row of our own
+// (the unbounded crew of goroutines, last). A "thread" of the
 // original is a goroutine locked to its OS thread (runtime.LockOSThread); a
 // "task" is a plain goroutine. Each sender sends -items messages, and the
 // receivers share them equally. For the unbounded rows the Go channel gets

@@ -61,6 +61,11 @@ var rows = []row{
 		senders: 1, receivers: 1, threads: true, capacity: 1024},
 	{name: "mpsc-4to1-threads-cap16", what: "4 sender threads and 1 receiver thread, capacity 16", unit: "run",
 		senders: 4, receivers: 1, threads: true, capacity: 16},
+	// Beyond the original's table: the unbounded crew of goroutines, so
+	// that both kinds of channel have a row with more goroutines than
+	// processors.
+	{name: "mpmc-4x4-goroutines-unbounded", what: "4 sender and 4 receiver goroutines, unbounded", unit: "run",
+		senders: 4, receivers: 4},
 }
 
 func bursts(items int) int { return max(1, items/burst) }

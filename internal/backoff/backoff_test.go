@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/internal/allocs"
 )
 
 func TestSpinGrowsUpToItsLimit(t *testing.T) {
@@ -24,7 +26,7 @@ func TestSnoozeGrowsUpToTheYieldLimit(t *testing.T) {
 }
 
 func TestZeroValueAllocatesNothing(t *testing.T) {
-	require.Zero(t, testing.AllocsPerRun(100, func() {
+	require.Zero(t, allocs.PerCall(1000, func() {
 		var b Backoff
 		b.Spin()
 		b.Snooze()

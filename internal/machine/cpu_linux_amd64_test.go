@@ -1,18 +1,16 @@
 package machine
 
-import (
-	"runtime"
-	"testing"
-)
+import "testing"
 
 // TestCPUReadsTheCPUItRunsOn pins a thread to each CPU of the set in turn
 // (up to 16) and checks that CPU returns that number there.
 func TestCPUReadsTheCPUItRunsOn(t *testing.T) {
 	if !CPUReadable() {
-		if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
-			t.Logf("CPU numbers are not readable on this machine (no RDPID, or IA32_TSC_AUX not kept)")
+		reason := "IA32_TSC_AUX disagrees with getcpu (the hypervisor does not keep it)"
+		if !hasRDPID() {
+			reason = "the processor has no RDPID"
 		}
-		return
+		t.Skipf("CPU numbers are not readable on this machine: %s; sink's CPU-home tests cover the table without it", reason)
 	}
 	cpus := CPUs()
 	if len(cpus) > 16 {

@@ -74,8 +74,10 @@
 // broken on purpose (a LIFO stack, a ring that overwrites when full, one that
 // holds a value too many, loses or repeats values, misreports Len, gives up
 // when it loses a race for its lock, reports empty while its oldest slot is
-// being written, or keeps popped or refused values reachable) and require
-// the checks that should catch each fault to report it.
+// being written, keeps popped or refused values reachable, or allocates once
+// in a hundred calls) and require the checks that should catch each fault
+// to report it; [Run] and [RunNoAllocs] themselves are run on such rings in
+// a child test process, which must fail.
 //
 // A concurrent check that makes no progress (a ring that loses track of a
 // value so that a producer or consumer would retry forever) gives up after 30

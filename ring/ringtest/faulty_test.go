@@ -22,6 +22,7 @@ type faults struct {
 	keepRejected bool // remembers the last value it refused
 	giveUp       bool // TryPush and TryPop fail when another goroutine holds the lock
 	tornLen      bool // Len subtracts two counters read at different times
+	allocEvery   int  // every n-th TryPush or TryPop allocates
 }
 
 // faultyRing is a mutex ring with the given faults. Its faults that show only
@@ -36,7 +37,9 @@ type faultyRing[T any] struct {
 	capacity int
 	pushes   int
 	pops     int
+	calls    int
 	rejected T
+	spill    []T // where allocEvery's allocations go
 
 	pushed, popped atomic.Int64 // for tornLen
 }
@@ -54,12 +57,15 @@ func faulty[T any](fs faults) ring.Factory[T] {
 func (r *faultyRing[T]) lock() bool {
 	if !r.faults.giveUp {
 		r.mu.Lock()
-		return true
+	} else {
+		if !r.mu.TryLock() {
+			return false // lost a race: reported as full or empty
+		}
+		runtime.Gosched() // hold the lock a while, so that others lose races
 	}
-	if !r.mu.TryLock() {
-		return false // lost a race: reported as full or empty
+	if r.calls++; r.faults.allocEvery > 0 && r.calls%r.faults.allocEvery == 0 {
+		r.spill = make([]T, 1)
 	}
-	runtime.Gosched() // hold the lock a while, so that others lose races
 	return true
 }
 

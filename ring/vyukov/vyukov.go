@@ -192,11 +192,13 @@ func (r *Ring[T]) TryPush(v T) bool {
 			tail = atomic.LoadUint64(&r.tail)
 		case stamp+r.oneLap == tail+1:
 			// The slot still holds the previous lap's value. The ring is
-			// full only if head has not moved past that value.
+			// full only if head has not moved past that value; if it has,
+			// a consumer claimed the slot and has not handed it on: wait
+			// for it, yielding if it takes long (it may be preempted).
 			if atomic.LoadUint64(&r.head)+r.oneLap == tail {
 				return false
 			}
-			b.Spin()
+			b.Snooze()
 			tail = atomic.LoadUint64(&r.tail)
 		default:
 			// Another goroutine claimed the slot and has not published it,
@@ -251,7 +253,10 @@ func (r *Ring[T]) ForcePush(v T) (old T, displaced, ok bool) {
 				machine.StoreRelease(&s.stamp, tail+1) // publish v for this lap's consumer
 				return old, true, true
 			}
-			b.Spin()
+			// A consumer moved head first: it has claimed the slot, and
+			// the ring has room once it hands the slot on. Wait for that
+			// as TryPush does.
+			b.Snooze()
 		default:
 			b.Snooze()
 		}
@@ -283,12 +288,14 @@ func (r *Ring[T]) TryPop() (T, bool) {
 			head = atomic.LoadUint64(&r.head)
 		case stamp == head:
 			// The slot is empty for this lap. The ring is empty only if
-			// tail has not moved past it.
+			// tail has not moved past it; if it has, a producer claimed
+			// the slot and has not published it: wait, yielding if it
+			// takes long.
 			if atomic.LoadUint64(&r.tail)&^r.markBit == head {
 				var zero T
 				return zero, false
 			}
-			b.Spin()
+			b.Snooze()
 			head = atomic.LoadUint64(&r.head)
 		default:
 			// A producer claimed the slot and has not published it yet, or
@@ -299,28 +306,43 @@ func (r *Ring[T]) TryPop() (T, bool) {
 	}
 }
 
-// Len returns the number of values in the ring. It reads tail, head and tail
-// again until the two tail reads agree, so the result is a consistent
-// snapshot between 0 and Cap.
+// Len returns the number of values in the ring. It reads tail, head, the
+// stamp of tail's slot and tail again until the two tail reads agree, so
+// the result is a consistent snapshot between 0 and Cap. A ForcePush that
+// displaces counts as one step: between its moves of head and tail, when
+// the cursors alone would count one value less, the stamp shows that the
+// slot under tail still holds the displaced value, and Len reports Cap (a
+// pop of that value still in flight is counted the same way: it has not
+// returned yet).
 func (r *Ring[T]) Len() int {
 	for {
 		tail := atomic.LoadUint64(&r.tail)
 		head := atomic.LoadUint64(&r.head)
+		stamp := atomic.LoadUint64(&r.slots[tail&(r.markBit-1)].stamp)
 		if atomic.LoadUint64(&r.tail) != tail {
 			continue
 		}
+		tail &^= r.markBit
 		hix := head & (r.markBit - 1)
 		tix := tail & (r.markBit - 1)
+		var n int
 		switch {
 		case hix < tix:
-			return int(tix - hix)
+			n = int(tix - hix)
 		case hix > tix:
-			return r.capacity - int(hix) + int(tix)
-		case tail&^r.markBit == head:
-			return 0
+			n = r.capacity - int(hix) + int(tix)
+		case tail == head:
+			n = 0
 		default:
 			return r.capacity
 		}
+		// Head is one value past full, and the slot under tail still has
+		// the previous lap's stamp: its value was claimed (by ForcePush
+		// between its two moves, or by a pop) and not yet handed on.
+		if n == r.capacity-1 && stamp+r.oneLap == tail+1 {
+			return r.capacity
+		}
+		return n
 	}
 }
 
