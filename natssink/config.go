@@ -73,13 +73,14 @@ type Config[T any] struct {
 	// RetryBackoff, and each wait is drawn between half and all of it.
 	// A retry after an ack timeout does not wait. Default 100 ms.
 	RetryBackoff time.Duration
-	// OnError receives the reasons values failed, at most once a second:
-	// an error that counts the failures since the previous call and wraps
-	// the reason of the last one (errors.Is finds ErrAckTimeout,
+	// OnError receives the reasons values failed, at most once a second
+	// (and once more at Shutdown for the failures not yet reported): a
+	// *[FailureReport] that counts the failures since the previous call and
+	// wraps the reason of the last one (errors.Is finds ErrAckTimeout,
 	// jetstream.ErrNoStreamResponse, a *jetstream.APIError, an Encode
 	// error, ...). It is never given a payload. It runs on the sink's
-	// retry goroutine, which it delays: keep it short. Default: an Error
-	// record through Logger.
+	// retry goroutine, which it delays: keep it short; a panic in it is
+	// recovered and logged. Default: an Error record through Logger.
 	OnError func(error)
 
 	// The sink's own knobs: see [sink.Config], whose defaults they keep.

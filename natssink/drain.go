@@ -71,7 +71,8 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 			case idx = <-s.free:
 				now = s.now()
 			case <-ctx.Done():
-				s.failUnpublished(len(batch)-i, ctx.Err())
+				// Only Shutdown's ctx ending cancels Drain's.
+				s.failUnpublished(len(batch) - i)
 				return
 			}
 		}
@@ -180,11 +181,16 @@ func (s *Sink[T]) giveUp(sl *slot, idx int32, now int64) {
 	s.release(sl, idx)
 }
 
-// failUnpublished counts n values that never got a slot as failed.
-func (s *Sink[T]) failUnpublished(n int, cause error) {
+// failUnpublished counts as failed n values that a worker held when
+// Shutdown's ctx ended, before they got a slot.
+func (s *Sink[T]) failUnpublished(n int) {
 	s.failed.Add(uint64(n))
-	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: fmt.Errorf("%w: %w", ErrShutdown, cause)})
+	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: errUnpublished})
 }
+
+// errUnpublished is the reason of the values a worker held when Shutdown's
+// ctx ended.
+var errUnpublished = fmt.Errorf("%w: its ctx ended while the value waited for room in flight", ErrShutdown)
 
 // release frees slot idx. The caller holds sl.mu.
 func (s *Sink[T]) release(sl *slot, idx int32) {

@@ -69,7 +69,7 @@ func (r *reporter) deliver(now int64, force bool) {
 	n, last := r.pending, r.last
 	r.pending, r.reported, r.made = 0, now, true
 	r.mu.Unlock()
-	err := fmt.Errorf("natssink %s: %d value(s) failed since the last report; the last: %w", r.name, n, last)
+	err := &FailureReport{Sink: r.name, Failed: n, Last: last}
 	if r.onError != nil {
 		defer func() {
 			if p := recover(); p != nil {
@@ -88,3 +88,19 @@ func (r *reporter) log() *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// FailureReport is the error that OnError receives: the values that failed
+// since the previous report, and the reason of the last of them, which it
+// wraps (errors.Is(report, natssink.ErrAckTimeout), errors.As(report,
+// &apiErr) and so on look at that reason).
+type FailureReport struct {
+	Sink   string // the sink's Name
+	Failed uint64 // values that failed since the previous report
+	Last   error  // the reason of the last one
+}
+
+func (r *FailureReport) Error() string {
+	return fmt.Sprintf("natssink %s: %d value(s) failed since the last report; the last: %v", r.Sink, r.Failed, r.Last)
+}
+
+func (r *FailureReport) Unwrap() error { return r.Last }
