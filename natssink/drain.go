@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/nats-io/nats.go"
 )
@@ -36,16 +37,27 @@ type slot struct {
 	attempts   int         // publishes made
 	first      int64       // when the first was made (ns since the epoch)
 	subject    string      // the value's subject, for the retries
-	reply      string      // the ack's subject: inbox.seq.slot.attempt
-	id         []string    // one element: the Nats-Msg-Id, inbox.seq (a prefix of the first reply)
+	reply      string      // the ack's subject, inbox.seq.slot.attempt: a view of name
+	id         []string    // one element: the Nats-Msg-Id, inbox.seq: a view of name's prefix
 	hdr        nats.Header // {Nats-Msg-Id: id}, reused
 	payload    []byte      // the encoded value; the buffer is kept for the slot's next value
 	err        error       // the reason the last attempt failed
+
+	// name holds the bytes of reply and id, which are strings over it
+	// (unsafe.String) rather than copies, to save an allocation per value.
+	// That is sound because nothing keeps those strings past the slot's
+	// value: they go only to the transport, whose PublishMsg copies the
+	// reply subject and the header into the connection's buffer before it
+	// returns, and into reply and id, which release clears; name is
+	// rewritten only under mu, by the next publish of this slot.
+	name []byte
 }
 
-func (sl *slot) init() {
+func (sl *slot) init(inbox string) {
 	sl.id = make([]string, 1)
 	sl.hdr = nats.Header{msgIDHeader: sl.id}
+	// inbox, then three dots and three decimal numbers of at most 20 digits.
+	sl.name = make([]byte, 0, len(inbox)+3+3*20)
 }
 
 // drainAction is the sink.Action of the Sink: the drain workers call it
@@ -104,9 +116,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		return
 	}
 	seq := s.seq.Add(1)
-	var idLen int
-	sl.reply, idLen = s.replyTo(seq, idx, 1)
-	sl.id[0] = sl.reply[:idLen]
+	sl.setName(s.inbox, seq, idx, 1)
 	sl.subject = subject
 	sl.attempts, sl.first, sl.err, sl.backingOff = 1, now, nil, false
 	sl.seq.Store(seq)
@@ -121,7 +131,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 func (s *Sink[T]) republish(sl *slot, idx int32, now int64) {
 	sl.attempts++
 	s.retried.Add(1)
-	sl.reply, _ = s.replyTo(sl.seq.Load(), idx, sl.attempts)
+	sl.setName(s.inbox, sl.seq.Load(), idx, sl.attempts)
 	sl.backingOff = false
 	sl.due.Store(now + int64(s.cfg.ackTimeout))
 	if err := s.tr.publish(sl.subject, sl.reply, sl.hdr, sl.payload); err != nil {
@@ -221,12 +231,11 @@ func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err 
 	return subject, payload, err
 }
 
-// replyTo returns the ack subject of an attempt, inbox.seq.slot.attempt,
-// and the length of its prefix inbox.seq, the value's Nats-Msg-Id: one
-// allocation for both.
-func (s *Sink[T]) replyTo(seq uint64, idx int32, attempt int) (string, int) {
-	var buf [128]byte
-	b := append(buf[:0], s.inbox...)
+// setName sets the slot's reply subject, inbox.seq.slot.attempt, and its
+// Nats-Msg-Id, inbox.seq, which is its prefix: no allocation. The caller
+// holds sl.mu.
+func (sl *slot) setName(inbox string, seq uint64, idx int32, attempt int) {
+	b := append(sl.name[:0], inbox...)
 	b = append(b, '.')
 	b = strconv.AppendUint(b, seq, 10)
 	idLen := len(b)
@@ -234,7 +243,9 @@ func (s *Sink[T]) replyTo(seq uint64, idx int32, attempt int) (string, int) {
 	b = strconv.AppendUint(b, uint64(idx), 10)
 	b = append(b, '.')
 	b = strconv.AppendUint(b, uint64(attempt), 10)
-	return string(b), idLen
+	sl.name = b // the same array: its capacity holds the longest name
+	sl.reply = unsafe.String(unsafe.SliceData(b), len(b))
+	sl.id[0] = sl.reply[:idLen]
 }
 
 // backoff returns the wait before the retry that follows attempt n:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +37,9 @@ type fakeTransport struct {
 }
 
 func (f *fakeTransport) publish(subject, reply string, hdr nats.Header, payload []byte) error {
-	p := published{at: time.Now(), subject: subject, reply: reply, id: hdr.Get(msgIDHeader), payload: string(payload)}
+	// Copies: the sink's reply and id strings are views of a slot's buffer,
+	// valid for the call only.
+	p := published{at: time.Now(), subject: subject, reply: strings.Clone(reply), id: strings.Clone(hdr.Get(msgIDHeader)), payload: string(payload)}
 	f.mu.Lock()
 	f.pubs = append(f.pubs, p)
 	answer, fail := f.answer, f.fail

@@ -156,7 +156,7 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 	}
 	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
 	for i := range s.slots {
-		s.slots[i].init()
+		s.slots[i].init(inbox)
 		s.free <- int32(i)
 	}
 	return s
