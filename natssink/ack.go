@@ -109,10 +109,18 @@ func ackResult(status string, data []byte) (duplicate bool, err error) {
 	return r.Duplicate, nil
 }
 
+// errCodeDuplicateInProcess is the JetStream error of a publish whose
+// Nats-Msg-Id the stream is still storing from an earlier publish (409,
+// "duplicate message id is in process"): a clustered stream's answer to a
+// retry that overtakes the replication of the first attempt, which may
+// yet be stored.
+const errCodeDuplicateInProcess = 10158
+
 // permanent reports whether a retry of a publish that failed with err
 // cannot succeed: a subject, header or payload the server refuses, a
 // connection that is closed or draining, or a refusal by the stream other
-// than a timeout (408) or an unavailability (5xx).
+// than a timeout (408), an unavailability (5xx) or a duplicate in process
+// (which the retry's own answer settles: a duplicate ack, or a store).
 func permanent(err error) bool {
 	for _, p := range [...]error{
 		nats.ErrBadSubject, nats.ErrMaxPayload, nats.ErrHeadersNotSupported,
@@ -124,7 +132,7 @@ func permanent(err error) bool {
 		}
 	}
 	if api, ok := errors.AsType[*jetstream.APIError](err); ok {
-		return api.Code != 408 && api.Code < 500
+		return api.Code != 408 && api.Code < 500 && api.ErrorCode != errCodeDuplicateInProcess
 	}
 	return false
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	for _, tc := range []struct {
 		name string
 		cfg  natssink.Config[event]

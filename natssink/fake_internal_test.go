@@ -72,10 +72,11 @@ func (f *fakeTransport) setAnswer(a func(p published) (string, string, bool)) {
 
 // The answers of a stream.
 const (
-	okAck      = `{"stream":"S","seq":1}`
-	dupAck     = `{"stream":"S","seq":1,"duplicate": true}`
-	busyAck    = `{"error":{"code":503,"err_code":10008,"description":"JetStream system temporarily unavailable"},"stream":"S","seq":0}`
-	refusedAck = `{"error":{"code":400,"err_code":10054,"description":"message size exceeds maximum allowed"},"stream":"S","seq":0}`
+	okAck        = `{"stream":"S","seq":1}`
+	dupAck       = `{"stream":"S","seq":1,"duplicate": true}`
+	busyAck      = `{"error":{"code":503,"err_code":10008,"description":"JetStream system temporarily unavailable"},"stream":"S","seq":0}`
+	inProcessAck = `{"error":{"code":409,"err_code":10158,"description":"duplicate message id is in process"},"stream":"S","seq":0}`
+	refusedAck   = `{"error":{"code":400,"err_code":10054,"description":"message size exceeds maximum allowed"},"stream":"S","seq":0}`
 )
 
 func ackAll(published) (string, string, bool) { return "", okAck, true }

@@ -115,6 +115,32 @@ func TestARefusalIsRetriedAfterADoublingJitteredBackoff(t *testing.T) {
 	})
 }
 
+// A retry that reaches a clustered stream while the first attempt with
+// the same Nats-Msg-Id is still being replicated is refused with 409
+// "duplicate message id is in process". The first attempt may yet be
+// stored: a value counted as failed then would be in the stream too. It is
+// retried, and the stream's answer to the retry (a duplicate ack) settles
+// it. Found by TestClusterLeaderRestartLosesAndDuplicatesNothing.
+func TestADuplicateInProcessIsRetriedNotGivenUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, tr := newFake(t, Config[int]{AckTimeout: time.Second})
+		tr.setAnswer(func(p published) (string, string, bool) {
+			if attemptOf(t, p.reply) == 2 {
+				return "", inProcessAck, true
+			}
+			return "", dupAck, attemptOf(t, p.reply) == 3
+		})
+		require.True(t, s.Push(1))
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.Len(t, tr.all(), 3, "a timeout, the 409, then a retry the stream answers")
+		st := shutdown(t, s, 1)
+		require.Equal(t, uint64(1), st.Acked)
+		require.Equal(t, uint64(1), st.Duplicates)
+		require.Zero(t, st.Failed)
+	})
+}
+
 func TestNoRespondersIsRetriedAndReportedAsNoStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r reports
@@ -431,4 +457,6 @@ func TestAckResult(t *testing.T) {
 	require.False(t, permanent(err))
 	_, err = ackResult("", []byte(refusedAck))
 	require.True(t, permanent(err))
+	_, err = ackResult("", []byte(inProcessAck))
+	require.False(t, permanent(err), "the first attempt may yet be stored")
 }

@@ -27,7 +27,7 @@ func requireIdentity(t *testing.T, st natssink.Stats, pushed uint64) {
 }
 
 func TestEveryValueBecomesOneMessageWithItsOwnMsgID(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	st := stream(t, srv.JetStream, "EVENTS", "events.>")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
 		Subject: "events.test", Encode: encodeEvent, RingCapacity: 1 << 14,
@@ -75,7 +75,7 @@ func TestEveryValueBecomesOneMessageWithItsOwnMsgID(t *testing.T) {
 }
 
 func TestSubjectOfRoutesEachValueToItsSubject(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	st := stream(t, srv.JetStream, "ROUTED", "routed.>")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
 		SubjectOf: func(e event) string { return "routed.p" + strconv.Itoa(e.Producer) },
@@ -95,7 +95,7 @@ func TestSubjectOfRoutesEachValueToItsSubject(t *testing.T) {
 }
 
 func TestFlushReturnsOnceEveryValueIsAcked(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	st := stream(t, srv.JetStream, "FLUSHED", "flushed")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{Subject: "flushed", Encode: encodeEvent})
 	require.NoError(t, err)
@@ -114,7 +114,7 @@ func TestFlushReturnsOnceEveryValueIsAcked(t *testing.T) {
 }
 
 func TestAValueNoStreamCapturesIsRetriedThenCountedAsFailed(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	var reports atomic.Pointer[error]
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
 		Subject: "nobody.listens", Encode: encodeEvent, Attempts: 3, RetryBackoff: 10 * time.Millisecond,
@@ -134,7 +134,7 @@ func TestAValueNoStreamCapturesIsRetriedThenCountedAsFailed(t *testing.T) {
 }
 
 func TestAValueTheStreamRefusesIsNotRetried(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	_, err := srv.JetStream.CreateStream(t.Context(), jetstream.StreamConfig{
 		Name: "SMALL", Subjects: []string{"small"}, Storage: jetstream.MemoryStorage, MaxMsgSize: 100,
 	})
@@ -151,7 +151,7 @@ func TestAValueTheStreamRefusesIsNotRetried(t *testing.T) {
 }
 
 func TestAPushAllocatesNothing(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	stream(t, srv.JetStream, "ALLOCS", "allocs")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{Subject: "allocs", Encode: encodeEvent})
 	require.NoError(t, err)
@@ -165,7 +165,7 @@ func TestAPushAllocatesNothing(t *testing.T) {
 // the rings shed while the workers wait at MaxInFlight, never more than
 // MaxInFlight is in flight, and Shutdown returns in bounded time.
 func TestAServerThatGoesAwayGivesCountedFailuresNotAHang(t *testing.T) {
-	srv := server(t)
+	srv := embeddedServer(t)
 	st := stream(t, srv.JetStream, "GONE", "gone")
 	// A connection of the sink's own, which stays open (reconnecting) when
 	// the server goes away; srv.Stop closes srv.Conn.
