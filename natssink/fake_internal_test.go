@@ -115,6 +115,14 @@ func newFake(t *testing.T, cfg Config[int]) (*Sink[int], *fakeTransport) {
 	s := newSink(st, tr, "_INBOX.test")
 	tr.s = s
 	require.NoError(t, s.start(cfg))
+	// A test that fails before its own Shutdown still stops the sink's
+	// goroutines, inside the bubble (where synctest.Test runs cleanups),
+	// so that the failure is reported and not a deadlock of the bubble.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
 	return s, tr
 }
 
