@@ -79,8 +79,9 @@ type Config[T any] struct {
 	// wraps the reason of the last one (errors.Is finds ErrAckTimeout,
 	// jetstream.ErrNoStreamResponse, a *jetstream.APIError, an Encode
 	// error, ...). It is never given a payload. It runs on the sink's
-	// retry goroutine, which it delays: keep it short; a panic in it is
-	// recovered and logged. Default: an Error record through Logger.
+	// retry goroutine, which it delays: keep it short, and do not call
+	// Shutdown from it (Shutdown waits for that goroutine); a panic in it
+	// is recovered and logged. Default: an Error record through Logger.
 	OnError func(error)
 
 	// The sink's own knobs: see [sink.Config], whose defaults they keep.

@@ -53,9 +53,10 @@
 //
 // # Outages
 //
-// While the stream cannot answer, a value holds its slot for up to
-// Attempts × AckTimeout (5 × 5 s by default) before it fails; the workers
-// publish MaxInFlight values per such round and the rings shed the rest.
+// While the stream cannot answer, a value holds its slot for about
+// Attempts × AckTimeout (5 × 5 s by default), never past RetryBudget +
+// AckTimeout, before it fails; the workers publish MaxInFlight values per
+// such round and the rings shed the rest.
 // The client's connection keeps reconnecting (see [Connect]), and a
 // Shutdown during an outage takes as long as the values it holds need:
 // give it a ctx with a deadline.

@@ -90,7 +90,8 @@ func (t connTransport) publish(subject, reply string, hdr nats.Header, payload [
 // field and the value of every invalid field (of cfg, and of the sink's
 // knobs as sink.New checks them); nothing is started then.
 //
-// The Sink does not own the connection: close it after [Sink.Shutdown].
+// The Sink does not own the connection: close it after [Sink.Shutdown]. A
+// Sink dropped without Shutdown keeps its goroutines and its subscription.
 // The stream that captures the subjects must exist before values are
 // pushed; a value published to a subject no stream captures is retried
 // (jetstream.ErrNoStreamResponse) and then counted as failed.
