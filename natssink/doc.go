@@ -21,8 +21,8 @@
 //     allocation, no shared counter; false when the ring is full (shed and
 //     counted) or Shutdown has begun.
 //  2. The sink's drain workers publish each value as one message with a
-//     Nats-Msg-Id header of its own: the sink's random prefix (an inbox
-//     name) and a sequence number. Every retry of a value carries its id,
+//     Nats-Msg-Id header of its own: the sink's random prefix (a NUID,
+//     the last token of its ack inbox) and a sequence number. Every retry of a value carries its id,
 //     so the stream stores it once if the retry falls within the stream's
 //     duplicate window (keep RetryBudget below it).
 //  3. Publishes are asynchronous: a worker does not wait for acks, except

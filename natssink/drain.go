@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,7 @@ type slot struct {
 	first      int64       // when the first was made (ns since the epoch)
 	subject    string      // the value's subject, for the retries
 	reply      string      // the ack's subject, inbox.seq.slot.attempt: a view of name
-	id         []string    // one element: the Nats-Msg-Id, inbox.seq: a view of name's prefix
+	id         []string    // one element: the Nats-Msg-Id, nuid.seq: a view of name
 	hdr        nats.Header // {Nats-Msg-Id: id}, reused
 	payload    []byte      // the encoded value; the buffer is kept for the slot's next value
 	err        error       // the reason the last attempt failed
@@ -232,9 +233,11 @@ func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err 
 }
 
 // setName sets the slot's reply subject, inbox.seq.slot.attempt, and its
-// Nats-Msg-Id, inbox.seq, which is its prefix: no allocation. The caller
-// holds sl.mu.
+// Nats-Msg-Id, nuid.seq, which is part of it (the inbox's last token, a
+// NUID drawn for this sink, and the value's sequence number): no
+// allocation. The caller holds sl.mu.
 func (sl *slot) setName(inbox string, seq uint64, idx int32, attempt int) {
+	idStart := strings.LastIndexByte(inbox, '.') + 1
 	b := append(sl.name[:0], inbox...)
 	b = append(b, '.')
 	b = strconv.AppendUint(b, seq, 10)
@@ -245,7 +248,7 @@ func (sl *slot) setName(inbox string, seq uint64, idx int32, attempt int) {
 	b = strconv.AppendUint(b, uint64(attempt), 10)
 	sl.name = b // the same array: its capacity holds the longest name
 	sl.reply = unsafe.String(unsafe.SliceData(b), len(b))
-	sl.id[0] = sl.reply[:idLen]
+	sl.id[0] = sl.reply[idStart:idLen]
 }
 
 // backoff returns the wait before the retry that follows attempt n:

@@ -28,8 +28,8 @@ func TestAValueIsPublishedOnceWhenItsAckComes(t *testing.T) {
 		for i, p := range pubs {
 			require.Equal(t, "test.values", p.subject)
 			require.Equal(t, strconvItoa(i), p.payload, "one shard: in order")
-			require.True(t, strings.HasPrefix(p.id, "_INBOX.test."), p.id)
-			require.True(t, strings.HasPrefix(p.reply, p.id+"."), "the reply is the id, the slot and the attempt: %s", p.reply)
+			require.Equal(t, "test."+strconvItoa(i+1), p.id, "the inbox's last token and the sequence number")
+			require.True(t, strings.HasPrefix(p.reply, "_INBOX."+p.id+"."), "the reply is the inbox, the sequence number, the slot and the attempt: %s", p.reply)
 			require.Equal(t, 1, attemptOf(t, p.reply))
 			require.False(t, ids[p.id])
 			ids[p.id] = true
