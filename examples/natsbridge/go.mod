@@ -3,9 +3,9 @@ module github.com/shardedsink/shardedsink/examples/natsbridge
 go 1.26.0
 
 require (
-	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/shardedsink/shardedsink v0.1.0
+	github.com/shardedsink/shardedsink/natssink v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -16,6 +16,7 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
@@ -24,4 +25,7 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 )
 
-replace github.com/shardedsink/shardedsink => ../..
+replace (
+	github.com/shardedsink/shardedsink => ../..
+	github.com/shardedsink/shardedsink/natssink => ../../natssink
+)

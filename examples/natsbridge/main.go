@@ -1,23 +1,18 @@
-// Command natsbridge feeds a NATS subject from a sink: producers push
-// events without waiting, and the sink's drain workers publish each batch
-// as one message (through JetStream, waiting for its ack, unless -ack=false),
-// counting what was published, acknowledged and lost.
+// Command natsbridge feeds a NATS JetStream stream from a sink: producers
+// push events without waiting, and natssink's drain workers publish each
+// event as one message with a Nats-Msg-Id of its own, counting what the
+// stream acked, what failed and what the full rings shed.
 //
-// By default it starts an embedded nats-server in-process (JetStream on a
-// temporary store, listening on 127.0.0.1 on a random port), so that it
-// runs on a fresh machine; -url points it at a real server or cluster. A
-// subscriber on the subject counts the events that arrive, and the program
-// fails unless it received every event that was published.
+// By default it starts a nats-server in the process (natssink/embedded:
+// JetStream on a temporary store, listening on 127.0.0.1 on a random
+// port), so that it runs on a fresh machine; -url points it at a server
+// or a cluster, and nothing else changes. It fails unless the stream
+// received exactly the events acked and acked + failed + dropped ==
+// pushed.
 //
-//	go run .                                  # embedded server, JetStream acks
-//	go run . -ack=false                       # core NATS, fire-and-forget
-//	go run . -url nats://127.0.0.1:4222 -producers 64 -events 100000
-//	go run . -max-delay 100ms                 # fuller messages from a slow stream
-//
-// -max-delay sets the sink's MaxDelay: a worker holding fewer than
-// BatchSize events waits up to that long for more before it publishes, so
-// a trickle of events goes out as one message per MaxDelay instead of one
-// per event. The default, 0, publishes at once.
+//	go run .                                   # embedded server
+//	go run . -url nats://127.0.0.1:4222,nats://127.0.0.1:4223 -producers 64 -events 100000
+//	go run . -max-delay 10ms                   # publish in fuller rounds from a slow stream
 package main
 
 import (
@@ -26,50 +21,66 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/natssink/embedded"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
+// Event is what the producers push: who made it, its sequence number
+// within its producer, and when.
+type Event struct {
+	Producer int
+	Seq      int
+	At       int64 // Unix nanoseconds
+}
+
+// AppendJSON appends e as {"p":..,"s":..,"t":..}: natssink's Encode.
+func (e Event) AppendJSON(dst []byte) []byte {
+	dst = strconv.AppendInt(append(dst, `{"p":`...), int64(e.Producer), 10)
+	dst = strconv.AppendInt(append(dst, `,"s":`...), int64(e.Seq), 10)
+	dst = strconv.AppendInt(append(dst, `,"t":`...), e.At, 10)
+	return append(dst, '}')
+}
+
 // options is what the flags set.
 type options struct {
-	url       string
-	subject   string
-	stream    string
-	ack       bool
-	producers int
-	events    int
-	shards    int
-	timeout   time.Duration
-	maxDelay  time.Duration
+	url        string
+	subject    string
+	stream     string
+	producers  int
+	events     int
+	shards     int
+	ackTimeout time.Duration
+	maxDelay   time.Duration
 }
 
 // result is what a run reports.
 type result struct {
-	Server   string      `json:"server"`
-	Pushed   int         `json:"pushed"`
-	Accepted int         `json:"accepted"`
-	Dropped  uint64      `json:"dropped"` // refused by the sink's full rings
-	Bridge   BridgeStats `json:"bridge"`
-	Received uint64      `json:"received"` // events the subscriber got
-	Elapsed  string      `json:"elapsed"`
+	Server   string         `json:"server"`
+	Pushed   int            `json:"pushed"`
+	Accepted int            `json:"accepted"` // Push returned true
+	Sink     natssink.Stats `json:"sink"`
+	Stored   uint64         `json:"stored"` // messages the stream gained
+	Elapsed  string         `json:"elapsed"`
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.url, "url", "", "NATS server URL; empty starts an embedded server on 127.0.0.1")
-	flag.StringVar(&o.subject, "subject", "shardedsink.events", "subject the batches are published to")
-	flag.StringVar(&o.stream, "stream", "SHARDEDSINK_EVENTS", "JetStream stream that stores the subject (with -ack)")
-	flag.BoolVar(&o.ack, "ack", true, "publish through JetStream and wait for each batch's ack")
+	flag.StringVar(&o.url, "url", "", "NATS server or cluster URL(s), comma-separated; empty starts an embedded server on 127.0.0.1")
+	flag.StringVar(&o.subject, "subject", "shardedsink.events", "subject the events are published to")
+	flag.StringVar(&o.stream, "stream", "SHARDEDSINK_EVENTS", "JetStream stream that stores the subject (created or updated)")
 	flag.IntVar(&o.producers, "producers", 16, "goroutines pushing events")
 	flag.IntVar(&o.events, "events", 5000, "events each producer pushes")
 	flag.IntVar(&o.shards, "shards", 0, "sink shards (0: the sink's default)")
-	flag.DurationVar(&o.timeout, "timeout", 5*time.Second, "most time to publish one batch, ack included")
-	flag.DurationVar(&o.maxDelay, "max-delay", 0, "most time a short batch waits for more events before it is published (the sink's MaxDelay; 0: at once)")
+	flag.DurationVar(&o.ackTimeout, "ack-timeout", 5*time.Second, "how long one publish waits for its ack before it is retried")
+	flag.DurationVar(&o.maxDelay, "max-delay", 0, "most time a worker holds a short batch for more events (the sink's MaxDelay; 0: at once)")
 	flag.Parse()
 
 	res, err := run(context.Background(), o)
@@ -81,57 +92,48 @@ func main() {
 	}
 }
 
-// run starts the server (unless o.url is set), pushes the events, shuts the
-// sink down and waits for the subscriber. It fails unless the subscriber
-// received exactly the events published.
+// run starts the server (unless o.url is set), pushes the events, shuts
+// the sink down, and checks the stream against the sink's counts.
 func run(ctx context.Context, o options) (res result, err error) {
 	start := time.Now()
 	url := o.url
 	if url == "" {
-		dir, err := os.MkdirTemp("", "natsbridge-")
+		srv, err := embedded.Start("") // a temporary store, removed by Stop
 		if err != nil {
 			return res, err
 		}
-		defer os.RemoveAll(dir)
-		srv, err := startServer(dir)
-		if err != nil {
-			return res, err
-		}
-		defer srv.WaitForShutdown()
-		defer srv.Shutdown()
-		url = srv.ClientURL()
+		defer srv.Stop()
+		url = srv.URL
 	}
 	res.Server = url
 
-	nc, err := connect(url)
+	nc, js, err := natssink.Connect(url)
 	if err != nil {
 		return res, err
 	}
 	defer nc.Close()
-	if o.ack {
-		if err := ensureStream(ctx, nc, o.stream, o.subject); err != nil {
-			return res, err
-		}
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: o.stream, Subjects: []string{o.subject}, Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return res, fmt.Errorf("stream %s: %w", o.stream, err)
 	}
-	var received atomic.Uint64
-	sub, err := subscribe(nc, o.subject, &received)
+	before, err := stream.Info(ctx)
 	if err != nil {
 		return res, err
 	}
-	defer sub.Unsubscribe()
 
-	bridge, err := NewBridge(nc, Config{Subject: o.subject, Ack: o.ack, Timeout: o.timeout})
-	if err != nil {
-		return res, err
-	}
-	s, err := sink.New(sink.Config[Event]{
-		Name:     "natsbridge",
-		Shards:   o.shards,
-		MaxDelay: o.maxDelay,
+	s, err := natssink.New(js, natssink.Config[Event]{
+		Name:       "natsbridge",
+		Subject:    o.subject,
+		Encode:     func(dst []byte, e Event) ([]byte, error) { return e.AppendJSON(dst), nil },
+		AckTimeout: o.ackTimeout,
+		Shards:     o.shards,
+		MaxDelay:   o.maxDelay,
 		// The producers push flat out and overrun the rings on purpose;
 		// the result reports the drops, so the monitor stays quiet.
 		OnOverload: func(sink.Overload) {},
-	}, bridge)
+	})
 	if err != nil {
 		return res, err
 	}
@@ -142,67 +144,34 @@ func run(ctx context.Context, o options) (res result, err error) {
 	if err := s.Shutdown(shutCtx); err != nil {
 		return res, fmt.Errorf("sink shutdown: %w", err)
 	}
-	res.Dropped = s.Dropped()
-	res.Bridge = bridge.Stats()
-
-	// Everything published has left the client once Flush returns; wait
-	// (bounded) for the subscriber to have it all.
-	if err := nc.FlushTimeout(10 * time.Second); err != nil {
-		return res, fmt.Errorf("flush: %w", err)
+	res.Sink = s.Stats()
+	after, err := stream.Info(ctx)
+	if err != nil {
+		return res, err
 	}
-	want := res.Bridge.PublishedEvents
-	for deadline := time.Now().Add(10 * time.Second); received.Load() < want && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	res.Received = received.Load()
+	res.Stored = after.State.Msgs - before.State.Msgs
 	res.Elapsed = time.Since(start).Round(time.Millisecond).String()
-	if res.Received != want {
-		return res, fmt.Errorf("subscriber received %d events, %d were published", res.Received, want)
+
+	st := res.Sink
+	if st.Pushed != uint64(res.Pushed) || st.Acked+st.Failed+st.Dropped != st.Pushed {
+		return res, fmt.Errorf("acked %d + failed %d + dropped %d != pushed %d (counted %d)", st.Acked, st.Failed, st.Dropped, res.Pushed, st.Pushed)
 	}
-	if got := res.Bridge.PublishedEvents + res.Bridge.FailedEvents; got != uint64(res.Accepted) {
-		return res, fmt.Errorf("published %d + failed %d events != accepted %d", res.Bridge.PublishedEvents, res.Bridge.FailedEvents, res.Accepted)
+	if res.Stored != st.Acked {
+		return res, fmt.Errorf("the stream gained %d messages, %d were acked", res.Stored, st.Acked)
 	}
 	return res, nil
 }
 
-// subscribe counts into n the events of every message on subject, with no
-// limit on what the client holds for it (so that it is never a slow
-// consumer whose messages the client drops).
-func subscribe(nc *nats.Conn, subject string, n *atomic.Uint64) (*nats.Subscription, error) {
-	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		n.Add(uint64(countLines(m.Data)))
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
-		return nil, err
-	}
-	return sub, nc.Flush() // the server has the subscription before anything is published
-}
-
-// countLines counts the newline-terminated lines of p: one per event.
-func countLines(p []byte) int {
-	n := 0
-	for _, c := range p {
-		if c == '\n' {
-			n++
-		}
-	}
-	return n
-}
-
-// push runs producers goroutines that each push events events through a
-// handle of their own, and returns how many the sink accepted.
-func push(s *sink.Sink[Event], producers, events int) int {
+// push runs producers goroutines that each push events events, and
+// returns how many the sink accepted.
+func push(s *natssink.Sink[Event], producers, events int) int {
 	var accepted atomic.Int64
 	var wg sync.WaitGroup
 	for p := range producers {
-		h := s.Handle()
 		wg.Go(func() {
 			ok := 0
 			for i := range events {
-				if h.Push(Event{Producer: p, Seq: i, At: time.Now().UnixNano()}) {
+				if s.Push(Event{Producer: p, Seq: i, At: time.Now().UnixNano()}) {
 					ok++
 				}
 			}

@@ -1,0 +1,226 @@
+package natssink
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// The defaults that the zero value of each [Config] field stands for.
+const (
+	DefaultName         = "natssink"
+	DefaultMaxInFlight  = 4096
+	DefaultAckTimeout   = 5 * time.Second // nats.go's JetStream default
+	DefaultAttempts     = 5
+	DefaultRetryBudget  = 30 * time.Second
+	DefaultRetryBackoff = 100 * time.Millisecond
+
+	// MaxMaxInFlight is the largest MaxInFlight that New accepts: New
+	// allocates a slot of about 200 bytes per publish in flight.
+	MaxMaxInFlight = 1 << 20
+	// maxBackoffFactor bounds the doubling backoff at this many times
+	// RetryBackoff.
+	maxBackoffFactor = 16
+)
+
+// Config configures a [Sink]. The zero value of every field but Encode and
+// Subject (or SubjectOf) means its default; negative sizes and durations
+// are errors.
+type Config[T any] struct {
+	// Subject is the subject every value is published to; a stream must
+	// capture it. Required unless SubjectOf is set; not both.
+	Subject string
+	// SubjectOf returns the subject of one value, for routing by content.
+	// It runs on the drain workers, once per value (not again on a retry).
+	// A value whose subject is not a valid subject fails (counted, not
+	// retried).
+	SubjectOf func(v T) string
+	// Encode appends the payload of v to dst and returns the extended
+	// slice, as strconv.AppendInt or json.MarshalAppend-style encoders do.
+	// Required. dst is a buffer the sink reuses for one publish at a time:
+	// keep no reference to it. An error, or a panic, counts the value as
+	// failed with that reason (not retried).
+	Encode func(dst []byte, v T) ([]byte, error)
+
+	// MaxInFlight is the most values published and not yet acknowledged
+	// (awaiting an ack or a retry), over all the drain workers. A worker
+	// that finds it reached waits for an ack; producers never wait: the
+	// rings fill and pushes are shed and counted. Default 4096; at most
+	// [MaxMaxInFlight]. The client's memory for values is bounded by it:
+	// MaxInFlight payload buffers, each as large as the largest value it
+	// has held.
+	MaxInFlight int
+	// AckTimeout is how long one attempt waits for the stream's ack before
+	// the value is published again. Default 5 s.
+	AckTimeout time.Duration
+	// Attempts is the most times one value is published, the first time
+	// included; 1 turns retries off. Default 5.
+	Attempts int
+	// RetryBudget is the most time from a value's first publish to the
+	// start of its last retry; the last attempt then waits up to
+	// AckTimeout for its ack. Default 30 s. Keep it below the stream's
+	// duplicate window (jetstream.StreamConfig.Duplicates, default 2 min):
+	// within it a retry of a value the stream already has is recognised
+	// by its Nats-Msg-Id and stored once.
+	RetryBudget time.Duration
+	// RetryBackoff is the wait before the first retry after an error (a
+	// refusal by the stream, no stream answering, a publish the client
+	// could not take); it doubles with each retry, up to 16 times
+	// RetryBackoff, and each wait is drawn between half and all of it.
+	// A retry after an ack timeout does not wait. Default 100 ms.
+	RetryBackoff time.Duration
+	// OnError receives the reasons values failed, at most once a second
+	// (and once more at Shutdown for the failures not yet reported): a
+	// *[FailureReport] that counts the failures since the previous call and
+	// wraps the reason of the last one (errors.Is finds ErrAckTimeout,
+	// jetstream.ErrNoStreamResponse, a *jetstream.APIError, an Encode
+	// error, ...). It is never given a payload. It runs on the sink's
+	// retry goroutine, which it delays: keep it short, and do not call
+	// Shutdown from it (Shutdown waits for that goroutine); a panic in it
+	// is recovered and logged. Default: an Error record through Logger.
+	OnError func(error)
+
+	// The sink's own knobs: see [sink.Config], whose defaults they keep.
+	// Values go from the rings to Drain in batches of BatchSize; each
+	// value of a batch becomes one message.
+
+	// Name labels the sink in its stats, overload reports and log
+	// records. Default "natssink".
+	Name string
+	// Shards is the number of rings, each with its own drain worker.
+	// Default sink.DefaultShards().
+	Shards int
+	// RingCapacity is the number of values each ring holds. Default 8192.
+	RingCapacity int
+	// BatchSize is the most values a worker takes per Drain. Default 256.
+	BatchSize int
+	// MaxDelay lets a worker hold a short batch up to this long for more
+	// values. Default 0: publish at once.
+	MaxDelay time.Duration
+	// Overflow chooses which value a full ring sheds: sink.DropNewest
+	// (default) or sink.DropOldest.
+	Overflow sink.Overflow
+	// OverloadInterval is how often the overload monitor looks at the drop
+	// counters. Default 5 s.
+	OverloadInterval time.Duration
+	// OnOverload receives the sink's overload reports. Default: an Error
+	// record through Logger.
+	OnOverload func(sink.Overload)
+	// Logger receives the default reports. Default slog.Default() at the
+	// time of each report.
+	Logger *slog.Logger
+}
+
+// settings is a Config after defaults and validation.
+type settings[T any] struct {
+	name         string
+	subject      string
+	subjectOf    func(T) string
+	encode       func([]byte, T) ([]byte, error)
+	maxInFlight  int
+	ackTimeout   time.Duration
+	attempts     int
+	retryBudget  time.Duration
+	retryBackoff time.Duration
+	onError      func(error) // nil: the default report through logger
+	logger       *slog.Logger
+	tick         time.Duration // how often the retry goroutine looks at the publishes in flight
+}
+
+// settle applies the defaults and validates every field. The returned
+// error joins one error per invalid field, each wrapping ErrInvalidConfig
+// and naming the field and its value.
+func (c Config[T]) settle() (settings[T], error) {
+	var errs []error
+	bad := func(field string, value any, why string) {
+		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidConfig, field, value, why))
+	}
+	switch {
+	case c.Subject == "" && c.SubjectOf == nil:
+		bad("Subject", `""`, "required unless SubjectOf is set")
+	case c.Subject != "" && c.SubjectOf != nil:
+		bad("Subject", fmt.Sprintf("%q", c.Subject), "set Subject or SubjectOf, not both")
+	case c.Subject != "" && !validSubject(c.Subject):
+		bad("Subject", fmt.Sprintf("%q", c.Subject), "not a subject to publish to (empty tokens, spaces or wildcards)")
+	}
+	if c.Encode == nil {
+		bad("Encode", "nil", "required: it appends a value's payload to a buffer")
+	}
+	if c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight {
+		bad("MaxInFlight", c.MaxInFlight, fmt.Sprintf("must be in [1, %d], or zero for the default %d", MaxMaxInFlight, DefaultMaxInFlight))
+	}
+	if c.AckTimeout < 0 {
+		bad("AckTimeout", c.AckTimeout, "must be positive, or zero for the default 5s")
+	}
+	if c.Attempts < 0 {
+		bad("Attempts", c.Attempts, "must be positive (1: no retries), or zero for the default 5")
+	}
+	if c.RetryBudget < 0 {
+		bad("RetryBudget", c.RetryBudget, "must be positive, or zero for the default 30s")
+	}
+	if c.RetryBackoff < 0 {
+		bad("RetryBackoff", c.RetryBackoff, "must be positive, or zero for the default 100ms")
+	}
+	if len(errs) > 0 {
+		return settings[T]{}, errors.Join(errs...)
+	}
+	s := settings[T]{
+		name:         or(c.Name, DefaultName),
+		subject:      c.Subject,
+		subjectOf:    c.SubjectOf,
+		encode:       c.Encode,
+		maxInFlight:  or(c.MaxInFlight, DefaultMaxInFlight),
+		ackTimeout:   or(c.AckTimeout, DefaultAckTimeout),
+		attempts:     or(c.Attempts, DefaultAttempts),
+		retryBudget:  or(c.RetryBudget, DefaultRetryBudget),
+		retryBackoff: or(c.RetryBackoff, DefaultRetryBackoff),
+		onError:      c.OnError,
+		logger:       c.Logger,
+	}
+	// The retry goroutine's resolution: a quarter of the shortest wait it
+	// times, within [1 ms, 50 ms].
+	s.tick = min(max(min(s.ackTimeout, s.retryBackoff)/4, time.Millisecond), 50*time.Millisecond)
+	return s, nil
+}
+
+// sinkConfig is the sink.Config of the Sink's rings and workers.
+func (c Config[T]) sinkConfig(name string) sink.Config[T] {
+	return sink.Config[T]{
+		Name:             name,
+		Shards:           c.Shards,
+		RingCapacity:     c.RingCapacity,
+		BatchSize:        c.BatchSize,
+		MaxDelay:         c.MaxDelay,
+		Overflow:         c.Overflow,
+		OverloadInterval: c.OverloadInterval,
+		OnOverload:       c.OnOverload,
+		Logger:           c.Logger,
+	}
+}
+
+// validSubject reports whether s is a subject one may publish to: tokens
+// separated by dots, none empty, no wildcard and no white space.
+func validSubject(s string) bool {
+	if s == "" || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	for tok := range strings.SplitSeq(s, ".") {
+		if tok == "" || tok == "*" || tok == ">" {
+			return false
+		}
+	}
+	return true
+}
+
+// or returns v, or def when v is the zero value.
+func or[V comparable](v, def V) V {
+	var zero V
+	if v == zero {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,87 @@
+package natssink_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
+	srv := embeddedServer(t)
+	for _, tc := range []struct {
+		name string
+		cfg  natssink.Config[event]
+		want []string
+	}{
+		{
+			name: "nothing set",
+			want: []string{`Subject = "": required unless SubjectOf is set`, "Encode = nil"},
+		},
+		{
+			name: "both subjects",
+			cfg:  natssink.Config[event]{Subject: "a", SubjectOf: func(event) string { return "b" }, Encode: encodeEvent},
+			want: []string{`Subject = "a": set Subject or SubjectOf, not both`},
+		},
+		{
+			name: "a subject with a wildcard",
+			cfg:  natssink.Config[event]{Subject: "events.*", Encode: encodeEvent},
+			want: []string{`Subject = "events.*"`},
+		},
+		{
+			name: "a subject with an empty token",
+			cfg:  natssink.Config[event]{Subject: "events..x", Encode: encodeEvent},
+			want: []string{`Subject = "events..x"`},
+		},
+		{
+			name: "negative sizes and durations",
+			cfg: natssink.Config[event]{
+				Subject: "e", Encode: encodeEvent, MaxInFlight: -1, AckTimeout: -time.Second,
+				Attempts: -2, RetryBudget: -time.Minute, RetryBackoff: -time.Millisecond,
+			},
+			want: []string{"MaxInFlight = -1", "AckTimeout = -1s", "Attempts = -2", "RetryBudget = -1m0s", "RetryBackoff = -1ms"},
+		},
+		{
+			name: "too many in flight",
+			cfg:  natssink.Config[event]{Subject: "e", Encode: encodeEvent, MaxInFlight: natssink.MaxMaxInFlight + 1},
+			want: []string{"MaxInFlight = 1048577: must be in [1, 1048576]"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := natssink.New(srv.JetStream, tc.cfg)
+			require.Nil(t, s)
+			require.ErrorIs(t, err, natssink.ErrInvalidConfig)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.Len(t, strings.Split(err.Error(), "\n"), len(tc.want), "one line per bad field: %v", err)
+		})
+	}
+
+	t.Run("the sink's knobs are checked by the sink", func(t *testing.T) {
+		_, err := natssink.New(srv.JetStream, natssink.Config[event]{Subject: "e", Encode: encodeEvent, Shards: -1, RingCapacity: -5})
+		require.ErrorIs(t, err, natssink.ErrInvalidConfig)
+		require.ErrorIs(t, err, sink.ErrInvalidConfig)
+		require.Contains(t, err.Error(), "Shards = -1")
+		require.Contains(t, err.Error(), "RingCapacity = -5")
+	})
+
+	t.Run("no JetStream context", func(t *testing.T) {
+		_, err := natssink.New[event](nil, natssink.Config[event]{Subject: "e", Encode: encodeEvent})
+		require.ErrorIs(t, err, natssink.ErrInvalidConfig)
+		require.Contains(t, err.Error(), "js = nil")
+	})
+
+	t.Run("a closed connection", func(t *testing.T) {
+		nc, js, err := natssink.Connect(srv.URL)
+		require.NoError(t, err)
+		nc.Close()
+		_, err = natssink.New(js, natssink.Config[event]{Subject: "e", Encode: encodeEvent})
+		require.ErrorIs(t, err, natssink.ErrInvalidConfig)
+		require.Contains(t, err.Error(), "is closed")
+	})
+}

@@ -1,0 +1,74 @@
+// Package natssink publishes the values pushed into a sharded sink
+// ([github.com/shardedsink/shardedsink/sink]) to NATS JetStream, one message
+// per value: producers never wait, and every value is acked by the stream,
+// counted as failed, or counted as dropped.
+//
+//	s, err := natssink.New(js, natssink.Config[Event]{
+//		Subject: "events.app", // a stream must capture it
+//		Encode:  func(dst []byte, e Event) ([]byte, error) { return e.AppendJSON(dst), nil },
+//	})
+//	ok := s.Push(ev)      // never blocks; false: shed and counted
+//	err = s.Shutdown(ctx) // publishes what the rings hold, waits for the acks
+//
+// js comes from [Connect]("nats://a:4222,nats://b:4222,nats://c:4222") for a
+// cluster, or from the package embedded, which starts a server in the
+// process for development and tests: moving to a cluster changes only the
+// URL.
+//
+// # Guarantees
+//
+//  1. [Sink.Push] is sink.Sink.Push: one lock-free push into a ring, no
+//     allocation, no shared counter; false when the ring is full (shed and
+//     counted) or Shutdown has begun.
+//  2. The sink's drain workers publish each value as one message with a
+//     Nats-Msg-Id header of its own: the sink's random prefix (a NUID,
+//     the last token of its ack inbox) and a sequence number. Every retry of a value carries its id,
+//     so the stream stores it once if the retry falls within the stream's
+//     duplicate window (keep RetryBudget below it).
+//  3. Publishes are asynchronous: a worker does not wait for acks, except
+//     when MaxInFlight values are unacknowledged; then it waits for one,
+//     the rings fill and pushes are shed. The client holds at most
+//     MaxInFlight values, each in a buffer of its own slot.
+//  4. A value is published again when its ack does not come within
+//     AckTimeout, when no stream answers, when the client cannot take the
+//     publish, or when the stream refuses it for a reason that can pass (a
+//     timeout, 408; an unavailability, 5xx; a duplicate still in process),
+//     after a doubling backoff, up to Attempts times within RetryBudget. It
+//     is then counted as failed, and so is a value refused for any other
+//     reason (a bad subject, a payload over a limit, a closed connection,
+//     an Encode error or panic), with its reason: Stats().LastError, and
+//     OnError at most once a second, never with the payload.
+//  5. Acked means the stream stored the value (a clustered stream acks
+//     once a quorum has it). Failed means it is not known to be stored: a
+//     value whose every ack was lost may be in the stream and in Failed.
+//  6. Every value pushed is in exactly one of Dropped, Queued, InFlight,
+//     Acked and Failed ([Stats]); after a Shutdown that returned nil,
+//     Acked + Failed + Dropped == Pushed.
+//  7. [Sink.Flush] returns once every value accepted before it is acked or
+//     failed. [Sink.Shutdown] closes the rings, publishes what they hold,
+//     and waits for every value in flight; when its ctx ends first it gives
+//     up on those (failed, [ErrShutdown]) and publishes nothing more.
+//
+// Values keep no order across shards, and a retry overtakes later values.
+//
+// # Outages
+//
+// While the stream cannot answer, a value holds its slot for about
+// Attempts × AckTimeout (5 × 5 s by default), never past RetryBudget +
+// AckTimeout, before it fails; the workers publish MaxInFlight values per
+// such round and the rings shed the rest.
+// The client's connection keeps reconnecting (see [Connect]), and a
+// Shutdown during an outage takes as long as the values it holds need:
+// give it a ctx with a deadline.
+//
+// # Costs
+//
+// A push costs what sink.Sink.Push costs. Per value the drain path makes
+// the two allocations of nats.go's PublishMsg (the header's buffer) and
+// none of its own (TestTheDrainPathAllocatesAtMostTwicePerValue); the
+// client's reading of each ack allocates nats.go's message. BenchmarkProducers
+// compares the sink with producers calling js.Publish and js.PublishAsync
+// (64 producers, 195-byte values, an embedded server):
+//
+//	go test -run '^$' -bench Producers -benchtime 200000x ./natssink
+package natssink

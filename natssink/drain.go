@@ -1,0 +1,269 @@
+package natssink
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/nats-io/nats.go"
+)
+
+// msgIDHeader is the header by which JetStream recognises a message it
+// already holds (within the stream's duplicate window).
+const msgIDHeader = "Nats-Msg-Id"
+
+// slot is one value in flight: published and awaiting its ack, or awaiting
+// a retry. Its fields are guarded by mu, and every publish of its payload
+// is made holding mu, so a slot is never reused while a publish reads it.
+type slot struct {
+	mu sync.Mutex
+	// seq is the sequence number of the value the slot holds; 0 while the
+	// slot is free. Stored under mu; Flush loads it without mu (a value
+	// settled between its load and the next is simply seen as settled).
+	seq atomic.Uint64
+	// due is when the retry goroutine acts on the slot, in ns since the
+	// sink's epoch: the ack deadline of the attempt in flight, or the time
+	// of the retry; 0 while free. Stored under mu; the retry goroutine
+	// loads it without mu to pass over the slots with nothing due, then
+	// looks again under mu.
+	due atomic.Int64
+
+	backingOff bool        // awaiting a retry, not an ack
+	attempts   int         // publishes made
+	first      int64       // when the first was made (ns since the epoch)
+	subject    string      // the value's subject, for the retries
+	reply      string      // the ack's subject, inbox.seq.slot.attempt: a view of name
+	id         []string    // one element: the Nats-Msg-Id, nuid.seq: a view of name
+	hdr        nats.Header // {Nats-Msg-Id: id}, reused
+	payload    []byte      // the encoded value; the buffer is kept for the slot's next value
+	err        error       // the reason the last attempt failed
+
+	// name holds the bytes of reply and id, which are strings over it
+	// (unsafe.String) rather than copies, to save an allocation per value.
+	// That is sound because nothing keeps those strings past the slot's
+	// value: they go only to the transport, whose PublishMsg copies the
+	// reply subject and the header into the connection's buffer before it
+	// returns, and into reply and id, which release clears; name is
+	// rewritten only under mu, by the next publish of this slot.
+	name []byte
+}
+
+func (sl *slot) init(inbox string) {
+	sl.id = make([]string, 1)
+	sl.hdr = nats.Header{msgIDHeader: sl.id}
+	// inbox, then three dots and three decimal numbers of at most 20 digits.
+	sl.name = make([]byte, 0, len(inbox)+3+3*20)
+}
+
+// drainAction is the sink.Action of the Sink: the drain workers call it
+// with each batch.
+type drainAction[T any] struct{ s *Sink[T] }
+
+func (a drainAction[T]) Drain(ctx context.Context, batch []T) { a.s.drain(ctx, batch) }
+
+// drain publishes each value of batch into a slot of its own, waiting for a
+// free slot while MaxInFlight values are in flight. It returns once every
+// value is published (or failed), not when they are acked: the acks come
+// to onAck. When ctx ends while it waits (Shutdown's ctx ended), the values
+// not yet published are counted as failed.
+func (s *Sink[T]) drain(ctx context.Context, batch []T) {
+	now := s.now()
+	for i := range batch {
+		var idx int32
+		select {
+		case idx = <-s.free:
+		default:
+			// At the cap: wait for an ack (or a failure) to free a slot.
+			select {
+			case idx = <-s.free:
+				now = s.now()
+			case <-ctx.Done():
+				// Only Shutdown's ctx ending cancels Drain's.
+				s.failUnpublished(len(batch) - i)
+				return
+			}
+		}
+		if s.inflight.Add(1) == 1 {
+			s.poke() // the retry goroutine parks while nothing is in flight
+		}
+		s.publishFirst(idx, &batch[i], now)
+	}
+}
+
+// publishFirst encodes v into slot idx and publishes it for the first
+// time.
+func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
+	sl := &s.slots[idx]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if s.closed.Load() {
+		sl.subject, sl.err = s.cfg.subject, ErrShutdown
+		s.giveUp(sl, idx, now)
+		return
+	}
+	subject, payload, err := s.encode(sl.payload[:0], v)
+	if payload != nil {
+		sl.payload = payload
+	}
+	if err != nil {
+		sl.subject, sl.err = subject, err
+		s.giveUp(sl, idx, now)
+		return
+	}
+	seq := s.seq.Add(1)
+	sl.setName(s.inbox, seq, idx, 1)
+	sl.subject = subject
+	sl.attempts, sl.first, sl.err, sl.backingOff = 1, now, nil, false
+	sl.seq.Store(seq)
+	sl.due.Store(now + int64(s.cfg.ackTimeout))
+	if err := s.tr.publish(subject, sl.reply, sl.hdr, sl.payload); err != nil {
+		s.attemptFailed(sl, idx, now, err)
+	}
+}
+
+// republish publishes the value of slot idx again (attempt attempts+1).
+// The caller holds sl.mu.
+func (s *Sink[T]) republish(sl *slot, idx int32, now int64) {
+	sl.attempts++
+	s.retried.Add(1)
+	sl.setName(s.inbox, sl.seq.Load(), idx, sl.attempts)
+	sl.backingOff = false
+	sl.due.Store(now + int64(s.cfg.ackTimeout))
+	if err := s.tr.publish(sl.subject, sl.reply, sl.hdr, sl.payload); err != nil {
+		s.attemptFailed(sl, idx, now, err)
+	}
+}
+
+// attemptFailed handles the failure of the attempt in flight for slot idx:
+// it schedules a retry, after a backoff, while the attempts and the budget
+// allow and err is not permanent, and gives the value up otherwise. The
+// caller holds sl.mu.
+func (s *Sink[T]) attemptFailed(sl *slot, idx int32, now int64, err error) {
+	sl.err = err
+	if permanent(err) || sl.attempts >= s.cfg.attempts {
+		s.giveUp(sl, idx, now)
+		return
+	}
+	at := now + int64(s.backoff(sl.attempts))
+	if at-sl.first > int64(s.cfg.retryBudget) {
+		s.giveUp(sl, idx, now)
+		return
+	}
+	sl.backingOff = true
+	sl.due.Store(at)
+}
+
+// timedOut handles an attempt whose ack did not come by its deadline: it is
+// retried at once while the attempts and the budget allow. The caller holds
+// sl.mu.
+func (s *Sink[T]) timedOut(sl *slot, idx int32, now int64) {
+	sl.err = ErrAckTimeout
+	if sl.attempts >= s.cfg.attempts || now-sl.first > int64(s.cfg.retryBudget) {
+		s.giveUp(sl, idx, now)
+		return
+	}
+	s.republish(sl, idx, now)
+}
+
+// acked settles slot idx as stored by the stream. The caller holds sl.mu.
+func (s *Sink[T]) ack(sl *slot, idx int32, duplicate bool) {
+	s.acked.Add(1)
+	if duplicate {
+		s.dups.Add(1)
+	}
+	s.release(sl, idx)
+}
+
+// giveUp counts the value of slot idx as failed with the reason sl.err and
+// frees the slot. The caller holds sl.mu.
+func (s *Sink[T]) giveUp(sl *slot, idx int32, now int64) {
+	f := &failure{subject: sl.subject, attempts: sl.attempts, err: sl.err}
+	if sl.attempts > 0 {
+		f.elapsed = time.Duration(now - sl.first)
+	}
+	s.failed.Add(1)
+	s.rep.record(1, f)
+	s.release(sl, idx)
+}
+
+// failUnpublished counts as failed n values that a worker held when
+// Shutdown's ctx ended, before they got a slot.
+func (s *Sink[T]) failUnpublished(n int) {
+	s.failed.Add(uint64(n))
+	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: errUnpublished})
+}
+
+// errUnpublished is the reason of the values a worker held when Shutdown's
+// ctx ended.
+var errUnpublished = fmt.Errorf("%w: its ctx ended while the value waited for room in flight", ErrShutdown)
+
+// release frees slot idx. The caller holds sl.mu.
+func (s *Sink[T]) release(sl *slot, idx int32) {
+	sl.seq.Store(0)
+	sl.due.Store(0)
+	sl.subject, sl.reply, sl.id[0], sl.err = "", "", "", nil
+	sl.attempts = 0
+	s.inflight.Add(-1)
+	s.free <- idx // never blocks: see Sink.free
+}
+
+// encode returns v's subject and appends its payload to dst, turning a
+// panic of Encode or SubjectOf into an error.
+func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err error) {
+	subject = s.cfg.subject
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrEncodePanicked, p)
+		}
+	}()
+	if s.cfg.subjectOf != nil {
+		subject = s.cfg.subjectOf(*v)
+	}
+	payload, err = s.cfg.encode(dst, *v)
+	if err != nil {
+		err = fmt.Errorf("natssink: Encode: %w", err)
+	}
+	return subject, payload, err
+}
+
+// setName sets the slot's reply subject, inbox.seq.slot.attempt, and its
+// Nats-Msg-Id, nuid.seq, which is part of it (the inbox's last token, a
+// NUID drawn for this sink, and the value's sequence number): no
+// allocation. The caller holds sl.mu.
+func (sl *slot) setName(inbox string, seq uint64, idx int32, attempt int) {
+	idStart := strings.LastIndexByte(inbox, '.') + 1
+	b := append(sl.name[:0], inbox...)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, seq, 10)
+	idLen := len(b)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, uint64(idx), 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, uint64(attempt), 10)
+	sl.name = b // the same array: its capacity holds the longest name
+	sl.reply = unsafe.String(unsafe.SliceData(b), len(b))
+	sl.id[0] = sl.reply[idStart:idLen]
+}
+
+// backoff returns the wait before the retry that follows attempt n:
+// RetryBackoff doubled n-1 times, at most 16 times RetryBackoff, drawn
+// between half and all of it.
+func (s *Sink[T]) backoff(n int) time.Duration {
+	d := s.cfg.retryBackoff << min(n-1, 4) // 16 = 2^4
+	d = min(d, maxBackoffFactor*s.cfg.retryBackoff)
+	return d/2 + rand.N(d/2+1)
+}
+
+// poke wakes the retry goroutine, without waiting.
+func (s *Sink[T]) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package natssink
+
+const raceEnabled = true

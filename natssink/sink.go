@@ -1,0 +1,326 @@
+package natssink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// Sink publishes the values pushed into it to NATS JetStream, one message
+// per value, from the drain workers of a [sink.Sink]. See the package
+// documentation for the guarantees and the costs.
+//
+// A Sink is safe for concurrent use. It must not be copied.
+type Sink[T any] struct {
+	_ noCopy
+
+	cfg   settings[T]
+	sink  *sink.Sink[T]
+	tr    transport
+	inbox string // the subject prefix of the acks: inbox.seq.slot.attempt
+	unsub func() error
+	// unsubOnce runs unsub once; unsubErr is its result.
+	unsubOnce sync.Once
+	unsubErr  error
+	epoch     time.Time // the origin of the nanosecond times in the slots
+
+	// slots holds the publishes in flight; free holds the indices of the
+	// free slots (a send never blocks: its capacity is len(slots), and an
+	// index is in it at most once). A worker takes an index from free
+	// before it publishes a value, so free is the MaxInFlight semaphore.
+	slots    []slot
+	free     chan int32
+	seq      atomic.Uint64 // the last sequence number given to a value
+	inflight atomic.Int64  // slots taken: the values published and not yet acked or failed
+
+	// The counts, each updated with one atomic add off the producers'
+	// path: by the drain workers, the ack handler and the retry goroutine.
+	acked, dups, failed, retried atomic.Uint64
+	rep                          reporter
+
+	// closed is set by a Shutdown whose ctx ended: from then on nothing is
+	// published, and every value taken from a ring counts as failed. A
+	// publish loads it under its slot's lock, and the Shutdown that sets
+	// it then takes every slot's lock in turn: a publish either happened
+	// before (and Shutdown fails its slot) or sees it set.
+	closed atomic.Bool
+
+	wake      chan struct{} // one slot: a poke for the retry goroutine
+	stop      chan struct{} // closed to stop the retry goroutine
+	retryDone chan struct{} // closed when it has exited
+	stopOnce  sync.Once
+
+	// shutdownSem serialises Shutdown calls; completed is under it.
+	shutdownSem chan struct{}
+	completed   bool
+}
+
+// noCopy makes go vet's copylocks check report copies of a Sink.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// transport publishes one message: the seam between the sink's accounting
+// and the NATS connection, which the tests replace with a fake.
+type transport interface {
+	publish(subject, reply string, hdr nats.Header, payload []byte) error
+}
+
+// connTransport publishes on a NATS connection. PublishMsg copies the
+// header and the payload into the connection's buffer before it returns.
+type connTransport struct{ nc *nats.Conn }
+
+func (t connTransport) publish(subject, reply string, hdr nats.Header, payload []byte) error {
+	m := nats.Msg{Subject: subject, Reply: reply, Header: hdr, Data: payload}
+	return t.nc.PublishMsg(&m)
+}
+
+// New validates cfg, subscribes to an inbox of its own on js's connection
+// for the stream's acks, and starts the sink's drain workers and a retry
+// goroutine. It returns an error wrapping [ErrInvalidConfig] that names the
+// field and the value of every invalid field (of cfg, and of the sink's
+// knobs as sink.New checks them); nothing is started then.
+//
+// The Sink does not own the connection: close it after [Sink.Shutdown]. A
+// Sink dropped without Shutdown keeps its goroutines and its subscription.
+// The stream that captures the subjects must exist before values are
+// pushed; a value published to a subject no stream captures is retried
+// (jetstream.ErrNoStreamResponse) and then counted as failed.
+func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
+	var nc *nats.Conn
+	if js != nil {
+		nc = js.Conn()
+	}
+	st, err := cfg.settle()
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	switch {
+	case js == nil:
+		errs = append(errs, fmt.Errorf("%w: js = nil: a sink needs a JetStream context", ErrInvalidConfig))
+	case nc == nil:
+		errs = append(errs, fmt.Errorf("%w: js = %T with no connection", ErrInvalidConfig, js))
+	case nc.IsClosed():
+		errs = append(errs, fmt.Errorf("%w: js: its connection (%s) is closed", ErrInvalidConfig, nc.Opts.Name))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s := newSink(st, connTransport{nc}, nc.NewInbox())
+	// The subscription reaches the server before any publish that follows
+	// it on this connection, so it is there before the first ack.
+	sub, err := nc.Subscribe(s.inbox+".>", func(m *nats.Msg) {
+		s.onAck(m.Subject, m.Header.Get("Status"), m.Data)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natssink: subscribing to the ack inbox: %w", err)
+	}
+	// The acks in flight are bounded by the slots (and the attempts of
+	// each), so the client's buffer for them needs no limit of its own;
+	// with one, acks beyond it would be dropped and retried.
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("natssink: the ack inbox's limits: %w", err)
+	}
+	s.unsub = sub.Unsubscribe
+	if err := s.start(cfg); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newSink builds a Sink that publishes through tr, without the sink and
+// the retry goroutine (start starts them).
+func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
+	s := &Sink[T]{
+		cfg:         st,
+		tr:          tr,
+		inbox:       inbox,
+		epoch:       time.Now(),
+		slots:       make([]slot, st.maxInFlight),
+		free:        make(chan int32, st.maxInFlight),
+		wake:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+		retryDone:   make(chan struct{}),
+		shutdownSem: make(chan struct{}, 1),
+	}
+	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
+	for i := range s.slots {
+		s.slots[i].init(inbox)
+		s.free <- int32(i)
+	}
+	return s
+}
+
+// start starts the sink's workers and the retry goroutine.
+func (s *Sink[T]) start(cfg Config[T]) error {
+	sk, err := sink.New(cfg.sinkConfig(s.cfg.name), drainAction[T]{s})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	s.sink = sk
+	go s.retryLoop()
+	return nil
+}
+
+// Push hands v to the sink's rings without waiting: it is [sink.Sink.Push],
+// one lock-free push into the ring of the CPU the caller runs on, with no
+// allocation and no shared counter touched. It returns false when that ring
+// and the next were full, or Shutdown has begun: v is then dropped and
+// counted (Stats().Dropped). True means v was accepted, not yet published.
+func (s *Sink[T]) Push(v T) bool { return s.sink.Push(v) }
+
+// Flush waits until every value accepted before the call has been acked by
+// the stream or counted as failed. It returns nil then, ctx.Err() when ctx
+// ends first, and sink.ErrShutdown once Shutdown has stopped the workers.
+// Producers may keep pushing; what they push during the call may or may
+// not be settled when it returns. Flush waits by polling (20 µs to 1 ms).
+func (s *Sink[T]) Flush(ctx context.Context) error {
+	if ctx == nil {
+		panic("natssink: Flush with a nil ctx")
+	}
+	if err := s.sink.Flush(ctx); err != nil {
+		return err
+	}
+	// Every value accepted before the call has been handed to a Drain
+	// call that has returned: each is settled, or has a slot and a
+	// sequence number no greater than this.
+	last := s.seq.Load()
+	return waitUntil(ctx, func() bool {
+		for i := range s.slots {
+			if q := s.slots[i].seq.Load(); q != 0 && q <= last {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// Shutdown stops the sink: it closes the rings (a push from then on is
+// dropped and counted), publishes what they hold, waits for every value
+// in flight to be acked or counted as failed (retries included), stops
+// the retry goroutine and unsubscribes from the ack inbox. It returns nil
+// then; from that point Acked + Failed + Dropped == Pushed, and every later
+// call returns nil.
+//
+// When ctx ends first, Shutdown returns an error wrapping ctx.Err(). It
+// gives up on the values in flight (counted as failed with [ErrShutdown]:
+// the stream may still store some of them), and nothing is published
+// afterwards. Values the rings still hold stay there (Stats().Queued); a
+// later Shutdown counts them as failed without publishing them, and
+// returns nil once it has. Calls are serialised. Shutdown panics with a
+// nil ctx. It does not close the NATS connection.
+func (s *Sink[T]) Shutdown(ctx context.Context) error {
+	if ctx == nil {
+		panic("natssink: Shutdown with a nil ctx")
+	}
+	select {
+	case s.shutdownSem <- struct{}{}:
+	default:
+		select {
+		case s.shutdownSem <- struct{}{}:
+		case <-ctx.Done():
+			return fmt.Errorf("natssink: Shutdown waited for another Shutdown: %w", ctx.Err())
+		}
+	}
+	defer func() { <-s.shutdownSem }()
+	if s.completed {
+		return nil
+	}
+	err := s.sink.Shutdown(ctx)
+	if err == nil {
+		// No Drain call is running or will run: the slots only empty.
+		err = waitUntil(ctx, func() bool { return s.inflight.Load() == 0 })
+		if err != nil {
+			err = fmt.Errorf("natssink: Shutdown ended with %d values awaiting their acks: %w", s.inflight.Load(), err)
+		}
+	}
+	if err != nil {
+		s.abandon(ctx.Err())
+		return err
+	}
+	s.stopRetrying()
+	s.rep.deliver(s.now(), true)
+	if unsubErr := s.closeInbox(); unsubErr != nil && !errors.Is(unsubErr, nats.ErrConnectionClosed) {
+		// Nothing is lost: every value is settled. Say so all the same.
+		err = fmt.Errorf("natssink: unsubscribing from the ack inbox: %w", unsubErr)
+	}
+	s.completed = true
+	return err
+}
+
+// closeInbox unsubscribes from the ack inbox, once.
+func (s *Sink[T]) closeInbox() error {
+	s.unsubOnce.Do(func() {
+		if s.unsub != nil {
+			s.unsubErr = s.unsub()
+		}
+	})
+	return s.unsubErr
+}
+
+// abandon is the end of a Shutdown whose ctx ended: nothing is published
+// any more, and every value in flight is counted as failed.
+func (s *Sink[T]) abandon(cause error) {
+	s.closed.Store(true)
+	s.stopRetrying()
+	reason := fmt.Errorf("%w: %w", ErrShutdown, cause)
+	now := s.now()
+	for i := range s.slots {
+		sl := &s.slots[i]
+		sl.mu.Lock()
+		if sl.seq.Load() != 0 {
+			sl.err = reason
+			s.giveUp(sl, int32(i), now)
+		}
+		sl.mu.Unlock()
+	}
+	s.rep.deliver(now, true)
+	_ = s.closeInbox()
+}
+
+// stopRetrying stops the retry goroutine and waits for it.
+func (s *Sink[T]) stopRetrying() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.retryDone
+}
+
+// now returns the time since the sink's epoch, from the monotonic clock.
+func (s *Sink[T]) now() int64 { return int64(time.Since(s.epoch)) }
+
+// waitUntil polls cond, with a backoff from 20 µs to 1 ms, until it holds
+// (nil) or ctx ends (ctx.Err()).
+func waitUntil(ctx context.Context, cond func() bool) error {
+	if cond() {
+		return nil
+	}
+	wait := 20 * time.Microsecond
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if cond() {
+				return nil
+			}
+			return ctx.Err()
+		case <-t.C:
+		}
+		if cond() {
+			return nil
+		}
+		wait = min(2*wait, time.Millisecond)
+		t.Reset(wait)
+	}
+}

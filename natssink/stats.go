@@ -1,0 +1,73 @@
+package natssink
+
+import "github.com/shardedsink/shardedsink/sink"
+
+// Stats is a snapshot of a Sink's counts, from [Sink.Stats]. It marshals to
+// JSON with snake_case keys.
+//
+// Every value pushed is in exactly one place: Pushed == Dropped + Queued +
+// InFlight + Acked + Failed, exactly once the sink is quiet (no push,
+// publish or ack under way), and after a Shutdown that returned nil Queued
+// and InFlight are zero, so Acked + Failed + Dropped == Pushed.
+type Stats struct {
+	Name string `json:"name"`
+	// Pushed counts the calls of Push: Drained + Queued + Dropped of the
+	// rings, so that a push touches no counter of its own.
+	Pushed uint64 `json:"pushed"`
+	// Dropped counts the values shed by full rings, or pushed once
+	// Shutdown had begun (the rings' own count).
+	Dropped uint64 `json:"dropped"`
+	// Queued counts the values accepted and not yet published: in the
+	// rings, or taken by a worker that waits for room (MaxInFlight).
+	Queued uint64 `json:"queued"`
+	// InFlight counts the values published and awaiting their ack or a
+	// retry; at most MaxInFlight.
+	InFlight int `json:"in_flight"`
+	// Acked counts the values the stream acknowledged: each is stored once.
+	Acked uint64 `json:"acked"`
+	// Duplicates counts the acks that said the stream already held the
+	// value (its Nats-Msg-Id): a retry after a lost ack. Each is in Acked
+	// once.
+	Duplicates uint64 `json:"duplicates"`
+	// Failed counts the values given up: out of attempts or budget, a
+	// permanent error, an Encode error, or given up by Shutdown. A value
+	// whose acks were all lost may be in the stream and in Failed.
+	Failed uint64 `json:"failed"`
+	// Retried counts the publishes after a value's first.
+	Retried uint64 `json:"retried"`
+	// LastError is the reason of the latest failure, or "".
+	LastError string `json:"last_error,omitempty"`
+	// Rings is the underlying sink's snapshot (shards, per-shard counts).
+	Rings sink.Stats `json:"rings"`
+}
+
+// Stats returns a snapshot of the counts. Each is read once, in an order
+// that keeps Queued from counting a value twice: a value moves from the
+// rings to a worker to a slot to Acked or Failed, and the later places are
+// read first. It allocates (the per-shard slice, LastError).
+func (s *Sink[T]) Stats() Stats {
+	acked, failed := s.acked.Load(), s.failed.Load()
+	inflight := s.inflight.Load()
+	st := Stats{
+		Name:       s.cfg.name,
+		Acked:      acked,
+		Duplicates: s.dups.Load(),
+		Failed:     failed,
+		Retried:    s.retried.Load(),
+		InFlight:   int(inflight),
+		Rings:      s.sink.Stats(),
+	}
+	r := &st.Rings
+	st.Pushed = r.Drained + uint64(r.Queued) + r.Dropped
+	st.Dropped = r.Dropped
+	// Drained counts the values taken from the rings: each is settled, in
+	// a slot, or with a worker that waits for a slot.
+	if out := acked + failed + uint64(inflight); r.Drained > out {
+		st.Queued = r.Drained - out
+	}
+	st.Queued += uint64(r.Queued)
+	if err := s.rep.lastError(); err != nil {
+		st.LastError = err.Error()
+	}
+	return st
+}
