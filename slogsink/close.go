@@ -106,7 +106,7 @@ func (c *core) close(ctx context.Context) error {
 		for i := range c.shards {
 			st := &c.shards[i]
 			if counts, total := st.takePending(); total != 0 {
-				if b := c.formatMarker(st, counts, total); b != nil {
+				if b := c.formatReport(counts, total); b != nil {
 					c.write(b.b, 0)
 					putBuffer(b)
 				}

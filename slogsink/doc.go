@@ -22,10 +22,11 @@
 //
 //  1. Handle never waits for the writer or a drain worker. It formats the
 //     record (as long as the synchronous Format handler would, plus one
-//     copy of the bytes), and makes one push into one ring. It takes a
-//     lock of its Handler's own for the formatting, so goroutines that log
-//     through one shared Handler format one at a time; a Handler made
-//     with With per request or worker has one caller. While its ring is
+//     copy of the bytes), and makes one push into one ring. With [JSON]
+//     and [Text] (the default) it takes no lock of slogsink's: goroutines
+//     format in parallel, through one Handler or many, as with slog's own
+//     handlers; another Format formats one record at a time per New
+//     (Options.Format). While its ring is
 //     more than a quarter full, one caller per 100 µs yields the processor
 //     (runtime.Gosched) before it logs, so that the drain worker, runnable
 //     but behind busy loggers in the run queue, gets a turn instead of
@@ -91,10 +92,11 @@
 //
 // Values are formatted in Handle, as by a synchronous handler: a pointer,
 // slice or map that the caller changes after logging is written as it was.
-// WithAttrs formats its attributes when it is called, as slog's handlers
-// do; it costs one call of Format plus the replay of the With calls from
-// the root on it (a With per request costs about what it costs the
-// synchronous handler, plus one handler allocation).
+// WithAttrs and WithGroup call their parent's Format handler's WithAttrs
+// and WithGroup, once, when they are called: the attributes are resolved
+// and formatted then and appended to the parent's formatted prefix, as
+// with slog's own handlers, and a With costs that call plus one small
+// allocation.
 //
 // # When records are lost, and how to size for none
 //

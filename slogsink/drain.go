@@ -93,18 +93,6 @@ func (c *core) timeTurn(start time.Time) {
 	}
 }
 
-// records returns the number of entries of es that are records, not
-// markers.
-func records(es []entry) int {
-	n := 0
-	for k := range es {
-		if !es[k].marker {
-			n++
-		}
-	}
-	return n
-}
-
 // write writes p, which holds whole records, n of them not markers, and
 // counts them: written, or failed when the Write fails, panics or calls
 // runtime.Goexit. A panic is recovered here, so it reaches neither the

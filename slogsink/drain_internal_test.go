@@ -37,7 +37,8 @@ func BenchmarkDrainTurn(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				for k := range batch {
-					eb, _ := lg.Handler().(*Handler).encode(context.Background(), one)
+					lh := lg.Handler().(*Handler)
+					eb, _ := h.c.format(context.Background(), lh.fmt, one, true, "")
 					batch[k] = makeEntry(eb.b, 0, false)
 					putBuffer(eb)
 				}

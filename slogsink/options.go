@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -41,8 +42,8 @@ type Options struct {
 	// Default slog.LevelInfo. Enabled checks it on the caller's goroutine.
 	Level slog.Leveler
 	// AddSource, as in slog.HandlerOptions, adds the caller's file and line.
-	// The PC is taken by the Logger on the caller's goroutine; the drain
-	// workers turn it into a file and line.
+	// The PC is taken by the Logger, and turned into a file and line by
+	// the Format handler, both on the goroutine that logs.
 	AddSource bool
 	// ReplaceAttr, as in slog.HandlerOptions, rewrites attributes. It runs
 	// on the goroutine that logs (and, for the attributes of With, on the
@@ -52,13 +53,20 @@ type Options struct {
 	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
 
 	// Format makes the handler that formats records: [JSON] (the
-	// default), [Text], or any other. It is called by New for each shard,
-	// and by every WithAttrs and WithGroup, with a writer of the handler's
-	// own as w and Level, AddSource and ReplaceAttr as opts. The handler it
-	// returns runs on the goroutine that logs; it must write every record
-	// it handles to w (in one Write or several) before its Handle returns,
-	// and must not keep w for anything else. A Format that returns nil is
-	// refused by New.
+	// default), [Text], or any other. New calls it once, with a writer of
+	// the handler's own as w and Level, AddSource and ReplaceAttr as opts;
+	// every WithAttrs and WithGroup calls the WithAttrs or WithGroup of
+	// its parent's Format handler, once. The handlers run on the goroutine
+	// that logs; each must write every record it handles to w (in one
+	// Write, several or none) before its Handle returns, and must not keep
+	// w for anything else. A Format that returns nil is refused by New.
+	//
+	// [JSON] and [Text] format with no lock of slogsink's: slog's handlers
+	// write each record in one Write and return its result, which tells
+	// slogsink whose record the bytes are. Any other Format's handlers
+	// share w with no such promise, so slogsink holds one lock per New
+	// across each of their Handle calls: goroutines that log through the
+	// handlers of one New then format one record at a time.
 	Format func(w io.Writer, opts *slog.HandlerOptions) slog.Handler
 
 	// Shards is the number of rings, each with one drain worker. Default
@@ -93,6 +101,7 @@ type Options struct {
 type settled struct {
 	hopts        slog.HandlerOptions
 	format       func(io.Writer, *slog.HandlerOptions) slog.Handler
+	direct       bool // format is JSON or Text: see formatWriter
 	shards       int
 	ringCapacity int
 	batchSize    int
@@ -151,6 +160,10 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	if s.format == nil {
 		s.format = JSON
 	}
+	// A func value compares only with nil; its code pointer says whether
+	// it is one of ours.
+	fp := reflect.ValueOf(s.format).Pointer()
+	s.direct = fp == reflect.ValueOf(JSON).Pointer() || fp == reflect.ValueOf(Text).Pointer()
 	if s.shards == 0 {
 		s.shards = DefaultShards
 	}
