@@ -44,6 +44,7 @@ type core struct {
 
 	written   atomic.Uint64 // records in Writes that succeeded
 	failed    atomic.Uint64 // records lost to an error or a panic
+	empty     atomic.Uint64 // records the Format handler wrote no bytes for
 	abandoned atomic.Uint64 // records given up on when Close's ctx ended
 	panics    atomic.Uint64 // recovered panics and Goexits
 	lastPanic atomic.Int64  // Unix ns of the last panic report; 0 before the first

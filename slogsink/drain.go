@@ -99,7 +99,7 @@ func (c *core) timeTurn(start time.Time) {
 // sink nor Close's caller.
 func (c *core) write(p []byte, n int) {
 	if len(p) == 0 {
-		return
+		return // n is 0: no record is empty (Handle counts those in Empty)
 	}
 	c.wmu.Lock()
 	returned := false

@@ -106,7 +106,8 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 // A Format handler (or its ReplaceAttr) that returns an error, panics or
 // calls runtime.Goexit loses that record only: it is counted in Errors
 // (a panic also in Panics) and OnError receives the error; the panic does
-// not reach the caller. ctx is passed to the Format handler and not kept.
+// not reach the caller. A record it writes no bytes for is counted in
+// Empty. ctx is passed to the Format handler and not kept.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	c := h.c
 	st := &c.shards[h.shard]
@@ -154,7 +155,10 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	b, err := c.format(ctx, f, r, true, "the Format handler")
 	if b == nil {
-		if err != nil && err != errRecovered { // a panic is counted by format
+		switch {
+		case err == nil:
+			c.empty.Add(1)
+		case err != errRecovered: // a panic is counted by format
 			c.failRecords(1, err)
 		}
 		return nil
