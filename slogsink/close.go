@@ -103,6 +103,7 @@ func (c *core) close(ctx context.Context) error {
 	fin := make(chan struct{})
 	go func() {
 		defer close(fin)
+		defer c.deliverErrors()
 		for i := range c.shards {
 			st := &c.shards[i]
 			if counts, total := st.takePending(); total != 0 {

@@ -22,7 +22,6 @@ type core struct {
 	sink   *sink.Sink[entry]
 	w      io.Writer
 	wmu    sync.Mutex // serialises the Writes
-	errMu  sync.Mutex // serialises the calls of OnError
 	opts   settled
 	logger *slog.Logger
 	shards []shardState
@@ -34,6 +33,7 @@ type core struct {
 	// made, with no attributes or groups, which formats the drop reports.
 	fw         formatWriter
 	rootFormat slog.Handler
+	errs       errorCalls
 
 	_ [cacheLine]byte
 	// closed is set by Close before it waits for inflight to reach zero on

@@ -22,7 +22,8 @@ const maxWrite = 256 << 10
 // Every record of the batch is counted once: written, failed (a Write that
 // failed, panicked or called runtime.Goexit, counted by write), or
 // abandoned (the ctx of the Drain call ended, which happens only when
-// Close's ctx ended first).
+// Close's ctx ended first). The errors go to OnError once the shard's lock
+// is released.
 func (c *core) drain(ctx context.Context, batch []entry) {
 	if len(batch) == 0 {
 		return
@@ -53,6 +54,7 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 		}
 		st.out = st.out[:0]
 		st.mu.Unlock()
+		c.deliverErrors()
 	}()
 	if st.out == nil {
 		// The Write buffer of the shard, at its full size once, so that
@@ -96,7 +98,8 @@ func (c *core) timeTurn(start time.Time) {
 // write writes p, which holds whole records, n of them not markers, and
 // counts them: written, or failed when the Write fails, panics or calls
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
-// sink nor Close's caller.
+// sink nor Close's caller. An error is queued for OnError, which the
+// caller calls once its own locks are released (deliverErrors).
 func (c *core) write(p []byte, n int) {
 	if len(p) == 0 {
 		return // n is 0: no record is empty (Handle counts those in Empty)
@@ -121,30 +124,11 @@ func (c *core) write(p []byte, n int) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		c.failRecords(n, err)
+		c.failed.Add(uint64(n))
+		c.queueError(err)
 		return
 	}
 	c.written.Add(uint64(n))
-}
-
-// failRecords counts n records lost to err and hands err to OnError, one
-// call at a time. A panic in OnError is recovered and counted; a Goexit in
-// it ends the goroutine after the counts are made.
-func (c *core) failRecords(n int, err error) {
-	c.failed.Add(uint64(n))
-	if c.opts.onError == nil {
-		return
-	}
-	c.errMu.Lock()
-	returned := false
-	defer func() {
-		c.errMu.Unlock()
-		if !returned {
-			c.reportPanic("OnError", recover())
-		}
-	}()
-	c.opts.onError(err)
-	returned = true
 }
 
 // panicReportEvery is the least time between two reports of recovered

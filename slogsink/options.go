@@ -87,9 +87,13 @@ type Options struct {
 	KeepLevel slog.Leveler
 
 	// OnError, when set, is called with every error of a Write to the
-	// writer (on a drain worker) and of the Format handler (on the
-	// goroutine that logs), one call at a time. It must not log through
-	// this handler. A panic in it is recovered and counted in Panics.
+	// writer and of the Format handler, one call at a time, outside every
+	// lock of slogsink's: on the goroutine that met the error (a drain
+	// worker, or the one that logs), or, when a call is in progress, on
+	// the goroutine making it, after it; nobody waits for a call of
+	// another. While one call lasts, up to 64 errors wait, and one error
+	// counts the rest. It must not log through this handler. A panic in
+	// it is recovered and counted in Panics.
 	OnError func(error)
 	// Logger receives the handler's own reports: the first recovered
 	// panic of each minute, with its stack. Default: a text logger on

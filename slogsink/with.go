@@ -69,7 +69,8 @@ func (c *core) apply(f slog.Handler, o op) (out slog.Handler) {
 	}
 	returned = true
 	if out == nil {
-		c.failRecords(0, fmt.Errorf("slogsink: the Format handler's %s returned nil", o.name()))
+		c.queueError(fmt.Errorf("slogsink: the Format handler's %s returned nil", o.name()))
+		c.deliverErrors()
 	}
 	return out
 }
