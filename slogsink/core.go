@@ -83,5 +83,5 @@ type shardState struct {
 
 	// Drain side: the shard's worker.
 	mu  sync.Mutex
-	out []byte // the Write being assembled
+	out []byte // the Write being assembled, at most maxWrite bytes
 }

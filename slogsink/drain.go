@@ -16,8 +16,9 @@ import (
 const maxWrite = 256 << 10
 
 // drain writes a batch: it copies the formatted records into Writes of at
-// most maxWrite bytes. With stealing off, a batch holds the entries of one
-// shard.
+// most maxWrite bytes, from a buffer of that size that the shard keeps; a
+// record longer than that is written alone, from its own bytes. With
+// stealing off, a batch holds the entries of one shard.
 //
 // Every record of the batch is counted once: written, failed (a Write that
 // failed, panicked or called runtime.Goexit, counted by write), or
@@ -31,12 +32,7 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	start := time.Now()
 	defer c.timeTurn(start)
 	st := &c.shards[batch[0].shard]
-	markers := 0
-	for k := range batch {
-		if batch[k].marker {
-			markers++
-		}
-	}
+	markers := len(batch) - records(batch)
 	// After the pops (the sink took the batch from the ring before this
 	// call), so queued never falls below the ring's length.
 	st.queued.Add(-int64(len(batch)))
@@ -48,41 +44,49 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	returned := false
 	defer func() {
 		if !returned {
-			// A Goexit in the writer (write counted out's records): the
+			// A Goexit in the writer (write counted its records): the
 			// records not yet copied are lost too.
 			c.failed.Add(uint64(records(batch[pos:])))
 		}
-		st.out = st.out[:0]
 		st.mu.Unlock()
 		c.deliverErrors()
 	}()
 	if st.out == nil {
-		// The Write buffer of the shard, at its full size once, so that
-		// the drain never allocates (a record longer than maxWrite grows
-		// it once).
-		st.out = make([]byte, 0, maxWrite)
+		st.out = make([]byte, 0, maxWrite) // once: the drain never allocates
 	}
 	out, n := st.out[:0], 0
 	for pos < len(batch) {
 		e := &batch[pos]
 		p := e.bytes()
-		if len(out) > 0 && len(out)+len(p) > maxWrite {
-			c.write(out, n)
-			out, n = out[:0], 0
-			if ctx.Err() != nil {
-				// Close's ctx has ended: give up on the rest.
-				c.abandoned.Add(uint64(records(batch[pos:])))
-				pos = len(batch)
-				break
+		rec := 1
+		if e.marker {
+			rec = 0
+		}
+		if len(out)+len(p) > maxWrite {
+			if len(out) > 0 {
+				c.write(out, n)
+				out, n = out[:0], 0
+				if ctx.Err() != nil {
+					break // Close's ctx has ended: give up on the rest
+				}
+			}
+			if len(p) > maxWrite {
+				pos++
+				c.write(p, rec)
+				if ctx.Err() != nil {
+					break
+				}
+				continue
 			}
 		}
 		out = append(out, p...)
-		if !e.marker {
-			n++
-		}
+		n += rec
 		pos++
 	}
-	st.out = out // keep the grown buffer
+	if pos < len(batch) {
+		c.abandoned.Add(uint64(records(batch[pos:])))
+		pos = len(batch)
+	}
 	c.write(out, n)
 	returned = true
 }
