@@ -62,16 +62,17 @@
 //     [DroppedMessage] record at level WARN whose "dropped" attribute is the
 //     number of records lost at that point of the handler's shard (and
 //     "dropped_by_level" the count per level): after the last record the
-//     shard accepted before them and before the first it accepted after.
-//     With one goroutine logging through a shard this is exact; with
+//     shard accepted before them and before the first it accepted after,
+//     in that record's ring slot. With one goroutine logging through a shard this is exact; with
 //     several, the report lands among the records they were logging at
 //     that moment. Drops not yet followed by a record are reported by
 //     Flush, or by Close after the last record. Records handled after
 //     Close are counted in Dropped and reported nowhere else.
 //  5. Errors are shed last: an eighth of each ring is a reserve that only
-//     records at or above Options.KeepLevel (default WARN) and the drop
-//     reports may fill. While records below KeepLevel are being shed,
-//     those at or above it are kept, until the reserve too is full.
+//     records at or above Options.KeepLevel (default WARN) may fill (the
+//     drop reports ride in their slots). While records below KeepLevel
+//     are being shed, those at or above it are kept, until the reserve
+//     too is full.
 //     [Stats].DroppedByLevel counts the drops per level.
 //  6. Order: every Handler (the one New returns, and every one that
 //     WithAttrs or WithGroup returns) sends its records through one shard,

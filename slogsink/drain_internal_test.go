@@ -40,7 +40,7 @@ func BenchmarkDrainTurn(b *testing.B) {
 				for k := range batch {
 					lh := lg.Handler().(*Handler)
 					eb, _ := h.c.format(context.Background(), lh.fmt, one, true, "")
-					batch[k] = makeEntry(eb.b, 0, false)
+					batch[k] = makeEntry(nil, eb.b, 0, false)
 					putBuffer(eb)
 				}
 				h.c.shards[0].queued.Add(int64(n)) // what the pushes would have added
@@ -85,7 +85,7 @@ func TestAnOutsizedRecordIsWrittenFromItsOwnBytesAndTheBufferKeepsItsSize(t *tes
 	defer h.Close(context.Background())
 	small := []byte("{\"msg\":\"small\"}\n")
 	huge := append(bytes.Repeat([]byte("x"), 1<<20), '\n')
-	batch := []entry{makeEntry(small, 0, false), makeEntry(huge, 0, false), makeEntry(small, 0, false)}
+	batch := []entry{makeEntry(nil, small, 0, false), makeEntry(nil, huge, 0, false), makeEntry(nil, small, 0, false)}
 	st := &h.c.shards[0]
 	st.queued.Add(int64(len(batch))) // what the pushes would have added
 	h.c.drain(context.Background(), batch)

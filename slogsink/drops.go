@@ -15,7 +15,7 @@ import (
 const DroppedMessage = "slogsink: dropped records"
 
 // drop counts one record of level bucket lv dropped on this shard, to be
-// reported by the next marker. The level count comes before the
+// reported by the next record or marker. The level count comes before the
 // hint, so a reporter that sees the hint finds the count (or an earlier
 // reporter has taken it).
 func (st *shardState) drop(lv int) {
@@ -47,31 +47,31 @@ func (st *shardState) givePending(counts [levels]uint64, total uint64) {
 	st.pendingHint.Add(total)
 }
 
-// reportDrops pushes a marker for the records dropped on shard i so far and
-// reports whether the ring took it (or there was nothing to report). When
-// the marker finds the ring full, the counts go back to pending for a later
-// record to report. Markers may use the whole ring, reserve included.
-func (c *core) reportDrops(i int) bool {
+// reportDrops pushes a marker, an entry that holds a drop report alone, for
+// the records dropped on shard i so far, where the ring has room for it
+// (reserve included); otherwise the counts go back to pending, for the
+// next record to report. Records carry their reports in their own slots
+// (see Handle); Flush pushes markers for the drops that no record follows.
+func (c *core) reportDrops(i int) {
 	st := &c.shards[i]
 	counts, total := st.takePending()
 	if total == 0 {
-		return true
+		return
 	}
 	if st.queued.Add(1) > int64(c.opts.ringCapacity) {
 		st.queued.Add(-1)
 		st.givePending(counts, total)
-		return false
+		return
 	}
 	b := c.formatReport(counts, total)
 	if b == nil {
 		// The Format handler failed on the report: it is lost (counted in
-		// Errors or Panics), the records it counted stay in Dropped, and
-		// the records that follow go on.
+		// Errors or Panics), the records it counted stay in Dropped.
 		st.queued.Add(-1)
-		return true
+		return
 	}
 	st.markers.Add(1)
-	en := makeEntry(b.b, i, true)
+	en := makeEntry(nil, b.b, i, true)
 	putBuffer(b)
 	if !c.handles[i].Push(en) {
 		// Not reached: queued, which admission kept at most the ring's
@@ -79,9 +79,7 @@ func (c *core) reportDrops(i int) bool {
 		st.markers.Add(-1)
 		st.queued.Add(-1)
 		st.givePending(counts, total)
-		return false
 	}
-	return true
 }
 
 // formatReport formats the drop report for counts with the root's Format

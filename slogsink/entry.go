@@ -7,7 +7,9 @@ package slogsink
 const inlineSize = 352
 
 // entry is what travels through the sink: the formatted bytes of one
-// record, or of a drop report (marker), in the slot itself when they fit. With the ring's sequence number a slot takes 400 bytes on
+// record, preceded by the drop report that goes in front of it if there is
+// one, or the bytes of a drop report alone (marker), in the slot itself
+// when they fit. With the ring's sequence number a slot takes 400 bytes on
 // 64-bit platforms.
 type entry struct {
 	big    []byte // the bytes, when longer than inlineSize
@@ -17,13 +19,16 @@ type entry struct {
 	inline [inlineSize]byte
 }
 
-// makeEntry copies p into a new entry of shard i.
-func makeEntry(p []byte, i int, marker bool) entry {
+// makeEntry copies report (nil for none) and then p into a new entry of
+// shard i.
+func makeEntry(report, p []byte, i int, marker bool) entry {
 	e := entry{shard: int32(i), marker: marker}
-	if len(p) <= inlineSize {
-		e.n = int32(copy(e.inline[:], p))
+	if n := len(report) + len(p); n <= inlineSize {
+		copy(e.inline[copy(e.inline[:], report):], p)
+		e.n = int32(n)
 	} else {
-		e.big = append([]byte(nil), p...)
+		e.big = make([]byte, 0, n)
+		e.big = append(append(e.big, report...), p...)
 	}
 	return e
 }

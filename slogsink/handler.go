@@ -98,10 +98,10 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 // A record is dropped and counted (see [Handler.Stats]) instead when its
 // shard's ring is full; below KeepLevel already when the ring is full but
 // for the reserve that only records at or above KeepLevel may use. A
-// dropped record costs no formatting. The next record the shard accepts is
-// preceded in the stream by a [DroppedMessage] record that says how many
-// were dropped, and at which levels. After [Handler.Close] every record is
-// dropped and counted.
+// dropped record costs no formatting. The next record the shard accepts
+// carries, in front of it in its own ring slot, a [DroppedMessage] record
+// that says how many were dropped, and at which levels. After
+// [Handler.Close] every record is dropped and counted.
 //
 // A Format handler (or its ReplaceAttr) that returns an error, panics or
 // calls runtime.Goexit loses that record only: it is counted in Errors
@@ -136,13 +136,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
-	// pendingHint is written only when a record is shed, so on the accept
-	// path this is a load of a line that stays in this core's cache. When a
-	// report of earlier drops cannot go in first, the record is dropped
-	// too: written ahead of the report, it would put the report after the
-	// gap instead of in it.
-	if q >= limit ||
-		st.pendingHint.Load() != 0 && !c.reportDrops(h.shard) {
+	if q >= limit {
 		st.drop(lv)
 		return nil
 	}
@@ -163,14 +157,39 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		}
 		return nil
 	}
+	// The report of earlier drops travels in this record's slot, in front
+	// of it: in the gap, and taking no room of its own. pendingHint is
+	// written only when a record is shed, so on the accept path this is a
+	// load of a line that stays in this core's cache.
+	var report *buffer
+	var counts [levels]uint64
+	var total uint64
+	if st.pendingHint.Load() != 0 {
+		if counts, total = st.takePending(); total != 0 {
+			// nil when the Format handler fails on it: counted there, and
+			// the records it counted stay in Dropped.
+			report = c.formatReport(counts, total)
+		}
+	}
 	if st.queued.Add(1) > limit {
 		st.queued.Add(-1)
 		putBuffer(b)
+		if report != nil {
+			putBuffer(report)
+			st.givePending(counts, total)
+		}
 		st.drop(lv)
 		return nil
 	}
-	en := makeEntry(b.b, h.shard, false)
+	var rb []byte
+	if report != nil {
+		rb = report.b
+	}
+	en := makeEntry(rb, b.b, h.shard, false)
 	putBuffer(b)
+	if report != nil {
+		putBuffer(report)
+	}
 	if !h.sh.Push(en) {
 		// Not reached: queued, which admission kept at most the ring's
 		// capacity, is never below the ring's length.

@@ -81,8 +81,9 @@ type Options struct {
 	BatchSize int
 	// KeepLevel is the level from which records are shed last: an eighth
 	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
-	// records at or above KeepLevel, and the drop reports, may fill, so
-	// that while records below it are being dropped, these are not.
+	// records at or above KeepLevel may fill (a drop report travels in the
+	// slot of the record after it), so that while records below it are
+	// being dropped, these are not.
 	// Default DefaultKeepLevel (slog.LevelWarn); read once, by New.
 	KeepLevel slog.Leveler
 
