@@ -93,6 +93,15 @@ func (c *core) close(ctx context.Context) error {
 		return err
 	}
 	if err := c.sink.Shutdown(ctx); err != nil {
+		// The sink's error wraps ctx's and says what it left; Close
+		// returns ctx.Err() itself, as its doc says (Abandoned counts what
+		// is left).
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return context.DeadlineExceeded // ctx's deadline passed before its timer fired
+		}
 		return err
 	}
 	// The workers have exited and nothing pushes any more: what is pending
