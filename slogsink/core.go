@@ -17,23 +17,23 @@ const cacheLine = 128
 
 // core is what every handler derived from one New shares. Its counters, and
 // those of shardState, are sync/atomic types, which keep 64-bit words
-// 8-byte aligned on 32-bit platforms too.
+// 8-byte aligned on 32-bit platforms too. The fields that every logging
+// call reads come first and share their cache lines with no field that
+// anything writes while the handler runs: the drain workers' and With's
+// words sit behind padding, so a logging call does not miss its cache
+// each time a worker takes the write lock.
 type core struct {
 	sink   *sink.Sink[entry]
 	w      io.Writer
-	wmu    sync.Mutex // serialises the Writes
 	opts   settled
 	logger *slog.Logger
 	shards []shardState
-	// handles[i] pushes into shard i; next is the round-robin cursor for
-	// the shards of derived handlers.
+	// handles[i] pushes into shard i.
 	handles []*sink.Handle[entry]
-	next    atomic.Uint64
-	// fw is the writer of every Format handler; rootFormat is the one New
-	// made, with no attributes or groups, which formats the drop reports.
-	fw         formatWriter
+	// rootFormat is the Format handler New made, with no attributes or
+	// groups, which formats the drop reports.
 	rootFormat slog.Handler
-	errs       errorCalls
+	epoch      time.Time
 
 	_ [cacheLine]byte
 	// closed is set by Close before it waits for inflight to reach zero on
@@ -42,6 +42,15 @@ type core struct {
 	closedDrops [levels]atomic.Uint64 // records handled after Close, per level
 	_           [cacheLine]byte
 
+	// fw is the writer of every Format handler: read by every logging
+	// call, its lock written only in locked mode (by every logging call).
+	fw formatWriter
+	_  [cacheLine]byte
+
+	next atomic.Uint64 // the round-robin cursor for the shards of derived handlers
+	_    [cacheLine]byte
+
+	wmu       sync.Mutex    // serialises the Writes
 	written   atomic.Uint64 // records in Writes that succeeded
 	failed    atomic.Uint64 // records lost to an error or a panic
 	empty     atomic.Uint64 // records the Format handler wrote no bytes for
@@ -54,7 +63,7 @@ type core struct {
 	// when a ring backs up.
 	writeStart atomic.Int64
 	lastAssist atomic.Int64 // the time of the last yield of a caller, in ns since epoch
-	epoch      time.Time
+	errs       errorCalls
 
 	closeOnce sync.Once
 	closeErr  error
@@ -69,9 +78,13 @@ type shardState struct {
 	// after the pops, so it is never below the ring's length. Admission
 	// keeps it at most the ring's capacity, so a push that passed
 	// admission always finds room.
-	queued   atomic.Int64
-	inflight atomic.Int64 // Handle and Flush calls between their closed check and their push
-	_        [cacheLine - 16]byte
+	queued atomic.Int64
+	_      [cacheLine - 8]byte
+	// inflight counts the Handle and Flush calls between their closed
+	// check and their push. Only they and Close touch it: it has a line
+	// of its own, apart from queued, which the worker writes.
+	inflight atomic.Int64
+	_        [cacheLine - 8]byte
 
 	// Written only when records are dropped and when their reports are
 	// pushed and drained.
