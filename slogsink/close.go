@@ -117,8 +117,8 @@ func (c *core) close(ctx context.Context) error {
 			st := &c.shards[i]
 			if counts, total := st.takePending(); total != 0 {
 				if b := c.formatReport(counts, total); b != nil {
-					c.write(b.b, 0)
-					putBuffer(b)
+					c.write(b.bytes(), 0)
+					putEntry(b)
 				}
 			}
 		}

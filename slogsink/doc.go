@@ -36,9 +36,8 @@
 //     Write or a lock held across one. A record that formats to at most
 //     352 bytes (five attributes with a time, a level and a message take
 //     about 150 in JSON, 250 with AddSource) allocates nothing: it is
-//     formatted into a scratch buffer from a sync.Pool that the call puts
-//     back, and copied into the ring slot. A longer record allocates its
-//     bytes once.
+//     formatted into an entry from a sync.Pool, which the push copies into
+//     the ring slot. A longer record allocates its bytes once.
 //  2. Output: the bytes the Format handler writes for the same records
 //     when called synchronously, in the same order per Handler: it is the
 //     Format handler, run on the caller. testing/slogtest passes, and a

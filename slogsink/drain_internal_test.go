@@ -40,8 +40,8 @@ func BenchmarkDrainTurn(b *testing.B) {
 				for k := range batch {
 					lh := lg.Handler().(*Handler)
 					eb, _ := h.c.format(context.Background(), lh.fmt, one, true, "")
-					batch[k] = makeEntry(nil, eb.b, 0, false)
-					putBuffer(eb)
+					batch[k] = *eb
+					putEntry(eb)
 				}
 				h.c.shards[0].queued.Add(int64(n)) // what the pushes would have added
 				b.StartTimer()

@@ -71,9 +71,10 @@ func (c *core) reportDrops(i int) {
 		return
 	}
 	st.markers.Add(1)
-	en := makeEntry(nil, b.b, i, true)
-	putBuffer(b)
-	if !c.handles[i].Push(en) {
+	b.shard, b.marker = int32(i), true
+	pushed := c.handles[i].Push(*b)
+	putEntry(b)
+	if !pushed {
 		// Not reached: queued, which admission kept at most the ring's
 		// capacity, is never below the ring's length.
 		st.markers.Add(-1)
@@ -86,7 +87,7 @@ func (c *core) reportDrops(i int) {
 // handler, which has no attributes or groups. It returns nil when the
 // Format handler fails on it; that error or panic is counted (Errors
 // without a record, or Panics) and reported.
-func (c *core) formatReport(counts [levels]uint64, total uint64) *buffer {
+func (c *core) formatReport(counts [levels]uint64, total uint64) *entry {
 	r := slog.NewRecord(time.Now(), slog.LevelWarn, DroppedMessage, 0)
 	var by [levels]slog.Attr
 	n := 0

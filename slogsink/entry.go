@@ -33,6 +33,26 @@ func makeEntry(report, p []byte, i int, marker bool) entry {
 	return e
 }
 
+// append appends p to e's bytes, inline while they fit.
+func (e *entry) append(p []byte) {
+	if e.big == nil {
+		if n := int(e.n) + len(p); n <= inlineSize {
+			copy(e.inline[e.n:], p)
+			e.n = int32(n)
+			return
+		}
+		e.big = append(make([]byte, 0, int(e.n)+len(p)), e.inline[:e.n]...)
+	}
+	e.big = append(e.big, p...)
+}
+
+func (e *entry) len() int {
+	if e.big != nil {
+		return len(e.big)
+	}
+	return int(e.n)
+}
+
 // bytes returns the formatted bytes of e.
 func (e *entry) bytes() []byte {
 	if e.big != nil {

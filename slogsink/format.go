@@ -15,55 +15,47 @@ import (
 //
 // Direct mode, for [JSON] and [Text]: slog's handlers make exactly one Write
 // per Handle, on the goroutine that calls Handle, and return what Write
-// returns. Write copies the bytes into a pooled buffer and returns the
-// buffer as its error, which Handle returns to the caller that called it:
+// returns. Write copies the bytes into a pooled entry and returns the
+// entry as its error, which Handle returns to the caller that called it:
 // the bytes find their record with no lock of slogsink's (slog holds its
 // own mutex for the Write, a copy of the bytes).
 //
 // Locked mode, for any other Format handler, which may write a record in
 // several Writes or none: mu is held across each Handle, and Write appends
-// to cur, the buffer of that Handle.
+// to cur, the entry of that Handle.
 type formatWriter struct {
 	direct bool
 	mu     sync.Mutex
-	cur    *buffer // under mu, in locked mode
+	cur    *entry // under mu, in locked mode
 }
 
 func (w *formatWriter) Write(p []byte) (int, error) {
 	if w.direct {
-		b := getBuffer()
-		b.b = append(b.b, p...)
-		return len(p), b
+		e := getEntry()
+		e.append(p)
+		return len(p), e
 	}
-	w.cur.b = append(w.cur.b, p...)
+	w.cur.append(p)
 	return len(p), nil
 }
 
-// buffer is the scratch space that one record is formatted into, on the
-// caller; its bytes are then copied into the entry that travels. In direct
-// mode it travels from Write back to the caller as Handle's error, which
-// is what its Error method is for; it never reaches the user.
-type buffer struct{ b []byte }
+// Error makes an entry an error, for Write to hand it back through Handle
+// in direct mode; it never reaches the user.
+func (*entry) Error() string { return "slogsink: a formatted record on its way to the caller" }
 
-func (*buffer) Error() string { return "slogsink: a formatted record on its way to the caller" }
+// entryPool recycles the entries that records are formatted into on the
+// caller and pushed from (the push copies the entry into its ring slot).
+// A caller takes one and puts it back within the same call, on the same P
+// as a rule, as slog's own handlers do with their buffers.
+var entryPool = sync.Pool{New: func() any { return new(entry) }}
 
-// bufPool recycles the scratch buffers. A caller takes one and puts it
-// back within the same call, on the same P as a rule, as slog's own
-// handlers do with theirs.
-var bufPool = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 512)} }}
+func getEntry() *entry { return entryPool.Get().(*entry) }
 
-// maxPooledBuffer is the largest buffer put back into bufPool: a record of
-// a megabyte should not pin a megabyte per pooled buffer.
-const maxPooledBuffer = 64 << 10
-
-func getBuffer() *buffer { return bufPool.Get().(*buffer) }
-
-func putBuffer(b *buffer) {
-	if cap(b.b) > maxPooledBuffer {
-		return
-	}
-	b.b = b.b[:0]
-	bufPool.Put(b)
+// putEntry puts e back, empty; its big bytes, if any, belong to the ring
+// slot it was pushed into, or to nobody.
+func putEntry(e *entry) {
+	e.big, e.n, e.marker = nil, 0, false
+	entryPool.Put(e)
 }
 
 // errRecovered is what format returns for a Format handler that panicked
@@ -71,14 +63,14 @@ func putBuffer(b *buffer) {
 var errRecovered = errors.New("slogsink: the Format handler panicked (recovered and counted)")
 
 // format runs f, a Format handler of c, on r and returns the bytes it
-// wrote in a pooled buffer for the caller to put back; nil and a nil error
+// wrote in a pooled entry for the caller to put back; nil and a nil error
 // when it wrote none; nil and its error when it returned one; nil and
 // errRecovered when it panicked or called runtime.Goexit: counted here in
 // Panics, and in Errors for a record (record true), before a Goexit goes
 // on. what names the call in the report.
-func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record bool, what string) (out *buffer, err error) {
+func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record bool, what string) (out *entry, err error) {
 	w := &c.fw
-	var b *buffer
+	var b *entry
 	returned := false
 	defer func() {
 		if !w.direct {
@@ -92,7 +84,7 @@ func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record
 		// counted.
 		p := recover()
 		if b != nil {
-			putBuffer(b)
+			putEntry(b)
 		}
 		if record {
 			c.failed.Add(1)
@@ -103,18 +95,18 @@ func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record
 	if w.direct {
 		err = f.Handle(ctx, r)
 		returned = true
-		if d, ok := err.(*buffer); ok {
-			return d, nil
+		if e, ok := err.(*entry); ok {
+			return e, nil
 		}
 		return nil, err // not reached with slog's handlers, which always Write
 	}
-	b = getBuffer()
+	b = getEntry()
 	w.mu.Lock()
 	w.cur = b
 	err = f.Handle(ctx, r)
 	returned = true
-	if err != nil || len(b.b) == 0 {
-		putBuffer(b)
+	if err != nil || b.len() == 0 {
+		putEntry(b)
 		return nil, err
 	}
 	return b, nil

@@ -161,7 +161,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	// of it: in the gap, and taking no room of its own. pendingHint is
 	// written only when a record is shed, so on the accept path this is a
 	// load of a line that stays in this core's cache.
-	var report *buffer
+	var report *entry
 	var counts [levels]uint64
 	var total uint64
 	if st.pendingHint.Load() != 0 {
@@ -173,24 +173,25 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	if st.queued.Add(1) > limit {
 		st.queued.Add(-1)
-		putBuffer(b)
+		putEntry(b)
 		if report != nil {
-			putBuffer(report)
+			putEntry(report)
 			st.givePending(counts, total)
 		}
 		st.drop(lv)
 		return nil
 	}
-	var rb []byte
+	en := b
 	if report != nil {
-		rb = report.b
+		en = getEntry()
+		*en = makeEntry(report.bytes(), b.bytes(), h.shard, false)
+		putEntry(report)
+		putEntry(b)
 	}
-	en := makeEntry(rb, b.b, h.shard, false)
-	putBuffer(b)
-	if report != nil {
-		putBuffer(report)
-	}
-	if !h.sh.Push(en) {
+	en.shard = int32(h.shard)
+	pushed := h.sh.Push(*en)
+	putEntry(en)
+	if !pushed {
 		// Not reached: queued, which admission kept at most the ring's
 		// capacity, is never below the ring's length.
 		st.queued.Add(-1)
