@@ -93,6 +93,15 @@ func (c *core) close(ctx context.Context) error {
 		return err
 	}
 	if err := c.sink.Shutdown(ctx); err != nil {
+		// The sink's error wraps ctx's and says what it left; Close
+		// returns ctx.Err() itself, as its doc says (Abandoned counts what
+		// is left).
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return context.DeadlineExceeded // ctx's deadline passed before its timer fired
+		}
 		return err
 	}
 	// The workers have exited and nothing pushes any more: what is pending
@@ -103,12 +112,13 @@ func (c *core) close(ctx context.Context) error {
 	fin := make(chan struct{})
 	go func() {
 		defer close(fin)
+		defer c.deliverErrors()
 		for i := range c.shards {
 			st := &c.shards[i]
 			if counts, total := st.takePending(); total != 0 {
-				if b := c.formatMarker(st, counts, total); b != nil {
-					c.write(b.b, 0)
-					putBuffer(b)
+				if b := c.formatReport(counts, total); b != nil {
+					c.write(b.bytes(), 0)
+					putEntry(b)
 				}
 			}
 		}

@@ -3,9 +3,8 @@
 // ordinary slog handler (JSON by default), and pushes its bytes into a
 // sharded sink (package sink), in the ring slot itself for a record of up
 // to 352 bytes; the sink's drain workers only copy the bytes of a batch
-// into one Write. When
-// the writer falls behind and a ring fills, records are shed and counted,
-// and the log itself says where: a record
+// into one Write. When the writer falls behind and a ring fills, records
+// are shed and counted, and the log itself says where: a record
 //
 //	{"level":"WARN","msg":"slogsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
 //
@@ -21,80 +20,74 @@
 // # Guarantees
 //
 //  1. Handle never waits for the writer or a drain worker. It formats the
-//     record (as long as the synchronous Format handler would, plus one
-//     copy of the bytes), and makes one push into one ring. It takes a
-//     lock of its Handler's own for the formatting, so goroutines that log
-//     through one shared Handler format one at a time; a Handler made
-//     with With per request or worker has one caller. While its ring is
-//     more than a quarter full, one caller per 100 µs yields the processor
+//     record (as the synchronous Format handler would, plus one copy of
+//     the bytes) and makes one push into one ring. With [JSON] and [Text]
+//     (the default) it takes no lock of slogsink's: goroutines format in
+//     parallel, through one Handler or many; another Format formats one
+//     record at a time per New (Options.Format). While its ring is more
+//     than a quarter full, one caller per 100 µs yields the processor
 //     (runtime.Gosched) before it logs, so that the drain worker, runnable
-//     but behind busy loggers in the run queue, gets a turn instead of
-//     waiting for the scheduler's 10 ms slices; not during the first
-//     millisecond of a Write, when the worker is still in it. So a few
-//     calls in a thousand pay a scheduler round, and no call waits for a
-//     Write or a lock held across one. A record that formats to at most
-//     352 bytes (five attributes with a time, a level and a message take
-//     about 150 in JSON, 250 with AddSource) allocates nothing: it is
-//     formatted into a scratch buffer from a sync.Pool that the call puts
-//     back, and copied into the ring slot. A longer record allocates its
-//     bytes once.
+//     but behind busy loggers, gets a turn instead of waiting for the
+//     scheduler's 10 ms slices (not in the first millisecond of a Write,
+//     when the worker is still in it): a few calls in a thousand pay a
+//     scheduler round. A record of up to 352 bytes (five attributes with a
+//     time, a level and a message take about 150 in JSON, 250 with
+//     AddSource) allocates nothing: it is formatted into an entry from a
+//     sync.Pool, which the push copies into the ring slot. A longer record
+//     allocates its bytes once.
 //  2. Output: the bytes the Format handler writes for the same records
 //     when called synchronously, in the same order per Handler: it is the
-//     Format handler, run on the caller. testing/slogtest passes, and a
-//     fuzz target checks the bytes against the synchronous handler
-//     (levels, every attribute kind, nested and empty groups, LogValuers,
-//     With chains, ReplaceAttr, AddSource). One difference: WithGroup("")
-//     returns the receiver, as slog.Handler's contract says, where slog's
-//     own handlers open a group named "" (through slog.Logger, which never
-//     passes an empty name, the two agree).
+//     Format handler, run on the caller. WithAttrs and WithGroup call their
+//     parent's Format handler's WithAttrs and WithGroup once, when they are
+//     called, so a With's attributes are resolved and formatted then, as
+//     with slog's own handlers, and a record's in Handle: a value changed
+//     afterwards is written as it was. testing/slogtest passes, and a fuzz
+//     target checks the bytes against the synchronous handler (every
+//     attribute kind, nested and empty groups, LogValuers, trees of Withs
+//     with values changed after them, ReplaceAttr, AddSource). One
+//     difference: WithGroup("") returns the receiver, as slog.Handler's
+//     contract says, where slog's handlers open a group named "" (through
+//     slog.Logger, which never passes an empty name, the two agree).
 //  3. Accounting: once Close has returned and [Handler.Done] is closed (at
 //     once when Close returned nil), the records handled are exactly
-//     Written + Dropped + Errors + Abandoned ([Stats]). Dropped: shed
-//     because a ring was full, or handled after Close. Errors: lost in a
-//     Write that failed or panicked, or in a Format handler (ReplaceAttr
-//     included) that returned an error or panicked; a panic costs its
-//     record or its Write only, is counted in Panics, never reaches the
-//     caller, and the first of each minute is logged through
+//     Written + Dropped + Errors + Abandoned + Empty ([Stats]). Dropped:
+//     shed because a ring was full, or handled after Close. Errors: lost
+//     in a Write that failed or panicked, or in a Format handler
+//     (ReplaceAttr included) that returned an error or panicked; a panic
+//     costs its record or its Write only, is counted in Panics, never
+//     reaches the caller, and the first of each minute is logged through
 //     Options.Logger. Abandoned: still buffered when Close's ctx ended.
+//     Empty: the Format handler wrote no bytes for them.
 //  4. Every drop is reported in the stream exactly once, by a
-//     [DroppedMessage] record at level WARN whose "dropped" attribute is the
-//     number of records lost at that point of the handler's shard (and
+//     [DroppedMessage] record at level WARN whose "dropped" attribute is
+//     the number of records lost at that point of the handler's shard (and
 //     "dropped_by_level" the count per level): after the last record the
-//     shard accepted before them and before the first it accepted after.
-//     With one goroutine logging through a shard this is exact; with
-//     several, the report lands among the records they were logging at
-//     that moment. Drops not yet followed by a record are reported by
-//     Flush, or by Close after the last record. Records handled after
-//     Close are counted in Dropped and reported nowhere else.
+//     shard accepted before them, in the slot of the first it accepted
+//     after. With one goroutine logging through a shard this is exact;
+//     with several, the report lands among the records they were logging
+//     at that moment. Drops that no record follows are reported by Flush,
+//     or by Close after the last record. Records handled after Close are
+//     counted in Dropped and reported nowhere else.
 //  5. Errors are shed last: an eighth of each ring is a reserve that only
-//     records at or above Options.KeepLevel (default WARN) and the drop
-//     reports may fill. While records below KeepLevel are being shed,
-//     those at or above it are kept, until the reserve too is full.
+//     records at or above Options.KeepLevel (default WARN) may fill (the
+//     reports ride in their slots): while records below it are shed, those
+//     at or above it are kept until the reserve too is full.
 //     [Stats].DroppedByLevel counts the drops per level.
-//  6. Order: every Handler (the one New returns, and every one that
-//     WithAttrs or WithGroup returns) sends its records through one shard,
-//     chosen round-robin when it is made, and each shard's records are
-//     written by one worker in the order they were accepted. So the
-//     records that one goroutine logs through one Handler (one
-//     slog.Logger) are written in the order it logged them. Records logged
-//     through different Handlers, even by one goroutine, may be written out
-//     of order; their time attributes say when they were logged. Shards: 1
-//     gives one order for every record.
+//  6. Order: every Handler (New's, and every one that WithAttrs or
+//     WithGroup returns) sends its records through one shard, chosen
+//     round-robin when it is made, and each shard's records are written by
+//     one worker in the order they were accepted. So the records one
+//     goroutine logs through one Handler (one slog.Logger) are written in
+//     the order it logged them; through different Handlers they may be
+//     written out of order (their times say when they were logged).
+//     Shards: 1 gives one order for every record.
 //  7. A drain turn is bounded: a worker takes at most BatchSize records
-//     (default 1024) and writes them in Writes of at most 256 KiB, then
-//     yields. One turn of 1024 records of about 150 bytes to a file took
-//     59 to 65 µs on a 2-core VM (BenchmarkDrainTurn, in
-//     testdata/bench.txt; bash slogsink/testdata/bench.sh).
+//     (default 1024) and writes them in Writes of at most 256 KiB from a
+//     buffer of that size (a longer record is written alone, from its own
+//     bytes), then yields.
 //  8. [Handler.Flush] waits until everything handled before it is written;
 //     [Handler.Close] writes what is buffered and stops the workers; both
-//     honour their ctx.
-//
-// Values are formatted in Handle, as by a synchronous handler: a pointer,
-// slice or map that the caller changes after logging is written as it was.
-// WithAttrs formats its attributes when it is called, as slog's handlers
-// do; it costs one call of Format plus the replay of the With calls from
-// the root on it (a With per request costs about what it costs the
-// synchronous handler, plus one handler allocation).
+//     honour their ctx, and Close returns ctx.Err() when it ends first.
 //
 // # When records are lost, and how to size for none
 //
@@ -108,19 +101,18 @@
 // eighth above it is the reserve of KeepLevel). The default ring of 8192
 // records per shard, 2 shards, holds 14,336 records below KeepLevel:
 // 143 ms of a stall at 100,000 records per second. A ring slot takes 400
-// bytes, so each doubling of RingCapacity costs 3.1 MiB per shard more. A writer that is slower
-// than the log on average sheds whatever the size; Stats and the drop
-// reports say how much. Close with a ctx that ends first leaves the
-// records it did not write counted in Abandoned.
+// bytes, so each doubling of RingCapacity costs 3.1 MiB per shard more. A
+// writer slower than the log on average sheds whatever the size; Stats and
+// the drop reports say how much.
 //
 // # Costs
 //
-// A logging call costs the format handler's own formatting (on the caller,
+// A logging call costs the Format handler's own formatting (on the caller,
 // as with the synchronous handler), one copy into a ring slot and one
-// push; it allocates nothing for up to five attributes and never waits for
-// the writer. The drain workers copy the records out and write them in
-// batches of at most 256 KiB. The measured figures (the HTTP shape, the Info
-// call, a drain turn), against slog.NewJSONHandler, and the command that
+// push; a With costs the Format handler's WithAttrs and one small
+// allocation. The drain workers copy the records out and write them in
+// batches. The measured figures against slog.NewJSONHandler (the HTTP
+// shape, a With, the Info call, a drain turn) and the command that
 // reproduces them are in docs/benchmarks.md ("Logging"):
 //
 //	bash slogsink/testdata/bench.sh

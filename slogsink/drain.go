@@ -16,13 +16,15 @@ import (
 const maxWrite = 256 << 10
 
 // drain writes a batch: it copies the formatted records into Writes of at
-// most maxWrite bytes. With stealing off, a batch holds the entries of one
-// shard.
+// most maxWrite bytes, from a buffer of that size that the shard keeps; a
+// record longer than that is written alone, from its own bytes. With
+// stealing off, a batch holds the entries of one shard.
 //
 // Every record of the batch is counted once: written, failed (a Write that
 // failed, panicked or called runtime.Goexit, counted by write), or
 // abandoned (the ctx of the Drain call ended, which happens only when
-// Close's ctx ended first).
+// Close's ctx ended first). The errors go to OnError once the shard's lock
+// is released.
 func (c *core) drain(ctx context.Context, batch []entry) {
 	if len(batch) == 0 {
 		return
@@ -30,12 +32,7 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	start := time.Now()
 	defer c.timeTurn(start)
 	st := &c.shards[batch[0].shard]
-	markers := 0
-	for k := range batch {
-		if batch[k].marker {
-			markers++
-		}
-	}
+	markers := len(batch) - records(batch)
 	// After the pops (the sink took the batch from the ring before this
 	// call), so queued never falls below the ring's length.
 	st.queued.Add(-int64(len(batch)))
@@ -47,40 +44,49 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 	returned := false
 	defer func() {
 		if !returned {
-			// A Goexit in the writer (write counted out's records): the
+			// A Goexit in the writer (write counted its records): the
 			// records not yet copied are lost too.
 			c.failed.Add(uint64(records(batch[pos:])))
 		}
-		st.out = st.out[:0]
 		st.mu.Unlock()
+		c.deliverErrors()
 	}()
 	if st.out == nil {
-		// The Write buffer of the shard, at its full size once, so that
-		// the drain never allocates (a record longer than maxWrite grows
-		// it once).
-		st.out = make([]byte, 0, maxWrite)
+		st.out = make([]byte, 0, maxWrite) // once: the drain never allocates
 	}
 	out, n := st.out[:0], 0
 	for pos < len(batch) {
 		e := &batch[pos]
 		p := e.bytes()
-		if len(out) > 0 && len(out)+len(p) > maxWrite {
-			c.write(out, n)
-			out, n = out[:0], 0
-			if ctx.Err() != nil {
-				// Close's ctx has ended: give up on the rest.
-				c.abandoned.Add(uint64(records(batch[pos:])))
-				pos = len(batch)
-				break
+		rec := 1
+		if e.marker {
+			rec = 0
+		}
+		if len(out)+len(p) > maxWrite {
+			if len(out) > 0 {
+				c.write(out, n)
+				out, n = out[:0], 0
+				if ctx.Err() != nil {
+					break // Close's ctx has ended: give up on the rest
+				}
+			}
+			if len(p) > maxWrite {
+				pos++
+				c.write(p, rec)
+				if ctx.Err() != nil {
+					break
+				}
+				continue
 			}
 		}
 		out = append(out, p...)
-		if !e.marker {
-			n++
-		}
+		n += rec
 		pos++
 	}
-	st.out = out // keep the grown buffer
+	if pos < len(batch) {
+		c.abandoned.Add(uint64(records(batch[pos:])))
+		pos = len(batch)
+	}
 	c.write(out, n)
 	returned = true
 }
@@ -93,25 +99,14 @@ func (c *core) timeTurn(start time.Time) {
 	}
 }
 
-// records returns the number of entries of es that are records, not
-// markers.
-func records(es []entry) int {
-	n := 0
-	for k := range es {
-		if !es[k].marker {
-			n++
-		}
-	}
-	return n
-}
-
 // write writes p, which holds whole records, n of them not markers, and
 // counts them: written, or failed when the Write fails, panics or calls
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
-// sink nor Close's caller.
+// sink nor Close's caller. An error is queued for OnError, which the
+// caller calls once its own locks are released (deliverErrors).
 func (c *core) write(p []byte, n int) {
 	if len(p) == 0 {
-		return
+		return // n is 0: no record is empty (Handle counts those in Empty)
 	}
 	c.wmu.Lock()
 	returned := false
@@ -133,30 +128,11 @@ func (c *core) write(p []byte, n int) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		c.failRecords(n, err)
+		c.failed.Add(uint64(n))
+		c.queueError(err)
 		return
 	}
 	c.written.Add(uint64(n))
-}
-
-// failRecords counts n records lost to err and hands err to OnError, one
-// call at a time. A panic in OnError is recovered and counted; a Goexit in
-// it ends the goroutine after the counts are made.
-func (c *core) failRecords(n int, err error) {
-	c.failed.Add(uint64(n))
-	if c.opts.onError == nil {
-		return
-	}
-	c.errMu.Lock()
-	returned := false
-	defer func() {
-		c.errMu.Unlock()
-		if !returned {
-			c.reportPanic("OnError", recover())
-		}
-	}()
-	c.opts.onError(err)
-	returned = true
 }
 
 // panicReportEvery is the least time between two reports of recovered

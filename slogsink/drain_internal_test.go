@@ -1,6 +1,7 @@
 package slogsink
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -37,9 +38,10 @@ func BenchmarkDrainTurn(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				for k := range batch {
-					eb, _ := lg.Handler().(*Handler).encode(context.Background(), one)
-					batch[k] = makeEntry(eb.b, 0, false)
-					putBuffer(eb)
+					lh := lg.Handler().(*Handler)
+					eb, _ := h.c.format(context.Background(), lh.fmt, one, true, "")
+					batch[k] = *eb
+					putEntry(eb)
 				}
 				h.c.shards[0].queued.Add(int64(n)) // what the pushes would have added
 				b.StartTimer()
@@ -60,3 +62,47 @@ func (s slogRecorder) Handle(_ context.Context, r slog.Record) error {
 }
 func (s slogRecorder) WithAttrs([]slog.Attr) slog.Handler { return s }
 func (s slogRecorder) WithGroup(string) slog.Handler      { return s }
+
+// writeLog keeps a copy of every Write it is given, and where its bytes
+// were.
+type writeLog struct {
+	writes [][]byte
+	at     []*byte
+}
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, bytes.Clone(p))
+	w.at = append(w.at, &p[0])
+	return len(p), nil
+}
+
+func TestAnOutsizedRecordIsWrittenFromItsOwnBytesAndTheBufferKeepsItsSize(t *testing.T) {
+	w := &writeLog{}
+	h, err := New(w, &Options{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	small := []byte("{\"msg\":\"small\"}\n")
+	huge := append(bytes.Repeat([]byte("x"), 1<<20), '\n')
+	batch := []entry{makeEntry(nil, small, 0, false), makeEntry(nil, huge, 0, false), makeEntry(nil, small, 0, false)}
+	st := &h.c.shards[0]
+	st.queued.Add(int64(len(batch))) // what the pushes would have added
+	h.c.drain(context.Background(), batch)
+
+	if got := cap(st.out); got != maxWrite {
+		t.Errorf("after a record of 1 MiB the shard's Write buffer holds %d bytes, want %d", got, maxWrite)
+	}
+	if len(w.writes) != 3 {
+		t.Fatalf("%d Writes, want 3: the small record, the huge one alone, the small one", len(w.writes))
+	}
+	if w.at[1] != &batch[1].big[0] {
+		t.Error("the outsized record was copied instead of written from its own bytes")
+	}
+	if !bytes.Equal(w.writes[0], small) || !bytes.Equal(w.writes[1], huge) || !bytes.Equal(w.writes[2], small) {
+		t.Error("the Writes do not hold the records in order")
+	}
+	if n := h.Written(); n != 3 {
+		t.Errorf("Written = %d, want 3", n)
+	}
+}

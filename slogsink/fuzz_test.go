@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,58 +18,57 @@ import (
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
-// FuzzMatchesSyncHandler builds records from the fuzz input (levels, every
-// attribute kind, nested and empty groups, LogValuers, With chains, a
-// ReplaceAttr) and logs them through slogsink and through the synchronous
+// FuzzMatchesSyncHandler decodes a program from the fuzz input (levels,
+// every attribute kind, nested and empty groups, LogValuers, a tree of With
+// calls, values changed after the Withs that hold them, a ReplaceAttr,
+// AddSource) and runs it through slogsink and through the synchronous
 // Format handler with the same options. With one shard the bytes written
-// must be the same; with several, every handler's records must come out
-// in its order and the lines must be the same. The seeds in
-// testdata/fuzz/FuzzMatchesSyncHandler run in go test:
+// must be the same; with several, the lines must be the same and every
+// handler's records must come out in its order. The seeds in
+// testdata/fuzz/FuzzMatchesSyncHandler are written from fuzzSeeds (see
+// TestFuzzSeedsAreUpToDate), and their run checks that each exercises what
+// its name says:
 //
 //	go test -run '^$' -fuzz FuzzMatchesSyncHandler -fuzztime 1m ./slogsink/
 func FuzzMatchesSyncHandler(f *testing.F) {
-	f.Add([]byte("\x00\x01\x02\x10abc\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c"))
-	f.Add([]byte("\x05\x01\x00\x02\x01g\x03\x07\x07\x07\x02\x02\x02\x02\x09\x0b\x0b\x0b"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in := &fuzzInput{data: data}
-		format := slogsink.JSON
-		if in.byte()%2 == 1 {
-			format = slogsink.Text
+		var sum programSummary
+		var replaced atomic.Int64
+		run := func(root func(hopts *slog.HandlerOptions) slog.Handler) {
+			in := &fuzzInput{data: data}
+			p := in.program(&fuzzCells{})
+			sum = p.summary
+			hopts := p.hopts(&replaced)
+			p.run(t, root(hopts))
 		}
-		shards := 1 + int(in.byte()%3)
-		hopts := &slog.HandlerOptions{Level: slog.LevelDebug - 8, AddSource: in.byte()%4 == 0, ReplaceAttr: replacers[int(in.byte())%len(replacers)]}
-		batch := 1 + int(in.byte())
-		prog := in.program()
 
-		want := make([]bytes.Buffer, len(prog.handlers)) // each handler's records alone
-		for k := range prog.handlers {
-			prog.run(prog.build(format(&want[k], hopts), k), k)
-		}
 		var ordered bytes.Buffer // every record, in program order
-		root := format(&ordered, hopts)
-		syncs := make([]slog.Handler, len(prog.handlers))
-		for k := range prog.handlers {
-			syncs[k] = prog.build(root, k)
-		}
-		prog.runAll(t, syncs)
+		run(func(hopts *slog.HandlerOptions) slog.Handler { return sum.format(&ordered, hopts) })
 		var got writes
-		h, err := slogsink.New(&got, &slogsink.Options{
-			Level: hopts.Level, AddSource: hopts.AddSource, ReplaceAttr: hopts.ReplaceAttr,
-			Format: format, Shards: shards, RingCapacity: 4096, BatchSize: batch,
-			Logger: quiet,
+		var h *slogsink.Handler
+		run(func(hopts *slog.HandlerOptions) slog.Handler {
+			var err error
+			h, err = slogsink.New(&got, &slogsink.Options{
+				Level: hopts.Level, AddSource: hopts.AddSource, ReplaceAttr: hopts.ReplaceAttr,
+				Format: sum.format, Shards: sum.shards, RingCapacity: 4096, BatchSize: sum.batch,
+				Logger: quiet,
+			})
+			require.NoError(t, err)
+			return h
 		})
-		require.NoError(t, err)
-		built := make([]slog.Handler, len(prog.handlers))
-		for k := range prog.handlers {
-			built[k] = prog.build(h, k)
-		}
-		prog.runAll(t, built)
 		require.NoError(t, h.Close(context.Background()))
-		require.Zero(t, h.Dropped())
-		require.Zero(t, h.Errors())
+		st := h.Stats()
+		require.Zero(t, st.Dropped)
+		require.Zero(t, st.Errors)
+		require.Equal(t, uint64(len(sum.byHandler)), st.Written)
 
+		wantLines := splitLines(ordered.String())
+		require.Len(t, wantLines, len(sum.byHandler), "the synchronous handler writes one line per record")
 		gotLines := got.lines()
-		if shards == 1 {
+		if name, ok := seedNames[string(data)]; ok {
+			checkSeed(t, name, sum, replaced.Load(), gotLines)
+		}
+		if sum.shards == 1 {
 			var all bytes.Buffer
 			for _, p := range got.all {
 				all.Write(p)
@@ -76,13 +76,16 @@ func FuzzMatchesSyncHandler(f *testing.F) {
 			require.Equal(t, ordered.String(), all.String(), "one shard: the same bytes in the same order")
 			return
 		}
-		var wantAll []string
-		for k := range want {
-			lines := splitLines(want[k].String())
-			wantAll = append(wantAll, lines...)
-			require.True(t, isSubsequence(lines, gotLines), "handler %d: its records out of order or missing", k)
+		require.ElementsMatch(t, wantLines, gotLines)
+		for k := range sum.handlers {
+			var mine []string
+			for i, l := range wantLines {
+				if sum.byHandler[i] == k {
+					mine = append(mine, l)
+				}
+			}
+			require.True(t, isSubsequence(mine, gotLines), "handler %d: its records out of order or missing", k)
 		}
-		require.ElementsMatch(t, wantAll, gotLines)
 	})
 }
 
@@ -103,6 +106,9 @@ func (in *fuzzInput) byte() byte {
 
 func (in *fuzzInput) more() bool { return in.pos < len(in.data) }
 
+// string reads a length (byte % 8) and that many characters: byte % 8 of
+// 0, 1 and 2 are quotes, backslash and newline; two runes of more than one
+// byte; and a byte of invalid UTF-8; any other is 'a' + byte % 26.
 func (in *fuzzInput) string() string {
 	n := int(in.byte() % 8)
 	var sb strings.Builder
@@ -121,11 +127,34 @@ func (in *fuzzInput) string() string {
 	return sb.String()
 }
 
-// fuzzProgram is a set of handlers, each a chain of With calls from the
-// root, and the records logged through each, in one global order.
+// The program's opcodes, one byte each: a derived handler (an even op a
+// WithGroup, an odd one a WithAttrs), a change of a cell's values, or a
+// record (any other byte).
+const (
+	opDeriveBelow = 16 // ops below it derive (while fewer than maxHandlers)
+	opMutateBelow = 24 // ops from opDeriveBelow up to it change a cell
+	maxHandlers   = 8
+	maxEvents     = 200
+	cellCount     = 3
+)
+
+// fuzzProgram is the header's options and a sequence of events: handlers
+// derived from handlers made before, cells changed, records logged.
 type fuzzProgram struct {
-	handlers [][]withOp
-	records  []fuzzRecord
+	text     bool
+	source   bool
+	replacer int
+	events   []fuzzEvent
+	summary  programSummary
+}
+
+type fuzzEvent struct {
+	derive  bool
+	from    int
+	op      withOp
+	mutate  *fuzzCell
+	handler int
+	r       slog.Record
 }
 
 type withOp struct {
@@ -133,45 +162,122 @@ type withOp struct {
 	attrs []slog.Attr
 }
 
-type fuzzRecord struct {
-	handler int
-	r       slog.Record
+// programSummary is what a program exercises, for the seeds' claims, and
+// the options the run needs.
+type programSummary struct {
+	text          bool
+	shards, batch int
+	source        bool
+	replacer      int
+	handlers      int
+	depth         int   // the longest With chain
+	records       []int // per handler
+	byHandler     []int // the handler of each record, in order
+	groups        int   // WithGroup calls
+	cellAttrs     int   // attributes that show a cell's values
+	mutatedAfter  int   // cell changes after a With that holds that cell
+	kinds         map[int]bool
+}
+
+func (s programSummary) format(w io.Writer, o *slog.HandlerOptions) slog.Handler {
+	if s.text {
+		return slogsink.Text(w, o)
+	}
+	return slogsink.JSON(w, o)
 }
 
 var at = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
-func (in *fuzzInput) program() *fuzzProgram {
-	p := &fuzzProgram{handlers: [][]withOp{nil}}
+// program decodes the input: the header (format, shards, AddSource,
+// ReplaceAttr, batch size), then the events. Its attributes that show cell
+// values read cells, so that two decodings over two sets of cells run the
+// same program on separate values.
+func (in *fuzzInput) program(cells *fuzzCells) *fuzzProgram {
+	p := &fuzzProgram{}
+	s := &p.summary
+	p.text = in.byte()%2 == 1
+	s.text = p.text
+	s.shards = 1 + int(in.byte()%3)
+	p.source = in.byte()%4 == 0
+	s.source = p.source
+	p.replacer = int(in.byte()) % len(replacers)
+	s.replacer = p.replacer
+	s.batch = 1 + int(in.byte())
+	s.handlers = 1
+	s.records = []int{0}
+	s.kinds = map[int]bool{}
+	depth := []int{0}
+	holds := []map[*fuzzCell]bool{{}} // the cells each handler's Withs hold
 	var pcs [1]uintptr
 	runtime.Callers(1, pcs[:])
-	for n := 0; in.more() && n < 200; n++ {
+	for n := 0; in.more() && n < maxEvents; n++ {
 		switch op := in.byte(); {
-		case op < 16 && len(p.handlers) < 8: // a derived handler
-			from := p.handlers[int(in.byte())%len(p.handlers)]
-			var o withOp
+		case op < opDeriveBelow && s.handlers < maxHandlers:
+			from := int(in.byte()) % s.handlers
+			e := fuzzEvent{derive: true, from: from}
+			held := map[*fuzzCell]bool{}
+			for c := range holds[from] {
+				held[c] = true
+			}
 			if op%2 == 0 {
-				o.group = in.string()
+				e.op.group = in.string()
+				if e.op.group != "" {
+					s.groups++
+				}
 			} else {
 				for range in.byte() % 4 {
-					o.attrs = append(o.attrs, in.attr(0))
+					e.op.attrs = append(e.op.attrs, in.attr(0, cells, s, held))
 				}
 			}
-			p.handlers = append(p.handlers, append(slices.Clip(from), o))
+			p.events = append(p.events, e)
+			depth = append(depth, depth[from]+1)
+			s.depth = max(s.depth, depth[from]+1)
+			holds = append(holds, held)
+			s.handlers++
+			s.records = append(s.records, 0)
+		case op < opMutateBelow:
+			c := &cells[int(in.byte())%cellCount]
+			for _, held := range holds {
+				if held[c] {
+					s.mutatedAfter++
+					break
+				}
+			}
+			p.events = append(p.events, fuzzEvent{mutate: c})
 		default:
 			level := slog.Level(int(in.byte()%20) - 8)
 			r := slog.NewRecord(at.Add(time.Duration(n)*time.Millisecond), level, in.string(), pcs[0])
 			for range in.byte() % 8 {
-				r.AddAttrs(in.attr(0))
+				r.AddAttrs(in.attr(0, cells, s, nil))
 			}
-			p.records = append(p.records, fuzzRecord{handler: int(in.byte()) % len(p.handlers), r: r})
+			k := int(in.byte()) % s.handlers
+			p.events = append(p.events, fuzzEvent{handler: k, r: r})
+			s.records[k]++
+			s.byHandler = append(s.byHandler, k)
 		}
 	}
 	return p
 }
 
-func (in *fuzzInput) attr(depth int) slog.Attr {
+// attrKinds is the number of attribute kinds attr decodes; attrCases is
+// the number of different ones (10 and 11 are both a group).
+const attrKinds, attrCases = 20, 19
+
+// attr decodes one attribute: a key, a kind (byte % attrKinds), its value.
+// held, when not nil, collects the cells the attribute shows.
+func (in *fuzzInput) attr(depth int, cells *fuzzCells, s *programSummary, held map[*fuzzCell]bool) slog.Attr {
 	key := in.string()
-	switch k := in.byte() % 16; k {
+	k := int(in.byte() % attrKinds)
+	s.kinds[min(k, 10)+max(k-11, 0)] = true // 10 and 11 are one case
+	cell := func() *fuzzCell {
+		c := &cells[int(in.byte())%cellCount]
+		s.cellAttrs++
+		if held != nil {
+			held[c] = true
+		}
+		return c
+	}
+	switch k {
 	case 0:
 		return slog.String(key, in.string())
 	case 1:
@@ -199,7 +305,7 @@ func (in *fuzzInput) attr(depth int) slog.Attr {
 		}
 		var as []any
 		for range in.byte() % 3 {
-			as = append(as, in.attr(depth+1))
+			as = append(as, in.attr(depth+1, cells, s, held))
 		}
 		return slog.Group(key, as...)
 	case 12:
@@ -208,9 +314,52 @@ func (in *fuzzInput) attr(depth int) slog.Attr {
 		return slog.Attr{}
 	case 14:
 		return slog.Any(key, nil)
-	default:
+	case 15:
 		return slog.Any(key, struct{ A, B int }{int(in.byte()), 3})
+	case 16:
+		return slog.Any(key, &cell().pub) // a pointer: marshalled when formatted
+	case 17:
+		return slog.Any(key, cell().m) // a map: likewise
+	case 18:
+		return slog.Any(key, cellValuer{c: cell()}) // resolved when formatted
+	default:
+		return slog.Any(key, cellValuer{c: cell(), group: true})
 	}
+}
+
+// fuzzCell holds values that the program changes after the Withs and
+// records that show them.
+type fuzzCell struct {
+	pub struct {
+		N int
+		S string
+	}
+	m map[string]int
+}
+
+type fuzzCells [cellCount]fuzzCell
+
+func (c *fuzzCell) change() {
+	c.pub.N++
+	c.pub.S += "x"
+	if c.m == nil {
+		c.m = map[string]int{}
+	}
+	c.m["v"] = c.pub.N
+}
+
+// cellValuer is a LogValuer that shows a cell's values at the time it is
+// resolved: N, or a group of N and S.
+type cellValuer struct {
+	c     *fuzzCell
+	group bool
+}
+
+func (v cellValuer) LogValue() slog.Value {
+	if v.group {
+		return slog.GroupValue(slog.Int("n", v.c.pub.N), slog.String("s", v.c.pub.S))
+	}
+	return slog.IntValue(v.c.pub.N)
 }
 
 // fuzzValuer is a LogValuer: a string, or a group holding it.
@@ -253,36 +402,43 @@ var replacers = []func([]string, slog.Attr) slog.Attr{
 	},
 }
 
-// build applies handler k's chain to root.
-func (p *fuzzProgram) build(root slog.Handler, k int) slog.Handler {
-	h := root
-	for _, o := range p.handlers[k] {
+// hopts are the program's handler options; calls counts the ReplaceAttr
+// calls.
+func (p *fuzzProgram) hopts(calls *atomic.Int64) *slog.HandlerOptions {
+	o := &slog.HandlerOptions{Level: slog.LevelDebug - 8, AddSource: p.source}
+	if rep := replacers[p.replacer]; rep != nil {
+		o.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			calls.Add(1)
+			return rep(groups, a)
+		}
+	}
+	return o
+}
+
+// run plays the events on root: each derived handler from the one made
+// before it, as a program would, values changed between the calls.
+func (p *fuzzProgram) run(t *testing.T, root slog.Handler) {
+	hs := []slog.Handler{root}
+	for _, e := range p.events {
 		switch {
-		case o.attrs != nil:
-			h = h.WithAttrs(o.attrs)
-		case o.group != "":
-			// As slog.Logger.WithGroup does: slog.Handler's contract says
-			// WithGroup("") returns the receiver, which slogsink does and
-			// slog's own handlers do not (they open a group named "").
-			h = h.WithGroup(o.group)
+		case e.derive:
+			h := hs[e.from]
+			switch {
+			case e.op.attrs != nil:
+				h = h.WithAttrs(e.op.attrs)
+			case e.op.group != "":
+				// As slog.Logger.WithGroup does: slog.Handler's contract
+				// says WithGroup("") returns the receiver, which slogsink
+				// does and slog's own handlers do not (they open a group
+				// named "").
+				h = h.WithGroup(e.op.group)
+			}
+			hs = append(hs, h)
+		case e.mutate != nil:
+			e.mutate.change()
+		default:
+			require.NoError(t, hs[e.handler].Handle(context.Background(), e.r.Clone()))
 		}
-	}
-	return h
-}
-
-// run logs handler k's records through h.
-func (p *fuzzProgram) run(h slog.Handler, k int) {
-	for _, r := range p.records {
-		if r.handler == k {
-			_ = h.Handle(context.Background(), r.r.Clone())
-		}
-	}
-}
-
-// runAll logs every record through its handler, in program order.
-func (p *fuzzProgram) runAll(t *testing.T, hs []slog.Handler) {
-	for _, r := range p.records {
-		require.NoError(t, hs[r.handler].Handle(context.Background(), r.r.Clone()))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +18,7 @@ func TestWarningsAreNotDroppedWhileInfoRecordsAre(t *testing.T) {
 		t.Run("KeepLevel="+levelName(keep), func(t *testing.T) {
 			// A held writer: the ring fills with INFO records and sheds
 			// them; the reserve still takes the records at or above
-			// KeepLevel, and the report in front of the first of them.
+			// KeepLevel, the report riding in the first one's slot.
 			got := writes{gate: make(chan struct{})}
 			h := newHandler(t, &got, &slogsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 1, KeepLevel: keep})
 			lg := slog.New(h)
@@ -29,7 +30,7 @@ func TestWarningsAreNotDroppedWhileInfoRecordsAre(t *testing.T) {
 				kept = keep.Level()
 				lg.Warn("shed like INFO") // below this KeepLevel
 			}
-			for i := range 7 { // 7 records and one report: the reserve of 8
+			for i := range 8 { // the reserve of 8
 				lg.Log(context.Background(), kept, "important", "i", i)
 			}
 			st := h.Stats()
@@ -55,14 +56,14 @@ func TestWarningsAreNotDroppedWhileInfoRecordsAre(t *testing.T) {
 					}
 				}
 			}
-			require.Equal(t, 7, important)
+			require.Equal(t, 8, important)
 			final := h.Stats()
 			want := map[string]uint64{}
 			for l, n := range final.DroppedByLevel {
 				want[l.String()] = n
 			}
 			require.Equal(t, want, reported, "the reports name the levels that lost records")
-			require.Equal(t, uint64(200+7+boolInt(keep != nil)), final.Written+final.Dropped)
+			require.Equal(t, uint64(200+8+boolInt(keep != nil)), final.Written+final.Dropped)
 		})
 	}
 }
@@ -109,4 +110,60 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// heldWriter blocks every Write until release is closed, and says on
+// entered when the first Write has begun.
+type heldWriter struct {
+	entered chan struct{}
+	once    sync.Once
+	release chan struct{}
+	writes
+}
+
+func (w *heldWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.entered) })
+	<-w.release
+	return w.writes.Write(p)
+}
+
+func TestTheReserveHoldsWarningsOnlyWhileInfoAndWarnInterleave(t *testing.T) {
+	// A stall: the worker is in a Write that does not return, the ring
+	// fills with INFO records to the reserve, and then INFO and WARN
+	// interleave. Each WARN follows a drop, so each carries a drop report;
+	// the reports must not take the reserve's slots.
+	const ring, reserve = 64, 64 / 8
+	w := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: ring, BatchSize: 1})
+	require.NoError(t, err)
+	lg := slog.New(h)
+	lg.Info("taken by the worker")
+	<-w.entered
+	for i := range ring - reserve {
+		lg.Info("fills the ring", "i", i)
+	}
+	require.Zero(t, h.Dropped(), "the ring holds %d records below the reserve", ring-reserve)
+	for i := range 20 {
+		lg.Info("shed")
+		lg.Warn("important", "i", i)
+	}
+	st := h.Stats()
+	require.Equal(t, uint64(20), st.DroppedByLevel[slog.LevelInfo])
+	require.Equal(t, uint64(20-reserve), st.DroppedByLevel[slog.LevelWarn],
+		"the reserve of %d slots keeps %d warnings: %+v", reserve, reserve, st)
+	close(w.release)
+	require.NoError(t, h.Close(bounded(t, 5*time.Second)))
+
+	var important int
+	var reported uint64
+	for _, l := range parse(t, w.lines()) {
+		switch l.Msg {
+		case "important":
+			important++
+		case slogsink.DroppedMessage:
+			reported += l.Dropped
+		}
+	}
+	require.Equal(t, reserve, important)
+	require.Equal(t, h.Dropped(), reported, "every drop is reported")
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,10 @@ import (
 
 	"github.com/shardedsink/shardedsink/slogsink"
 )
+
+// update makes the tests that check generated files (the fuzz seeds, the
+// table in docs/benchmarks.md) rewrite them instead.
+var update = flag.Bool("update", false, "rewrite the generated files that the drift tests check")
 
 // TestMain fails the package if a test leaves a goroutine behind: every
 // handler a test makes is closed, and Close must stop its workers.

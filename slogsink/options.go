@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -41,8 +42,8 @@ type Options struct {
 	// Default slog.LevelInfo. Enabled checks it on the caller's goroutine.
 	Level slog.Leveler
 	// AddSource, as in slog.HandlerOptions, adds the caller's file and line.
-	// The PC is taken by the Logger on the caller's goroutine; the drain
-	// workers turn it into a file and line.
+	// The PC is taken by the Logger, and turned into a file and line by
+	// the Format handler, both on the goroutine that logs.
 	AddSource bool
 	// ReplaceAttr, as in slog.HandlerOptions, rewrites attributes. It runs
 	// on the goroutine that logs (and, for the attributes of With, on the
@@ -52,13 +53,20 @@ type Options struct {
 	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
 
 	// Format makes the handler that formats records: [JSON] (the
-	// default), [Text], or any other. It is called by New for each shard,
-	// and by every WithAttrs and WithGroup, with a writer of the handler's
-	// own as w and Level, AddSource and ReplaceAttr as opts. The handler it
-	// returns runs on the goroutine that logs; it must write every record
-	// it handles to w (in one Write or several) before its Handle returns,
-	// and must not keep w for anything else. A Format that returns nil is
-	// refused by New.
+	// default), [Text], or any other. New calls it once, with a writer of
+	// the handler's own as w and Level, AddSource and ReplaceAttr as opts;
+	// every WithAttrs and WithGroup calls the WithAttrs or WithGroup of
+	// its parent's Format handler, once. The handlers run on the goroutine
+	// that logs; each must write every record it handles to w (in one
+	// Write, several or none) before its Handle returns, and must not keep
+	// w for anything else. A Format that returns nil is refused by New.
+	//
+	// [JSON] and [Text] format with no lock of slogsink's: slog's handlers
+	// write each record in one Write and return its result, which tells
+	// slogsink whose record the bytes are. Any other Format's handlers
+	// share w with no such promise, so slogsink holds one lock per New
+	// across each of their Handle calls: goroutines that log through the
+	// handlers of one New then format one record at a time.
 	Format func(w io.Writer, opts *slog.HandlerOptions) slog.Handler
 
 	// Shards is the number of rings, each with one drain worker. Default
@@ -73,15 +81,20 @@ type Options struct {
 	BatchSize int
 	// KeepLevel is the level from which records are shed last: an eighth
 	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
-	// records at or above KeepLevel, and the drop reports, may fill, so
-	// that while records below it are being dropped, these are not.
+	// records at or above KeepLevel may fill (a drop report travels in the
+	// slot of the record after it), so that while records below it are
+	// being dropped, these are not.
 	// Default DefaultKeepLevel (slog.LevelWarn); read once, by New.
 	KeepLevel slog.Leveler
 
 	// OnError, when set, is called with every error of a Write to the
-	// writer (on a drain worker) and of the Format handler (on the
-	// goroutine that logs), one call at a time. It must not log through
-	// this handler. A panic in it is recovered and counted in Panics.
+	// writer and of the Format handler, one call at a time, outside every
+	// lock of slogsink's: on the goroutine that met the error (a drain
+	// worker, or the one that logs), or, when a call is in progress, on
+	// the goroutine making it, after it; nobody waits for a call of
+	// another. While one call lasts, up to 64 errors wait, and one error
+	// counts the rest. It must not log through this handler. A panic in
+	// it is recovered and counted in Panics.
 	OnError func(error)
 	// Logger receives the handler's own reports: the first recovered
 	// panic of each minute, with its stack. Default: a text logger on
@@ -93,6 +106,7 @@ type Options struct {
 type settled struct {
 	hopts        slog.HandlerOptions
 	format       func(io.Writer, *slog.HandlerOptions) slog.Handler
+	direct       bool // format is JSON or Text: see formatWriter
 	shards       int
 	ringCapacity int
 	batchSize    int
@@ -151,6 +165,10 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	if s.format == nil {
 		s.format = JSON
 	}
+	// A func value compares only with nil; its code pointer says whether
+	// it is one of ours.
+	fp := reflect.ValueOf(s.format).Pointer()
+	s.direct = fp == reflect.ValueOf(JSON).Pointer() || fp == reflect.ValueOf(Text).Pointer()
 	if s.shards == 0 {
 		s.shards = DefaultShards
 	}

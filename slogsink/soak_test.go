@@ -8,8 +8,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"regexp"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -36,8 +38,6 @@ const (
 	writeBlock // until the round releases it: past Close's ctx
 	faultKinds
 )
-
-var faultNames = [faultKinds]string{"ok", "error", "panic", "goexit", "slow", "block"}
 
 // faultyWriter injects a fault into each Write with the round's odds, and
 // keeps what it was given whole, so that the round can check the lines.
@@ -89,12 +89,15 @@ func (w *faultyWriter) Write(p []byte) (int, error) {
 }
 
 // TestSoak runs rounds of loggers against a handler whose writer, Format
-// handler (ReplaceAttr) and OnError fail at random, with Flush and Close
-// at random moments and GOMAXPROCS 1 or 2. After each round it checks that
-// every record handled is counted once (Written + Dropped + Errors +
-// Abandoned), that Abandoned is zero when Close returned nil, that every
-// line written is whole, that no goroutine is left, and it bounds every
-// wait. Run it for longer with -soak 5m.
+// handler (ReplaceAttr, and a Format that writes nothing for some records)
+// and OnError fail at random, with Flush and Close at random moments and
+// GOMAXPROCS 1 or 2. After each round it checks that every record handled
+// is counted once (Written + Dropped + Errors + Abandoned + Empty), that
+// Abandoned is zero when Close returned nil, that every line written is
+// whole, that the writer received exactly Written records, each once, that
+// no goroutine is left, and it bounds every wait. It runs until each fault
+// has been injected at least once (and fails if one never is), at least
+// about 2 s. Run it for longer with -soak 5m.
 func TestSoak(t *testing.T) {
 	length := *soakFor
 	if length == 0 {
@@ -105,37 +108,58 @@ func TestSoak(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var rounds int
-	var faults [faultKinds]int64
-	var panics, errs, abandoned, closeErrs uint64
+	var fired [injectedKinds]int64
+	var panics, errs, abandoned uint64
+	allFired := func() bool {
+		for _, n := range fired {
+			if n == 0 {
+				return false
+			}
+		}
+		return true
+	}
 	end := time.Now().Add(length)
-	for seed := uint64(1); rounds == 0 || time.Now().Before(end); seed++ {
+	giveUp := end.Add(time.Minute) // to see every fault fire
+	for seed := uint64(1); rounds == 0 || time.Now().Before(end) || !allFired() && time.Now().Before(giveUp); seed++ {
 		r := soakRound(t, seed)
 		rounds++
-		for f := range faults {
-			faults[f] += r.faults[f]
+		for f := range fired {
+			fired[f] += r.fired[f]
 		}
 		panics += r.stats.Panics
 		errs += r.stats.Errors
 		abandoned += r.stats.Abandoned
-		if r.closeErr != nil {
-			closeErrs++
-		}
 		if t.Failed() {
 			t.Fatalf("round %d (seed %d) failed", rounds, seed)
 		}
 	}
 	var fs []string
-	for f, n := range faults {
-		fs = append(fs, fmt.Sprintf("%s=%d", faultNames[f], n))
+	for f, n := range fired {
+		fs = append(fs, fmt.Sprintf("%s=%d", injectedNames[f], n))
 	}
-	t.Logf("%d rounds in %v; writes %v; recovered panics %d, records lost to errors %d, abandoned %d, Close cut short %d times",
-		rounds, length, fs, panics, errs, abandoned, closeErrs)
+	t.Logf("%d rounds in %v; faults %v; recovered panics %d, records lost to errors %d, abandoned %d",
+		rounds, length, fs, panics, errs, abandoned)
+	for f, n := range fired {
+		require.Positive(t, n, "in %d rounds the soak never injected %s", rounds, injectedNames[f])
+	}
 }
 
+// The faults the soak injects beyond the writer's, counted per round.
+const (
+	replacePanic = int(faultKinds) + iota
+	replaceGoexit
+	onErrorPanic
+	emptyRecord // a record the Format handler writes nothing for
+	closeCut    // a Close whose ctx ended first
+	injectedKinds
+)
+
+var injectedNames = [injectedKinds]string{"write ok", "write error", "write panic", "write goexit", "slow write", "blocked write",
+	"ReplaceAttr panic", "ReplaceAttr goexit", "OnError panic", "empty record", "Close cut short"}
+
 type roundResult struct {
-	faults   [faultKinds]int64
-	stats    slogsink.Stats
-	closeErr error
+	fired [injectedKinds]int64
+	stats slogsink.Stats
 }
 
 func soakRound(t *testing.T, seed uint64) (res roundResult) {
@@ -147,7 +171,8 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	w.seed.Store(seed << 32)
 	w.odds = [faultKinds]int{writeOK: 40, writeError: rng.IntN(4), writePanic: rng.IntN(4), writeGoexit: rng.IntN(3), writeSlow: rng.IntN(10), writeBlock: rng.IntN(2)}
 	panicOdds := rng.IntN(20) // in 1000 records
-	jsonFormat := rng.IntN(4) != 0
+	format := []string{"json", "json", "text", "sampled"}[rng.IntN(4)]
+	var replacePanics, replaceGoexits, onErrorPanics atomic.Int64
 	opts := &slogsink.Options{
 		Level:        slog.LevelDebug - 4,
 		Shards:       1 + rng.IntN(4),
@@ -158,8 +183,10 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 			if a.Key == "boom" {
 				switch a.Value.Int64() {
 				case 1:
+					replacePanics.Add(1)
 					panic("injected ReplaceAttr panic")
 				case 2:
+					replaceGoexits.Add(1)
 					runtime.Goexit()
 				}
 			}
@@ -169,12 +196,19 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	if rng.IntN(2) == 0 {
 		opts.KeepLevel = slog.Level(rng.IntN(12) - 4)
 	}
-	if !jsonFormat {
+	seen := new(atomic.Int64)
+	switch format {
+	case "text":
 		opts.Format = slogsink.Text
+	case "sampled": // writes every other record, in the locked mode
+		opts.Format = func(w io.Writer, o *slog.HandlerOptions) slog.Handler {
+			return sampler{slog.NewJSONHandler(w, o), 2, seen}
+		}
 	}
 	if rng.IntN(3) == 0 {
 		opts.OnError = func(error) {
 			if rand.IntN(4) == 0 {
+				onErrorPanics.Add(1)
 				panic("injected OnError panic")
 			}
 		}
@@ -203,7 +237,7 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 					boom = 1 + r.IntN(2)
 				}
 				handled.Add(1)
-				lg.Log(context.Background(), level, "soak", "i", i, "boom", boom, "pad", i%7)
+				lg.Log(context.Background(), level, "soak", "i", i, "boom", boom, "pad", i%7, "id", p<<20|i)
 				if r.IntN(64) == 0 {
 					runtime.Gosched()
 				}
@@ -239,13 +273,13 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	ctx2, cancel2 := closeCtx()
 	var err2 error
 	ctl.Go(func() { err2 = h.Close(ctx2) })
-	res.closeErr = h.Close(ctx1)
+	closeErr := h.Close(ctx1)
 	cancel1()
 	stop.Store(true)
 	wg.Wait()
 	ctl.Wait()
 	cancel2()
-	if res.closeErr == nil {
+	if closeErr == nil {
 		require.True(t, err2 == nil || errors.Is(err2, context.Canceled) || errors.Is(err2, context.DeadlineExceeded), "second Close: %v", err2)
 	}
 
@@ -257,23 +291,46 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	}
 	st := h.Stats()
 	res.stats = st
-	for f := range res.faults {
-		res.faults[f] = w.counts[f].Load()
+	for f := range faultKinds {
+		res.fired[f] = w.counts[f].Load()
 	}
-	require.Equal(t, uint64(handled.Load()), st.Written+st.Dropped+st.Errors+st.Abandoned,
+	res.fired[replacePanic] = replacePanics.Load()
+	res.fired[replaceGoexit] = replaceGoexits.Load()
+	res.fired[onErrorPanic] = onErrorPanics.Load()
+	res.fired[emptyRecord] = int64(st.Empty)
+	if closeErr != nil {
+		res.fired[closeCut] = 1
+	}
+	require.Equal(t, uint64(handled.Load()), st.Written+st.Dropped+st.Errors+st.Abandoned+st.Empty,
 		"seed %d: handled %d, stats %+v", seed, handled.Load(), st)
-	if res.closeErr == nil {
+	if closeErr == nil {
 		require.Zero(t, st.Abandoned, "seed %d: Close returned nil", seed)
 	}
-	if jsonFormat {
-		w.mu.Lock()
-		sc := bufio.NewScanner(bytes.NewReader(w.out.Bytes()))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			require.True(t, json.Valid(sc.Bytes()), "seed %d: a line is not whole: %q", seed, sc.Text())
-		}
-		w.mu.Unlock()
+	// The writer writes a Write whole or not at all, so the records it
+	// received are exactly those counted in Written, each once.
+	id := regexp.MustCompile(`"id":(\d+)`)
+	if format == "text" {
+		id = regexp.MustCompile(`(?:^| |\.)id=(\d+)`)
 	}
+	w.mu.Lock()
+	ids := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(w.out.Bytes()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if format != "text" {
+			require.True(t, json.Valid(line), "seed %d: a line is not whole: %q", seed, line)
+		}
+		if bytes.Contains(line, []byte(slogsink.DroppedMessage)) {
+			continue
+		}
+		m := id.FindSubmatch(line)
+		require.NotNil(t, m, "seed %d: a line without its id: %q", seed, line)
+		require.False(t, ids[string(m[1])], "seed %d: record %s written twice", seed, m[1])
+		ids[string(m[1])] = true
+	}
+	w.mu.Unlock()
+	require.Equal(t, st.Written, uint64(len(ids)), "seed %d: the writer received %d records, Written says %d", seed, len(ids), st.Written)
 	goleak.VerifyNone(t, before)
 	return res
 }

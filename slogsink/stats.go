@@ -34,7 +34,7 @@ func levelIndex(l slog.Level) int {
 // Once Close has returned and [Handler.Done] is closed (at once, when
 // Close returned nil), and nobody logs any more, the counts add up:
 //
-//	records handled = Written + Dropped + Errors + Abandoned
+//	records handled = Written + Dropped + Errors + Abandoned + Empty
 //
 // [DroppedMessage] records are in none of them.
 type Stats struct {
@@ -61,6 +61,9 @@ type Stats struct {
 	// because Close's ctx ended first: those a drain worker gave up on,
 	// and, once Done is closed, those left in the rings.
 	Abandoned uint64 `json:"abandoned"`
+	// Empty counts the records that the Format handler wrote no bytes for
+	// (a Format handler that samples, say): there was nothing to write.
+	Empty uint64 `json:"empty"`
 }
 
 // Stats returns a snapshot of the counters. Each is read once; under
@@ -73,6 +76,7 @@ func (h *Handler) Stats() Stats {
 		Errors:         c.failed.Load(),
 		Panics:         c.panics.Load(),
 		Abandoned:      c.abandoned.Load(),
+		Empty:          c.empty.Load(),
 		DroppedByLevel: make(map[slog.Level]uint64),
 	}
 	for lv := range levels {

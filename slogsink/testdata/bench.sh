@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates slogsink/testdata/bench.txt, the figures behind the package
-# doc's tables: the HTTP shape, the Info call, and one drain turn.
+# Regenerates slogsink/testdata/bench.txt, the figures behind the Logging
+# section of docs/benchmarks.md, and then that section's table from it (the
+# table is generated: TestBenchmarksDocMatchesBenchTxt checks it): the HTTP
+# shape, a With, the Info call on a With chain and from 1 to 64 goroutines,
+# and one drain turn.
 #
 #	bash slogsink/testdata/bench.sh            # 3 runs of each
 #	COUNT=10 bash slogsink/testdata/bench.sh   # for benchstat
@@ -9,10 +12,13 @@ cd "$(dirname "$0")/../.."
 count=${COUNT:-3}
 out=slogsink/testdata/bench.txt
 {
-	echo "# $(date -u +%FT%TZ) $(go version) GOMAXPROCS=${GOMAXPROCS:-$(nproc)} load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH), GOMAXPROCS=${GOMAXPROCS:-$(nproc)}, $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 	go test -run '^$' -bench 'HTTP' -benchtime 20000x -count "$count" ./slogsink/
-	go test -run '^$' -bench 'Info/writer=file' -count "$count" ./slogsink/
-	go test -run '^$' -bench 'Info/writer=slow' -count "$count" ./slogsink/
+	go test -run '^$' -bench 'With/records=0$' -benchtime 200000x -count "$count" ./slogsink/
+	go test -run '^$' -bench 'InfoOnAChain' -benchtime 200000x -count "$count" ./slogsink/
+	go test -run '^$' -bench 'Info$/writer=file' -count "$count" ./slogsink/
+	go test -run '^$' -bench 'Info$/writer=slow' -count "$count" ./slogsink/
 	go test -run '^$' -bench 'DrainTurn' -benchtime 200x -count "$count" ./slogsink/
-	echo "# end load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"
+go test ./slogsink/ -run TestBenchmarksDocMatchesBenchTxt -update
