@@ -153,13 +153,19 @@ type Config[T any] struct {
 	// clamped to RingCapacity.
 	BatchSize int
 	// Ring creates each shard's ring. It must return a ring whose Cap is
-	// exactly the capacity asked for. Default vyukov.Factory[T]. Shutdown
-	// closes the rings: a ring with a method Close() bool that is one
-	// atomic step with respect to every push (vyukov.Ring's contract: a
-	// push either took effect before the close or fails) is closed as it
-	// is, at no cost to a push; any other ring (mutex, chanring) gets a
-	// guard that counts the pushes in flight, two atomic read-modify-writes
-	// per push on a word the shard's producers share.
+	// exactly the capacity asked for. Default vyukov.Factory[T]: lock-free,
+	// and of this module's backends the one with a closed mark of its own
+	// and the ForcePush that DropOldest needs. Swap it to compare backends
+	// or for a ring that is simpler to reason about: mutex.Factory[T]
+	// (ring/mutex), the simplest correct ring, or chanring.Factory[T]
+	// (ring/chanring), a buffered Go channel, the baseline of what Go
+	// programs use (see the example). Shutdown closes the rings: a ring
+	// with a method Close() bool that is one atomic step with respect to
+	// every push (vyukov.Ring's contract: a push either took effect before
+	// the close or fails) is closed as it is, at no cost to a push; any
+	// other ring (mutex, chanring) gets a guard that counts the pushes in
+	// flight, two atomic read-modify-writes per push on a word the shard's
+	// producers share.
 	Ring ring.Factory[T]
 	// OverloadInterval is how often the overload monitor sums the drop
 	// counters. Default 5 s.
