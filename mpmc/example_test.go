@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/mpmc"
+	"github.com/shardedsink/shardedsink/ring/mutex"
 )
 
 // Two senders and two receivers on a channel that holds two messages.
@@ -160,4 +161,34 @@ func ExampleReceiver_Closed() {
 		fmt.Println("still open")
 	}
 	// Output: closed
+}
+
+// BoundedOn runs a channel over a ring of any backend, here ring/mutex's (one
+// lock around a circular slice), to compare it with the lock-free ring that
+// Bounded uses, or to reason about a simpler one. The channel owns the ring
+// from then on, and its capacity is the ring's. It behaves as any other
+// channel; a ring that cannot close itself, as this one, costs each send and
+// receive two atomic read-modify-writes more (go test -run '^$' -bench
+// 'TryPath|WaitPath' ./mpmc/ measures them: rows BoundedOn_plain_vyukov
+// against BoundedOn_closable_vyukov).
+func ExampleBoundedOn() {
+	ctx := context.Background()
+	tx, rx := mpmc.BoundedOn[string](mutex.New[string](2))
+	fmt.Println("capacity:", tx.Cap())
+	_ = tx.Send(ctx, "a")
+	_ = tx.Send(ctx, "b")
+	fmt.Println(tx.TrySend("c")) // full: a Send would wait for room
+
+	tx.Release() // the last sender: the channel closes, its values stay
+	for v := range rx.All(ctx) {
+		fmt.Println(v)
+	}
+	fmt.Println("closed:", rx.IsClosed())
+	rx.Release()
+	// Output:
+	// capacity: 2
+	// mpmc: channel is full
+	// a
+	// b
+	// closed: true
 }

@@ -25,7 +25,9 @@ const (
 	DefaultStealItems       = 64
 	// DefaultPollSleep is the sleep between two looks at the rings of an
 	// idle worker in [IdlePoll] mode: the original's 100 µs. Go's timers
-	// on small Linux VMs stretch it to about 1 ms; see the package doc.
+	// on small Linux VMs stretch it to about 1 ms (its effect on latency:
+	// go run ./bench/idle -mode poll; docs/benchmarks.md, "Idle workers
+	// (sink)").
 	DefaultPollSleep = 100 * time.Microsecond
 	// DefaultWakeRecheck is the longest a worker sleeps in [IdleWake] mode
 	// before it looks at its ring again without being woken: the safety net
@@ -57,10 +59,11 @@ const (
 	// it with a compare-and-swap and sends on the doorbell without blocking;
 	// only the producer that wins the swap pays for the send.
 	//
-	// The flag store and the ring check on the worker's side, and the push
-	// and the flag load on the producer's, form a Dekker pair (the package
-	// doc, "Idle workers", says which instructions form it). A ring whose Len
-	// is not synchronised with its push could let a doorbell slip; the
+	// With the default [vyukov] ring no doorbell slips: the flag store and
+	// the ring check on the worker's side, and the push and the flag load on
+	// the producer's, form a Dekker pair (docs/design.md, "sink: mechanism",
+	// says which instructions form it). A ring whose Len is not synchronised
+	// with its push (ring/chanring's) could let a doorbell slip; the
 	// sleeping worker then finds the value when its safety-net timer,
 	// [Config.IdleSleep] (default [DefaultWakeRecheck]), fires.
 	//
@@ -72,11 +75,12 @@ const (
 	// worker ever sets; only [Sink.Flush] and [Sink.Shutdown] cut a sleep
 	// short. It costs CPU while idle and bounds the latency of an
 	// idle sink by the real length of a short sleep, which is about 1 ms on
-	// small Linux VMs.
+	// small Linux VMs (see [DefaultPollSleep]).
 	IdlePoll
 	// idleBackoff is adaptive polling (IdleSleep doubling up to
 	// DefaultWakeRecheck, reset by work). It is measured against the other
-	// two in the package benchmarks and not offered (see the package doc):
+	// two in the package benchmarks and not offered (docs/design.md, "sink:
+	// mechanism", says why):
 	// Config.Idle rejects it, and only the unexported Config.backoff selects
 	// it.
 	idleBackoff
@@ -149,13 +153,19 @@ type Config[T any] struct {
 	// clamped to RingCapacity.
 	BatchSize int
 	// Ring creates each shard's ring. It must return a ring whose Cap is
-	// exactly the capacity asked for. Default vyukov.Factory[T]. Shutdown
-	// closes the rings: a ring with a method Close() bool that is one
-	// atomic step with respect to every push (vyukov.Ring's contract: a
-	// push either took effect before the close or fails) is closed as it
-	// is, at no cost to a push; any other ring (mutex, chanring) gets a
-	// guard that counts the pushes in flight, two atomic read-modify-writes
-	// per push on a word the shard's producers share.
+	// exactly the capacity asked for. Default vyukov.Factory[T]: lock-free,
+	// and of this module's backends the one with a closed mark of its own
+	// and the ForcePush that DropOldest needs. Swap it to compare backends
+	// or for a ring that is simpler to reason about: mutex.Factory[T]
+	// (ring/mutex), the simplest correct ring, or chanring.Factory[T]
+	// (ring/chanring), a buffered Go channel, the baseline of what Go
+	// programs use (see the example). Shutdown closes the rings: a ring
+	// with a method Close() bool that is one atomic step with respect to
+	// every push (vyukov.Ring's contract: a push either took effect before
+	// the close or fails) is closed as it is, at no cost to a push; any
+	// other ring (mutex, chanring) gets a guard that counts the pushes in
+	// flight, two atomic read-modify-writes per push on a word the shard's
+	// producers share.
 	Ring ring.Factory[T]
 	// OverloadInterval is how often the overload monitor sums the drop
 	// counters. Default 5 s.
@@ -244,11 +254,10 @@ type Config[T any] struct {
 	// shard's byte counter, a locked instruction like the ring's own
 	// compare-and-swap, so a push costs up to about twice as much; `bash
 	// bench/pushcost/budget.sh` measures it (BenchmarkBudget, with the
-	// alternative of one counter for the sink, which all CPUs would share)
-	// and the push of a sink without a budget against the push before the
-	// budget existed, whose instructions it runs unchanged (internal/hotpath
-	// holds their listing). The worker gives bytes back with one add per
-	// Drain call and shard. Stats().QueuedBytes reports the bytes held.
+	// alternative of one counter for the sink, which all CPUs would share),
+	// and that a sink without a budget pushes as before the budget existed.
+	// The worker gives bytes back with one add per Drain call and shard.
+	// Stats().QueuedBytes reports the bytes held.
 	// Default 0: no bound but the slots.
 	MaxQueuedBytes int
 

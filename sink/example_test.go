@@ -3,6 +3,7 @@ package sink_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"expvar"
 	"fmt"
 	"hash/maphash"
@@ -12,6 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardedsink/shardedsink/ring"
+	"github.com/shardedsink/shardedsink/ring/chanring"
+	"github.com/shardedsink/shardedsink/ring/mutex"
+	"github.com/shardedsink/shardedsink/ring/vyukov"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -157,4 +162,57 @@ func ExampleSink_Stats() {
 	}
 	fmt.Printf("%s: %d shards, %d dropped, %d queued\n", st.Name, st.Shards, st.Dropped, st.Queued)
 	// Output: events: 2 shards, 0 dropped, 0 queued
+}
+
+// Config.Ring swaps the ring behind every shard; nothing else changes, and
+// every backend keeps the sink's guarantees. Keep the default, ring/vyukov,
+// for lock-free pushes: its closed mark costs a push nothing, and it is the
+// one backend that DropOldest can use. Swap in ring/mutex for a backend that
+// is simple to reason about, or to compare the lock-free ring with a lock,
+// and ring/chanring, a buffered Go channel, for the baseline of what a Go
+// program would use instead. Both cost a push their lock plus a guard that
+// counts the pushes in flight for Shutdown, and over chanring an idle worker
+// can miss a doorbell and find the value only at its recheck (IdleSleep).
+// docs/benchmarks.md ("The contended accept path") measures the sink on
+// each: rows sharded-vyukov, sharded-mutex and sharded-chanring.
+func ExampleConfig_ring() {
+	backends := []struct {
+		name string
+		ring ring.Factory[Event]
+	}{
+		{"vyukov", nil}, // nil is the default, vyukov.Factory[Event]
+		{"mutex", mutex.Factory[Event]},
+		{"chanring", chanring.Factory[Event]},
+	}
+	for _, b := range backends {
+		var drained atomic.Int64
+		s, err := sink.New(sink.Config[Event]{Name: b.name, Ring: b.ring},
+			sink.ActionFunc[Event](func(_ context.Context, batch []Event) {
+				drained.Add(int64(len(batch)))
+			}))
+		if err != nil {
+			panic(err)
+		}
+		for i := range 100 {
+			s.Push(Event{Route: "/", Status: 200 + i%2})
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: drained %d, dropped %d\n", b.name, drained.Load(), s.Dropped())
+	}
+
+	// DropOldest needs a ring that displaces its oldest value in one step
+	// (vyukov's ForcePush); New refuses a backend that cannot.
+	drop := sink.ActionFunc[Event](func(context.Context, []Event) {})
+	_, err := sink.New(sink.Config[Event]{Ring: mutex.Factory[Event], Overflow: sink.DropOldest}, drop)
+	fmt.Println("mutex with DropOldest:", errors.Is(err, sink.ErrInvalidConfig))
+	s := sink.MustNew(sink.Config[Event]{Ring: vyukov.Factory[Event], Overflow: sink.DropOldest}, drop)
+	fmt.Println("vyukov with DropOldest:", s.Shutdown(context.Background()))
+	// Output:
+	// vyukov: drained 100, dropped 0
+	// mutex: drained 100, dropped 0
+	// chanring: drained 100, dropped 0
+	// mutex with DropOldest: true
+	// vyukov with DropOldest: <nil>
 }

@@ -31,15 +31,8 @@ import (
 // had not returned since the Flush began and says that a Flush from inside
 // that call waits for itself. Pass Drain's ctx on.
 //
-// How it knows: every pop from shard i happens under the shard's consumer
-// mutex and adds to its popped counter before the mutex is released, and
-// rings are FIFO. So, reading popped_i + Len_i under the mutex gives a target
-// t_i such that once popped_i >= t_i every value accepted into shard i before
-// the read has been taken by some worker. A worker takes values only while
-// its batch sequence number is odd, and it makes the number odd before it
-// pops and even only after the batch is drained and cleared. So once the
-// targets are met, a worker whose number is even, or has changed since,
-// holds none of those values any more.
+// Flush is exact with stealing and with producers that keep pushing; how
+// it knows: docs/design.md, "sink: mechanism".
 func (s *Sink[T]) Flush(ctx context.Context) error {
 	s.mustBeMade()
 	mustHaveCtx("Flush", ctx)

@@ -16,17 +16,17 @@ type Action[T any] interface {
 	// MaxBatchBytes, of at most that many bytes, or one larger value). It
 	// runs on the drain workers, never on a producer; several workers may
 	// call it at once, so it must be safe for concurrent use. It may block
-	// or do I/O: a
-	// slow Drain fills the rings, which then shed, but never blocks a
-	// producer. The batch slice is reused and cleared after Drain returns,
-	// so Drain must not keep it or any reference into it. ctx is cancelled
-	// only when the ctx given to Shutdown ends before the workers have
-	// finished; it carries a mark by which Flush and Shutdown, called with
-	// it, return ErrCalledFromDrain instead of waiting for this very call. A
-	// panic in Drain is recovered, counted (Stats().DrainPanics) and logged
-	// with its stack (at most one stack a minute), and that batch is lost.
-	// A call of runtime.Goexit (t.FailNow in a test) is treated the same
-	// way, and the shard's worker goes on in a new goroutine.
+	// or do I/O: a slow Drain fills the rings, which then shed, but never
+	// blocks a producer. The batch slice is reused and cleared after Drain
+	// returns, so Drain must not keep it or any reference into it. ctx is
+	// cancelled only when the ctx given to Shutdown ends before the workers
+	// have finished; it carries a mark by which Flush and Shutdown, called
+	// with it, return ErrCalledFromDrain instead of waiting for this very
+	// call. A panic in Drain is recovered, counted (Stats().DrainPanics)
+	// and logged with its stack (at most one stack a minute), and that
+	// batch is lost. A call of runtime.Goexit (t.FailNow in a test) is
+	// treated the same way, and the shard's worker goes on in a new
+	// goroutine.
 	Drain(ctx context.Context, batch []T)
 }
 
@@ -241,49 +241,21 @@ func shardFor(key uint64, n int) int {
 	return int(hi)
 }
 
-// Push pushes v without a handle and reports whether it was accepted. When
-// it was not, v is dropped and counted once, like a rejected [Handle.Push].
-// It is the recommended way to push when what matters is a flat cost under
-// contention; use a [Handle] or [Sink.HandleFor] where the values of one
-// producer or key must keep their order.
+// Push pushes v without a handle and reports whether it was accepted. It
+// never blocks: it tries its home ring and, when that is full (or its share
+// of MaxQueuedBytes spent), the next shard's ring once; when both refused,
+// v is dropped, counted once on the second shard, like a rejected
+// [Handle.Push], and Push returns false. Under [DropOldest] the second
+// ring's oldest value is displaced and counted instead, and Push returns
+// true. A successful Push writes nothing shared: no counter, lock or
+// allocation. Once Shutdown has begun, every Push returns false and counts
+// its value as dropped. A zero Sink (not from New) panics with "sink: Sink
+// used without New".
 //
-// Push chooses the ring by where the producer runs, so that producers
-// running at the same time use different rings, the Go rendering of the
-// original's per-thread home shard:
-//
-//   - On linux/amd64 with RDPID (detected once; see internal/machine), the
-//     home is the ring of the CPU the goroutine runs on (internal/machine's
-//     BenchmarkCPU measures the read): two goroutines that run at the same instant run on different
-//     CPUs and, with the default shard count of one ring per CPU, push
-//     into different rings. A goroutine that moves to another CPU between
-//     the read and the push shares a cache line for that one push; nothing
-//     else depends on the number.
-//   - Elsewhere (other systems, arm64, 386, a hypervisor that hides the
-//     CPU number), the home is derived from the address of a variable on
-//     the goroutine's stack: each goroutine's stack is its own block of
-//     memory, so goroutines spread over the shards at random, which is why
-//     the default shard count there is a few times GOMAXPROCS. A home
-//     moves when the stack grows (it is copied); a goroutine that exits
-//     frees its stack for the next one started on that P; goroutines whose
-//     stacks never grew past their first 2 KiB may share an 8 KiB block,
-//     and with it a home.
-//
-// Either way choosing the ring writes nothing shared: a successful Push is
-// a Handle.Push plus the choice, with no counter, lock or allocation.
-//
-// When the home ring is full (or its share of MaxQueuedBytes spent), Push
-// tries the next shard's ring once, so that one busy producer spills into
-// another ring instead of shedding at once; a value is dropped only when
-// both rings refused it. The drop is then
-// counted on the second shard; under [DropOldest] the second ring's oldest
-// value is displaced and counted there instead, and Push returns true. Once
-// Shutdown has begun, every Push returns false and counts its value as
-// dropped. A zero Sink (not from New) panics with "sink: Sink used without
-// New".
-//
-// Pushes from one goroutine keep their order while they land in one ring,
-// which a CPU or stack home does not promise across a move; see the package
-// doc for the costs measured against Handle.Push.
+// Push is the recommended way to push for a flat cost under contention; use
+// a [Handle] or [Sink.HandleFor] where the values of one producer or key must
+// keep their order (a goroutine's home ring can change). How the home ring is
+// chosen, from the CPU or the stack: docs/design.md, "sink: mechanism".
 func (s *Sink[T]) Push(v T) bool {
 	// The home: from the CPU where that is cheap to read (one call of a
 	// three-instruction assembly function, allowed on the hot path by
