@@ -11,8 +11,9 @@ import (
 
 // Flush waits until every value accepted before the call has been handed to
 // Drain and that Drain call has returned. It returns nil then, ctx.Err() when
-// ctx ends first, and [ErrShutdown] when the workers stop (Shutdown) before
-// that. Producers may keep pushing during a Flush; what they push after the
+// ctx ends first (wrapped, with what it waited for, when a Drain call had
+// not returned since the Flush began: below), and [ErrShutdown] when the
+// workers stop (Shutdown) before that. Producers may keep pushing during a Flush; what they push after the
 // call began may or may not be drained by the time Flush returns. Flush
 // never waits for MaxDelay: while it runs, a worker holding a short batch
 // hands it to Drain at once. Flush wakes sleeping workers (in IdlePoll mode
