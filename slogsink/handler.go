@@ -37,10 +37,10 @@ type Handler struct {
 // concurrent use.
 //
 // New returns an error wrapping [ErrInvalidOptions] that names the field and
-// the value of every invalid option (a nil w, a negative size but
-// MaxQueuedBytes, a size
-// beyond the sink's limits, a Format that returns nil or panics); nothing
-// is started then. Otherwise the drain workers run until [Handler.Close].
+// the value of every invalid option (a nil w, a negative size other than
+// MaxQueuedBytes, a size beyond the sink's limits, a Format that returns
+// nil or panics); nothing is started then. Otherwise the drain workers run
+// until [Handler.Close].
 func New(w io.Writer, opts *Options) (*Handler, error) {
 	o, err := opts.settle(w)
 	if err != nil {
