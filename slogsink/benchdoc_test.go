@@ -139,6 +139,18 @@ var benchRows = []benchRow{
 	{"one drain turn of 1024 records", "BenchmarkDrainTurn/batch=1024", "µs/turn", unit("µs")},
 }
 
+// bytesRows are the rows of the second table, the cost of the byte budget
+// (BenchmarkBytes): budget=off and budget=default in place of the two
+// handlers.
+var bytesRows = []benchRow{
+	{"Info on 3 With levels, a record in its slot: time", "BenchmarkBytes/record=small/budget=%s", "ns/op", nanos},
+	{"Info, a record in its slot: thread CPU", "BenchmarkBytes/record=small/budget=%s", "cpu-ns/op", nanos},
+	{"Info, a record in its slot: shed", "BenchmarkBytes/record=small/budget=%s", "%dropped", unit("%")},
+	{"Info on 3 With levels, a record of 1 KiB: time", "BenchmarkBytes/record=1KiB/budget=%s", "ns/op", nanos},
+	{"Info, a record of 1 KiB: thread CPU", "BenchmarkBytes/record=1KiB/budget=%s", "cpu-ns/op", nanos},
+	{"Info, a record of 1 KiB: shed", "BenchmarkBytes/record=1KiB/budget=%s", "%dropped", unit("%")},
+}
+
 // renderBenchTable renders the markdown between the markers: a line that
 // says where the figures come from, and the table, with the range of the
 // runs in each cell and the ratio of the medians.
@@ -157,31 +169,45 @@ func renderBenchTable(raw []byte) (string, error) {
 		fmt.Fprintf(&b, " At the end: %s.", r.end)
 	}
 	b.WriteString("\n\n| | sync JSON handler | slogsink defaults | slogsink / sync |\n|---|---:|---:|---:|\n")
-	for _, row := range benchRows {
+	if err := renderRows(&b, r, benchRows, "sync", "slogsink"); err != nil {
+		return "", err
+	}
+	b.WriteString("\nThe byte budget (Options.MaxQueuedBytes), slogsink alone, io.Discard:\n\n" +
+		"| | no bound (-1) | default (64 MiB) | default / no bound |\n|---|---:|---:|---:|\n")
+	if err := renderRows(&b, r, bytesRows, "off", "default"); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// renderRows renders rows, whose benchmark names hold a %s for left and
+// right (the columns), or none for a row of one cell.
+func renderRows(b *strings.Builder, r *benchRun, rows []benchRow, left, right string) error {
+	for _, row := range rows {
 		if !strings.Contains(row.bench, "%s") {
 			v := r.values[row.bench][row.unit]
 			if len(v) == 0 {
-				return "", fmt.Errorf("no %s of %s", row.unit, row.bench)
+				return fmt.Errorf("no %s of %s", row.unit, row.bench)
 			}
-			fmt.Fprintf(&b, "| %s | | %s | |\n", row.label, cell(v, row.show))
+			fmt.Fprintf(b, "| %s | | %s | |\n", row.label, cell(v, row.show))
 			continue
 		}
-		sync := r.values[fmt.Sprintf(row.bench, "sync")][row.unit]
-		sink := r.values[fmt.Sprintf(row.bench, "slogsink")][row.unit]
-		if len(sink) == 0 {
-			return "", fmt.Errorf("no %s of %s", row.unit, fmt.Sprintf(row.bench, "slogsink"))
+		lv := r.values[fmt.Sprintf(row.bench, left)][row.unit]
+		rv := r.values[fmt.Sprintf(row.bench, right)][row.unit]
+		if len(rv) == 0 {
+			return fmt.Errorf("no %s of %s", row.unit, fmt.Sprintf(row.bench, right))
 		}
-		if len(sync) == 0 { // a metric of slogsink's only
-			fmt.Fprintf(&b, "| %s | | %s | |\n", row.label, cell(sink, row.show))
+		if len(lv) == 0 { // a metric of the right column's only
+			fmt.Fprintf(b, "| %s | | %s | |\n", row.label, cell(rv, row.show))
 			continue
 		}
 		ratio := "–"
-		if m := median(sync); m != 0 {
-			ratio = sig(median(sink)/m) + "x"
+		if m := median(lv); m != 0 {
+			ratio = sig(median(rv)/m) + "x"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.label, cell(sync, row.show), cell(sink, row.show), ratio)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row.label, cell(lv, row.show), cell(rv, row.show), ratio)
 	}
-	return b.String(), nil
+	return nil
 }
 
 func cell(v []float64, show func(float64) string) string {

@@ -92,7 +92,8 @@ type shardState struct {
 	pending     [levels]atomic.Uint64 // dropped and not yet reported in the stream, per level
 	dropped     [levels]atomic.Uint64 // dropped, in total, per level
 	markers     atomic.Int64          // markers counted in queued
-	_           [cacheLine - 8 - 16*levels - 8]byte
+	forBytes    atomic.Uint64         // of dropped, those shed for bytes (MaxQueuedBytes)
+	_           [cacheLine - 8 - 16*levels - 16]byte
 
 	// Drain side: the shard's worker.
 	mu  sync.Mutex

@@ -34,7 +34,7 @@
 //     time, a level and a message take about 150 in JSON, 250 with
 //     AddSource) allocates nothing: it is formatted into an entry from a
 //     sync.Pool, which the push copies into the ring slot. A longer record
-//     allocates its bytes once.
+//     allocates its bytes once, bounded in all by Options.MaxQueuedBytes.
 //  2. Output: the bytes the Format handler writes for the same records
 //     when called synchronously, in the same order per Handler: it is the
 //     Format handler, run on the caller. WithAttrs and WithGroup call their
@@ -51,13 +51,13 @@
 //  3. Accounting: once Close has returned and [Handler.Done] is closed (at
 //     once when Close returned nil), the records handled are exactly
 //     Written + Dropped + Errors + Abandoned + Empty ([Stats]). Dropped:
-//     shed because a ring was full, or handled after Close. Errors: lost
-//     in a Write that failed or panicked, or in a Format handler
-//     (ReplaceAttr included) that returned an error or panicked; a panic
-//     costs its record or its Write only, is counted in Panics, never
-//     reaches the caller, and the first of each minute is logged through
-//     Options.Logger. Abandoned: still buffered when Close's ctx ended.
-//     Empty: the Format handler wrote no bytes for them.
+//     shed because a ring was full (in slots or in bytes), or handled
+//     after Close. Errors: lost in a Write that failed or panicked, or in a
+//     Format handler (ReplaceAttr included) that returned an error or
+//     panicked; a panic costs its record or its Write only, is counted in
+//     Panics, never reaches the caller, and the first of each minute is
+//     logged through Options.Logger. Abandoned: still buffered when Close's
+//     ctx ended. Empty: the Format handler wrote no bytes for them.
 //  4. Every drop is reported in the stream exactly once, by a
 //     [DroppedMessage] record at level WARN whose "dropped" attribute is
 //     the number of records lost at that point of the handler's shard (and
@@ -68,11 +68,11 @@
 //     at that moment. Drops that no record follows are reported by Flush,
 //     or by Close after the last record. Records handled after Close are
 //     counted in Dropped and reported nowhere else.
-//  5. Errors are shed last: an eighth of each ring is a reserve that only
-//     records at or above Options.KeepLevel (default WARN) may fill (the
-//     reports ride in their slots): while records below it are shed, those
-//     at or above it are kept until the reserve too is full.
-//     [Stats].DroppedByLevel counts the drops per level.
+//  5. Errors are shed last: an eighth of each ring, and of its bytes, is a
+//     reserve that only records at or above Options.KeepLevel (default
+//     WARN) may fill (the reports ride in their slots): while records below
+//     it are shed, those at or above it are kept until the reserve too is
+//     full. [Stats].DroppedByLevel counts the drops per level.
 //  6. Order: every Handler (New's, and every one that WithAttrs or
 //     WithGroup returns) sends its records through one shard, chosen
 //     round-robin when it is made, and each shard's records are written by
@@ -91,19 +91,20 @@
 //
 // # When records are lost, and how to size for none
 //
-// Records are shed only when a ring is full: when the writer, on average
-// or for the length of one slow Write, takes the log's bytes more slowly
-// than they are logged. A worker that merely lacks CPU does not make the
-// log shed (the loggers yield to it, guarantee 1). To lose nothing, size
-// for the longest Write the writer may take (a disk stall, a network
-// hiccup) at the peak rate: records logged per second per shard × the
-// longest Write in seconds must fit in seven eighths of RingCapacity (the
-// eighth above it is the reserve of KeepLevel). The default ring of 8192
-// records per shard, 2 shards, holds 14,336 records below KeepLevel:
-// 143 ms of a stall at 100,000 records per second. A ring slot takes 400
-// bytes, so each doubling of RingCapacity costs 3.1 MiB per shard more. A
-// writer slower than the log on average sheds whatever the size; Stats and
-// the drop reports say how much.
+// Records are shed only when a ring is full, in slots or in bytes: when the
+// writer, on average or for the length of one slow Write, takes the log's
+// bytes more slowly than they are logged. A worker that merely lacks CPU
+// does not make the log shed (the loggers yield to it, guarantee 1). To
+// lose nothing, size for the longest Write the writer may take (a disk
+// stall, a network hiccup) at the peak rate: records logged per second per
+// shard × the longest Write in seconds must fit in seven eighths of
+// RingCapacity (the eighth above it is the reserve of KeepLevel), and the
+// bytes of those over 352 in seven eighths of MaxQueuedBytes/Shards. The
+// default ring of 8192 records per shard, 2 shards, holds 14,336 records
+// below KeepLevel: 143 ms of a stall at 100,000 records per second. A ring
+// slot takes 400 bytes, so each doubling of RingCapacity costs 3.1 MiB per
+// shard more. A writer slower than the log on average sheds whatever the
+// size; Stats and the drop reports say how much.
 //
 // # Costs
 //

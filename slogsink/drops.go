@@ -24,6 +24,15 @@ func (st *shardState) drop(lv int) {
 	st.pendingHint.Add(1)
 }
 
+// dropForBytes counts one record of level bucket lv dropped on this shard
+// for bytes (MaxQueuedBytes): a drop like any other, counted in forBytes
+// too. dropped comes first, and Stats loads forBytes first, so that a
+// snapshot never has more of the second.
+func (st *shardState) dropForBytes(lv int) {
+	st.drop(lv)
+	st.forBytes.Add(1)
+}
+
 // takePending hands the counts not yet reported on st to the caller: each
 // swap gives a count to exactly one caller.
 func (st *shardState) takePending() (counts [levels]uint64, total uint64) {

@@ -1,5 +1,7 @@
 package slogsink
 
+import "slices"
+
 // inlineSize is the longest formatted record that travels inside its ring
 // slot; a longer one allocates its bytes once. A record of five attributes
 // and a time, a level and a message takes about 150 bytes in JSON, 250
@@ -27,8 +29,7 @@ func makeEntry(report, p []byte, i int, marker bool) entry {
 		copy(e.inline[copy(e.inline[:], report):], p)
 		e.n = int32(n)
 	} else {
-		e.big = make([]byte, 0, n)
-		e.big = append(append(e.big, report...), p...)
+		e.big = append(append(bigBytes(n), report...), p...)
 	}
 	return e
 }
@@ -41,10 +42,23 @@ func (e *entry) append(p []byte) {
 			e.n = int32(n)
 			return
 		}
-		e.big = append(make([]byte, 0, int(e.n)+len(p)), e.inline[:e.n]...)
+		e.big = append(bigBytes(int(e.n)+len(p)), e.inline[:e.n]...)
 	}
 	e.big = append(e.big, p...)
 }
+
+// bigBytes allocates the bytes of a record longer than inlineSize, room
+// for n: its capacity is the size of the allocation (the size class, or
+// whole pages), which heapBytes counts, so that MaxQueuedBytes bounds the
+// heap and not only the lengths.
+func bigBytes(n int) []byte { return slices.Grow([]byte(nil), n) }
+
+// heapBytes is the sink's SizeOf: the bytes an entry holds beyond its
+// slot, which Options.MaxQueuedBytes bounds. A record stored in the slot
+// holds none (the slots are bounded already). It is the same for every
+// copy of an entry, as the sink requires: it calls it on the push and again
+// when the worker takes the entry.
+func heapBytes(e entry) int { return cap(e.big) }
 
 func (e *entry) len() int {
 	if e.big != nil {

@@ -37,9 +37,10 @@ type Handler struct {
 // concurrent use.
 //
 // New returns an error wrapping [ErrInvalidOptions] that names the field and
-// the value of every invalid option (a nil w, a negative size, a size
-// beyond the sink's limits, a Format that returns nil or panics); nothing
-// is started then. Otherwise the drain workers run until [Handler.Close].
+// the value of every invalid option (a nil w, a negative size other than
+// MaxQueuedBytes, a size beyond the sink's limits, a Format that returns
+// nil or panics); nothing is started then. Otherwise the drain workers run
+// until [Handler.Close].
 func New(w io.Writer, opts *Options) (*Handler, error) {
 	o, err := opts.settle(w)
 	if err != nil {
@@ -53,7 +54,7 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 	if c.rootFormat, err = o.newFormat(&c.fw); err != nil {
 		return nil, err
 	}
-	c.sink, err = sink.New(sink.Config[entry]{
+	cfg := sink.Config[entry]{
 		Name:         "slogsink",
 		Shards:       o.shards,
 		RingCapacity: o.ringCapacity,
@@ -61,11 +62,16 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 		// The records of one shard are written by its worker alone, in
 		// ring order: that is the order promise.
 		DisableStealing: true,
-		// Drops are counted and reported by the handler; the sink never
-		// drops (admission keeps every ring below its capacity).
+		// Drops are counted and reported by the handler; the sink drops
+		// only for bytes (admission keeps every ring below its capacity),
+		// and Handle counts those too.
 		OnOverload: func(sink.Overload) {},
 		Logger:     c.logger,
-	}, sink.ActionFunc[entry](c.drain))
+	}
+	if o.maxQueued > 0 {
+		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued
+	}
+	c.sink, err = sink.New(cfg, sink.ActionFunc[entry](c.drain))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
@@ -97,10 +103,13 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 //
 // A record is dropped and counted (see [Handler.Stats]) instead when its
 // shard's ring is full; below KeepLevel already when the ring is full but
-// for the reserve that only records at or above KeepLevel may use. A
-// dropped record costs no formatting. The next record the shard accepts
-// carries, in front of it in its own ring slot, a [DroppedMessage] record
-// that says how many were dropped, and at which levels. After
+// for the reserve that only records at or above KeepLevel may use. Such a
+// dropped record costs no formatting. A record longer than a slot is
+// dropped, once formatted, when the bytes its shard holds would pass the
+// shard's share of Options.MaxQueuedBytes (below KeepLevel, seven eighths
+// of it; counted in Stats.DroppedForBytes too). The next record the shard
+// accepts carries, in front of it in its own ring slot, a [DroppedMessage]
+// record that says how many were dropped, and at which levels. After
 // [Handler.Close] every record is dropped and counted.
 //
 // A Format handler (or its ReplaceAttr) that returns an error, panics or
@@ -157,6 +166,11 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		}
 		return nil
 	}
+	if b.big != nil && r.Level < c.opts.keepLevel && c.opts.maxQueued > 0 && !h.belowReserve(cap(b.big)) {
+		putEntry(b)
+		st.dropForBytes(lv)
+		return nil
+	}
 	// The report of earlier drops travels in this record's slot, in front
 	// of it: in the gap, and taking no room of its own. pendingHint is
 	// written only when a record is shed, so on the accept path this is a
@@ -192,12 +206,33 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	pushed := h.sh.Push(*en)
 	putEntry(en)
 	if !pushed {
-		// Not reached: queued, which admission kept at most the ring's
-		// capacity, is never below the ring's length.
+		// Refused for bytes (MaxQueuedBytes), not for slots: queued, which
+		// admission kept at most the ring's capacity, is never below the
+		// ring's length. Or, once Close has begun, refused by a sink that
+		// Close shut down when its ctx ended before this push: a drop
+		// after Close, not one for bytes. The report it carried goes back.
 		st.queued.Add(-1)
-		st.drop(lv)
+		if report != nil {
+			st.givePending(counts, total)
+		}
+		if c.closed.Load() != 0 {
+			st.drop(lv)
+		} else {
+			st.dropForBytes(lv)
+		}
 	}
 	return nil
+}
+
+// belowReserve reports whether a record of n heap bytes below KeepLevel
+// fits into the handler's shard without passing seven eighths of its share
+// of MaxQueuedBytes, the rest being the reserve of the records at or above
+// KeepLevel (guarantee 5). It is a soft view, one atomic load: records in
+// flight on other goroutines may take the room it saw. A shard that holds
+// nothing takes a record of any size, as the sink does.
+func (h *Handler) belowReserve(n int) bool {
+	queued, share := h.sh.QueuedBytes()
+	return queued == 0 || queued+int64(n) <= share-share/8
 }
 
 // assistAfter is how long a Write must have been in progress before

@@ -26,6 +26,9 @@ const (
 	DefaultBatchSize = 1024
 	// DefaultKeepLevel is the default [Options.KeepLevel].
 	DefaultKeepLevel = slog.LevelWarn
+	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
+	// MiB of records longer than a ring slot holds, on top of the slots.
+	DefaultMaxQueuedBytes = 64 << 20
 )
 
 // ErrInvalidOptions is wrapped by every error that [New] returns for bad
@@ -86,6 +89,27 @@ type Options struct {
 	// being dropped, these are not.
 	// Default DefaultKeepLevel (slog.LevelWarn); read once, by New.
 	KeepLevel slog.Leveler
+	// MaxQueuedBytes bounds the memory of the records longer than a ring
+	// slot holds (352 bytes), which allocate their bytes: those in the
+	// rings and in the batches being written (a Write that stalls keeps
+	// its batch counted) never sum to more, so a flood of large records
+	// into a stalled writer is shed, counted (Stats.DroppedForBytes) and
+	// reported like a full ring, and does not pin the heap. Each shard has
+	// MaxQueuedBytes/Shards; records below KeepLevel may fill seven
+	// eighths of it, so that those at or above it find room. A record
+	// larger than a shard's share is taken only while the shard holds no
+	// bytes, and then alone: until it is written the shard sheds every
+	// other record, even one that fits its slot. The records in the slots
+	// come on top: RingCapacity × Shards × 400 bytes (6.25 MiB by
+	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
+	// but the slots.
+	//
+	// It costs every push, large or not, a call that reads the record's
+	// size and one atomic add on its shard's byte counter; the drain
+	// worker gives the bytes back with one add per batch. A record shed
+	// for bytes has been formatted first (its size is known only then).
+	// docs/benchmarks.md ("Logging") has the cost against no bound.
+	MaxQueuedBytes int
 
 	// OnError, when set, is called with every error of a Write to the
 	// writer and of the Format handler, one call at a time, outside every
@@ -113,6 +137,7 @@ type settled struct {
 	onError      func(error)
 	logger       *slog.Logger
 	keepLevel    slog.Level
+	maxQueued    int   // Options.MaxQueuedBytes; 0: no bound
 	lowLimit     int64 // the ring length up to which records below keepLevel are accepted
 	assistMark   int64 // the ring length above which a caller yields before it logs
 }
@@ -155,6 +180,10 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		onError:      o.OnError,
 		logger:       o.Logger,
 		keepLevel:    DefaultKeepLevel,
+		maxQueued:    max(0, o.MaxQueuedBytes),
+	}
+	if o.MaxQueuedBytes == 0 {
+		s.maxQueued = DefaultMaxQueuedBytes
 	}
 	if o.KeepLevel != nil {
 		s.keepLevel = o.KeepLevel.Level()

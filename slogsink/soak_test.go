@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,9 +96,13 @@ func (w *faultyWriter) Write(p []byte) (int, error) {
 // is counted once (Written + Dropped + Errors + Abandoned + Empty), that
 // Abandoned is zero when Close returned nil, that every line written is
 // whole, that the writer received exactly Written records, each once, that
-// no goroutine is left, and it bounds every wait. It runs until each fault
-// has been injected at least once (and fails if one never is), at least
-// about 2 s. Run it for longer with -soak 5m.
+// no goroutine is left, and it bounds every wait. Some records are large
+// (up to 40 KiB, beyond a ring slot), and most rounds bound them with a
+// small MaxQueuedBytes, so that records are shed for bytes too: those
+// drops are a part of Dropped, and there are none without a bound. It runs
+// until each fault has been injected at least once, and records shed for
+// bytes (and fails if one never is), at least about 2 s. Run it for longer
+// with -soak 5m.
 func TestSoak(t *testing.T) {
 	length := *soakFor
 	if length == 0 {
@@ -151,11 +156,12 @@ const (
 	onErrorPanic
 	emptyRecord // a record the Format handler writes nothing for
 	closeCut    // a Close whose ctx ended first
+	shedBytes   // records shed for bytes (MaxQueuedBytes)
 	injectedKinds
 )
 
 var injectedNames = [injectedKinds]string{"write ok", "write error", "write panic", "write goexit", "slow write", "blocked write",
-	"ReplaceAttr panic", "ReplaceAttr goexit", "OnError panic", "empty record", "Close cut short"}
+	"ReplaceAttr panic", "ReplaceAttr goexit", "OnError panic", "empty record", "Close cut short", "shed for bytes"}
 
 type roundResult struct {
 	fired [injectedKinds]int64
@@ -196,6 +202,17 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	if rng.IntN(2) == 0 {
 		opts.KeepLevel = slog.Level(rng.IntN(12) - 4)
 	}
+	// The byte budget: the default (64 MiB, never reached here), none, or
+	// a few records' worth of large ones, which sheds.
+	switch rng.IntN(4) {
+	case 0:
+	case 1:
+		opts.MaxQueuedBytes = -1
+	default:
+		opts.MaxQueuedBytes = 1 + rng.IntN(256<<10)
+	}
+	largeOdds := []int{0, 2, 10, 50}[rng.IntN(4)] // in 100 records
+	large := strings.Repeat("L", 40<<10)
 	seen := new(atomic.Int64)
 	switch format {
 	case "text":
@@ -236,8 +253,12 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 				if r.IntN(1000) < panicOdds {
 					boom = 1 + r.IntN(2)
 				}
+				body := ""
+				if r.IntN(100) < largeOdds {
+					body = large[:300+r.IntN(len(large)-300)]
+				}
 				handled.Add(1)
-				lg.Log(context.Background(), level, "soak", "i", i, "boom", boom, "pad", i%7, "id", p<<20|i)
+				lg.Log(context.Background(), level, "soak", "i", i, "boom", boom, "pad", i%7, "id", p<<20|i, "body", body)
 				if r.IntN(64) == 0 {
 					runtime.Gosched()
 				}
@@ -300,6 +321,11 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	res.fired[emptyRecord] = int64(st.Empty)
 	if closeErr != nil {
 		res.fired[closeCut] = 1
+	}
+	res.fired[shedBytes] = int64(st.DroppedForBytes)
+	require.LessOrEqual(t, st.DroppedForBytes, st.Dropped, "seed %d: %+v", seed, st)
+	if opts.MaxQueuedBytes <= 0 || largeOdds == 0 {
+		require.Zero(t, st.DroppedForBytes, "seed %d: shed for bytes without a bound in reach: %+v", seed, st)
 	}
 	require.Equal(t, uint64(handled.Load()), st.Written+st.Dropped+st.Errors+st.Abandoned+st.Empty,
 		"seed %d: handled %d, stats %+v", seed, handled.Load(), st)

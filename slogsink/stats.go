@@ -41,8 +41,15 @@ type Stats struct {
 	// Written counts the records in Writes that succeeded.
 	Written uint64 `json:"written"`
 	// Dropped counts the records shed because their ring was full (below
-	// KeepLevel, full but for the reserve) and those handled after Close.
+	// KeepLevel, full but for the reserve) in slots or in bytes, and those
+	// handled after Close.
 	Dropped uint64 `json:"dropped"`
+	// DroppedForBytes counts, of Dropped, the records shed because their
+	// shard's share of Options.MaxQueuedBytes was spent (below KeepLevel,
+	// but for its reserve); the others found their ring full in slots, or
+	// came after Close. Many of these say that MaxQueuedBytes is small
+	// for the records, many of the others that RingCapacity is.
+	DroppedForBytes uint64 `json:"dropped_for_bytes"`
 	// DroppedByLevel splits Dropped by level: the keys are slog.LevelDebug
 	// (every level below Info), LevelInfo, LevelWarn and LevelError (every
 	// level from Error up); a level that lost nothing has no key.
@@ -78,6 +85,10 @@ func (h *Handler) Stats() Stats {
 		Abandoned:      c.abandoned.Load(),
 		Empty:          c.empty.Load(),
 		DroppedByLevel: make(map[slog.Level]uint64),
+	}
+	// forBytes before dropped: a drop for bytes adds to dropped first.
+	for i := range c.shards {
+		s.DroppedForBytes += c.shards[i].forBytes.Load()
 	}
 	for lv := range levels {
 		n := c.closedDrops[lv].Load()

@@ -3,7 +3,7 @@
 # section of docs/benchmarks.md, and then that section's table from it (the
 # table is generated: TestBenchmarksDocMatchesBenchTxt checks it): the HTTP
 # shape, a With, the Info call on a With chain and from 1 to 64 goroutines,
-# and one drain turn.
+# one drain turn, and the Info call with the byte budget and without.
 #
 #	bash slogsink/testdata/bench.sh            # 3 runs of each
 #	COUNT=10 bash slogsink/testdata/bench.sh   # for benchstat
@@ -19,6 +19,10 @@ out=slogsink/testdata/bench.txt
 	go test -run '^$' -bench 'Info$/writer=file' -count "$count" ./slogsink/
 	go test -run '^$' -bench 'Info$/writer=slow' -count "$count" ./slogsink/
 	go test -run '^$' -bench 'DrainTurn' -benchtime 200x -count "$count" ./slogsink/
+	# One run of each at a time, so that the load falls on both alike.
+	for _ in $(seq "$count"); do
+		go test -run '^$' -bench '^BenchmarkBytes$' -benchtime 200000x ./slogsink/
+	done
 	echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"
 go test ./slogsink/ -run TestBenchmarksDocMatchesBenchTxt -update
