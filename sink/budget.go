@@ -52,10 +52,17 @@ func (b *budget[T]) TryPush(v T) bool {
 
 // reserve adds n to the shard's bytes if they stay within its share, or if
 // the shard held nothing before (a value larger than the share goes in
-// alone, so that it is not refused for ever). The load first keeps a push
-// into a full budget from writing the counter. One atomic add, the one
-// locked instruction that a byte budget adds to a push.
+// alone, so that it is not refused for ever). A value of size 0 takes no
+// bytes: it is admitted without a write, whatever the shard holds (one
+// larger than its share included), so that values that stand for no
+// memory of their own (slogsink's records that fit in their slot) pay
+// nothing for the budget but the size. The load first keeps a push into a
+// full budget from writing the counter. One atomic add, the one locked
+// instruction that a byte budget adds to a push of a value with a size.
 func (b *budget[T]) reserve(n int64) bool {
+	if n == 0 {
+		return true
+	}
 	if held := atomic.LoadInt64(b.held); held != 0 && held+n > b.share {
 		return false
 	}
@@ -66,8 +73,12 @@ func (b *budget[T]) reserve(n int64) bool {
 	return true
 }
 
-// release gives n bytes back.
-func (b *budget[T]) release(n int64) { atomic.AddInt64(b.held, -n) }
+// release gives n bytes back (nothing to do for 0).
+func (b *budget[T]) release(n int64) {
+	if n != 0 {
+		atomic.AddInt64(b.held, -n)
+	}
+}
 
 // sizeOf returns f(v), the value's size, and panics when it is negative or
 // beyond maxValueBytes (one unsigned comparison checks both).
@@ -115,7 +126,7 @@ func (sh *shard[T]) refused(v T) bool {
 		// dropped before forBytes, and Stats loads them the other way
 		// round, so that a snapshot never has more of the second.
 		sh.countDrop()
-		if held := atomic.LoadInt64(b.held); held != 0 && held+n > b.share {
+		if held := atomic.LoadInt64(b.held); n != 0 && held != 0 && held+n > b.share {
 			sh.countForBytes()
 		}
 		return false

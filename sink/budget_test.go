@@ -524,3 +524,29 @@ func TestRacingPushesNeverOvershootTheShare(t *testing.T) {
 		require.Zero(t, s.Stats().QueuedBytes)
 	}
 }
+
+// A value that stands for no bytes takes none: it is admitted whatever the
+// shard holds, a value larger than its share included, and is refused only
+// when the ring is full, counted as a drop for slots, not for bytes.
+func TestAValueOfNoBytesIsAdmittedWhateverTheShardHolds(t *testing.T) {
+	g := newGate[blob]()
+	s := newSink(t, bytesCfg(1, 4, 1, 0, 100), g)
+	t.Cleanup(g.release)
+	h := s.Handle()
+	require.True(t, h.Push(blob{1, 0}))
+	g.waitEntered(t) // the worker holds blob 1 in Drain
+	require.True(t, h.Push(blob{2, 500}), "larger than the share, into a shard that holds no bytes")
+	require.False(t, h.Push(blob{3, 1}), "the share is spent")
+	require.True(t, h.Push(blob{4, 0}), "a value of no bytes takes none")
+	require.True(t, h.Push(blob{5, 0}))
+	require.True(t, h.Push(blob{6, 0}))
+	require.False(t, h.Push(blob{7, 0}), "the ring is full in slots")
+	st := s.Stats()
+	require.Equal(t, int64(500), st.QueuedBytes)
+	require.Equal(t, uint64(2), st.Dropped)
+	require.Equal(t, uint64(1), st.DroppedForBytes, "blob 7 was refused for slots")
+	g.release()
+	flush(t, s)
+	require.Equal(t, []blob{{1, 0}, {2, 500}, {4, 0}, {5, 0}, {6, 0}}, g.values())
+	require.Zero(t, s.Stats().QueuedBytes)
+}

@@ -248,10 +248,12 @@ type Config[T any] struct {
 	// value larger than a shard's share is accepted only into a shard
 	// that holds nothing, and then alone, so that it is not shed for
 	// ever: each shard holds at most the larger of its share and one
-	// value.
+	// value. A value of size 0 takes no bytes and is admitted whatever the
+	// shard holds; only a full ring refuses it.
 	//
-	// It costs a successful push a SizeOf call and one atomic add on its
-	// shard's byte counter, a locked instruction like the ring's own
+	// It costs a successful push a SizeOf call and, for a value of a size
+	// above 0, one atomic add on its shard's byte counter, a locked
+	// instruction like the ring's own
 	// compare-and-swap, so a push costs up to about twice as much; `bash
 	// bench/pushcost/budget.sh` measures it (BenchmarkBudget, with the
 	// alternative of one counter for the sink, which all CPUs would share),

@@ -99,14 +99,16 @@ type Options struct {
 	// eighths of it, so that those at or above it find room. A record
 	// larger than a shard's share is taken only while the shard holds no
 	// bytes, and then alone: until it is written the shard sheds every
-	// other record, even one that fits its slot. The records in the slots
+	// other record longer than a slot (those that fit their slot take no
+	// bytes and still go in). The records in the slots
 	// come on top: RingCapacity × Shards × 400 bytes (6.25 MiB by
 	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
 	// but the slots.
 	//
-	// It costs every push, large or not, a call that reads the record's
-	// size and one atomic add on its shard's byte counter; the drain
-	// worker gives the bytes back with one add per batch. A record shed
+	// It costs every push a call that reads the record's size, and a
+	// record longer than a slot one atomic add on its shard's byte
+	// counter; the drain worker gives the bytes back with one add per
+	// batch. A record shed
 	// for bytes has been formatted first (its size is known only then).
 	// docs/benchmarks.md ("Logging") has the cost against no bound.
 	MaxQueuedBytes int
