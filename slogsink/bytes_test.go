@@ -278,19 +278,20 @@ func TestMaxQueuedBytes(t *testing.T) {
 		lg := slog.New(h)
 		stallFirst(t, w, lg)
 		lg.Info("large", "body", strings.Repeat("x", 200<<10)) // the shard holds no bytes: taken
-		lg.Error("small")                                      // shed while the large one is held
+		lg.Info("large", "body", strings.Repeat("y", 1<<10))   // shed while the large one is held
+		lg.Error("small")                                      // fits its slot: takes no bytes, taken
 		st := h.Stats()
 		require.Equal(t, uint64(1), st.Dropped, "%+v", st)
 		require.Equal(t, uint64(1), st.DroppedForBytes)
 		close(w.release)
 		require.NoError(t, h.Flush(bounded(t, 10*time.Second)))
-		lg.Error("small") // taken again once the large one is written
+		lg.Error("small") // carries the drop report
 		require.NoError(t, h.Close(bounded(t, 10*time.Second)))
 		records, reported, byLevel := w.counts()
-		require.Equal(t, 3, records)
+		require.Equal(t, 4, records)
 		require.Equal(t, uint64(1), reported)
-		require.Equal(t, map[string]uint64{"ERROR": 1}, byLevel)
-		require.Equal(t, uint64(3), h.Written())
+		require.Equal(t, map[string]uint64{"INFO": 1}, byLevel)
+		require.Equal(t, uint64(4), h.Written())
 	})
 	t.Run("drops in slots are not counted for bytes", func(t *testing.T) {
 		w := newStalledWriter()
