@@ -233,20 +233,14 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 	if c.reg != nil {
 		regErr = c.reg.Unregister()
 	}
-	done := sinkErr == nil // the sink returns nil only once its workers have exited
-	if !done {
-		select {
-		case <-c.sink.Done():
-			done = true
-		case <-ctx.Done():
-			select { // both may be ready: prefer the complete result
-			case <-c.sink.Done():
-				done = true
-			default:
-			}
-		}
-	}
-	if !done {
+	if sinkErr != nil {
+		// The sink returns an error only when ctx ended before its drain
+		// completed (rings left undrained, or a Drain call cut short),
+		// whether or not its workers have exited by now: the result must
+		// not depend on which of the two the scheduler showed first. The
+		// SDK's contract: a Shutdown cut short by its ctx returns ctx.Err()
+		// itself (the sink's error wraps it with the count left, which
+		// Stats reports as dropped).
 		c.settle(ctx)
 		go func() {
 			<-c.sink.Done()
@@ -254,18 +248,27 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 				otel.Handle(err)
 			}
 		}()
-		// The SDK's contract: a Shutdown cut short by its ctx returns
-		// ctx.Err() itself (the sink's error wraps it with the count left,
-		// which Stats already reports as dropped).
-		if err := ctx.Err(); err != nil || sinkErr == nil {
-			sinkErr = err
-		}
-		return join(sinkErr, regErr)
+		return join(ctxErr(ctx, sinkErr), regErr)
 	}
 	atomic.StoreUint32(&c.drained, 1)
 	// The counts are final; only the exporter's ForceFlush and Shutdown are
 	// left, and an exporter that ignores ctx must not keep Shutdown waiting.
-	return join(sinkErr, untilDone(ctx, func() error { return c.shutdownExporter(ctx) }), regErr)
+	return join(untilDone(ctx, func() error { return c.shutdownExporter(ctx) }), regErr)
+}
+
+// ctxErr is ctx.Err() for a Shutdown that ctx cut short, as cause (an error
+// that wraps the ctx's) says. ctx.Err() can still be nil for an instant
+// after ctx's deadline has passed, when the sink saw the deadline before
+// ctx's own timer fired: it is then context.DeadlineExceeded, which
+// ctx.Err() is about to return.
+func ctxErr(ctx context.Context, cause error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if errors.Is(cause, context.Canceled) {
+		return context.Canceled
+	}
+	return context.DeadlineExceeded
 }
 
 // settle makes the counts final after Shutdown's ctx ended with an export
@@ -275,6 +278,9 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 func (c *core[T]) settle(ctx context.Context) {
 	c.acctMu.Lock()
 	defer c.acctMu.Unlock()
+	if c.settled {
+		return // the batch in flight was counted by the first call
+	}
 	c.settled = true
 	if n := c.inExport; n > 0 {
 		err := fmt.Errorf("otelsink: export of %d %s still running when Shutdown's ctx ended: %w", n, c.unit, context.Cause(ctx))

@@ -380,12 +380,19 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*t
 	}
 	waitBounded(t, "the chaos goroutines", 15*time.Second, chaos.Wait)
 	waitBounded(t, "a concurrent Shutdown", 15*time.Second, func() { <-second })
-	// A ctx error only once ctx has ended, or its deadline has passed (the
-	// sink returns DeadlineExceeded then, even before ctx's own timer has
-	// fired).
+	// The exporter's Shutdown returns nil, so Shutdown returns nil or, when
+	// its ctx ended first, ctx.Err() itself (not an error wrapping it): the
+	// ctx's own error once it has ended, or context.DeadlineExceeded once its
+	// deadline has passed (the sink can see the deadline before ctx's own
+	// timer has fired).
 	if shutErr != nil {
 		d, ok := ctx.Deadline()
-		if ctx.Err() == nil && !(ok && !time.Now().Before(d) && errors.Is(shutErr, context.DeadlineExceeded)) {
+		switch {
+		case shutErr != context.Canceled && shutErr != context.DeadlineExceeded:
+			t.Errorf("Shutdown returned %v (%T), not ctx.Err() itself", shutErr, shutErr)
+		case ctx.Err() != nil && shutErr != ctx.Err():
+			t.Errorf("Shutdown returned %v, its ctx ended with %v", shutErr, ctx.Err())
+		case ctx.Err() == nil && !(ok && !time.Now().Before(d) && shutErr == context.DeadlineExceeded):
 			t.Errorf("Shutdown returned %v with its ctx live", shutErr)
 		}
 	}

@@ -104,6 +104,10 @@ func TestForceFlushReturnsCtxErrWhenCtxEndsFirst(t *testing.T) {
 	})
 }
 
+// The exporter gives up as Shutdown's ctx ends, so the drain worker exits at
+// the very instant of the deadline: Shutdown sees both its ctx ended and the
+// workers gone, in either order. Its result must not depend on that order:
+// the drain did not complete, so it is ctx.Err() itself.
 func TestSpansLeftByAShutdownThatTimedOutCountAsDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		exp, started, _ := blockingExporter() // never released: only ctx ends the export
