@@ -56,7 +56,7 @@ func TestShutdownFromInsideExportSpansReturnsAtOnceAndALaterShutdownWorks(t *tes
 		}
 		return nil
 	}
-	p = otelsink.NewSpanProcessor(exp, otelsink.WithShards(1))
+	p = otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithBatchTimeout(0))
 	p.OnEnd(stub(0, true))
 	err := <-inner
 	require.ErrorIs(t, err, sink.ErrCalledFromDrain, "Shutdown from inside ExportSpans returns at once")
@@ -121,7 +121,7 @@ func TestShutdownHonoursCtxWhenTheExporterIgnoresIt(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, st, p.Stats(), "the late return of the export changes no count")
 		require.Equal(t, int32(1), exp.shutdowns.Load(), "the exporter is shut down once its export returned")
-		require.Equal(t, context.DeadlineExceeded, p.Shutdown(context.Background()), "later calls return the first one's result")
+		require.NoError(t, p.Shutdown(context.Background()), "later calls do nothing and return nil")
 		exp.checkContract(t)
 	})
 }
