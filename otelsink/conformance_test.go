@@ -253,21 +253,33 @@ func TestTheExporterIsNeverCalledConcurrently(t *testing.T) {
 
 // TestShutdownRunsOnceAndReturnsTheExportersErrorOnce: of concurrent
 // Shutdown calls one does the work and returns the exporter's error; the
-// others wait for it and return nil, as the BatchSpanProcessor's do.
+// others wait for it and return nil, as the BatchSpanProcessor's do (run
+// alongside as the reference).
 func TestShutdownRunsOnceAndReturnsTheExportersErrorOnce(t *testing.T) {
-	exp := newTestExporter()
-	exp.shutdownErr = errors.New("exporter flush failed")
-	p := otelsink.NewSpanProcessor(exp)
-	p.OnEnd(stub(1, true))
-	var wg sync.WaitGroup
-	results := make([]error, 4)
-	for i := range results {
-		wg.Go(func() { results[i] = p.Shutdown(context.Background()) })
+	shutdownErr := errors.New("exporter flush failed")
+	for _, im := range []struct {
+		name string
+		make func(sdktrace.SpanExporter) sdktrace.SpanProcessor
+	}{
+		{"BatchSpanProcessor", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor { return sdktrace.NewBatchSpanProcessor(e) }},
+		{"otelsink", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor { return otelsink.NewSpanProcessor(e) }},
+	} {
+		t.Run(im.name, func(t *testing.T) {
+			exp := newTestExporter()
+			exp.shutdownErr = shutdownErr
+			p := im.make(exp)
+			p.OnEnd(stub(1, true))
+			var wg sync.WaitGroup
+			results := make([]error, 4)
+			for i := range results {
+				wg.Go(func() { results[i] = p.Shutdown(context.Background()) })
+			}
+			wg.Wait()
+			require.ElementsMatch(t, []error{shutdownErr, nil, nil, nil}, results)
+			require.Equal(t, int32(1), exp.shutdowns.Load())
+			require.Len(t, exp.GetSpans(), 1)
+		})
 	}
-	wg.Wait()
-	require.ElementsMatch(t, []error{exp.shutdownErr, nil, nil, nil}, results)
-	require.Equal(t, int32(1), exp.shutdowns.Load())
-	require.Len(t, exp.GetSpans(), 1)
 }
 
 func TestOnEndAllocatesNothing(t *testing.T) {
