@@ -314,3 +314,38 @@ func TestShutdownHonoursCtxWhenTheExportersShutdownIgnoresIt(t *testing.T) {
 		require.Len(t, errs.all(), 1, "the exporter's late error goes to otel.Handle")
 	})
 }
+
+// TestAGoexitInTheExportThatABatchFillsKeepsTheRestOfTheBatch: a drain
+// worker's items complete the export batch and the rest start the next
+// one; when that export calls runtime.Goexit (ending the worker), the items
+// not yet in a batch are kept, and exported later.
+func TestAGoexitInTheExportThatABatchFillsKeepsTheRestOfTheBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp := newTestExporter()
+		exp.hook = func(context.Context, []sdktrace.ReadOnlySpan) error {
+			if exp.exports.Load() == 1 {
+				runtime.Goexit()
+			}
+			return nil
+		}
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxExportBatchSize(4),
+			otelsink.WithBatchTimeout(time.Hour), quiet)
+		shutdownAtEnd(t, p)
+		for i := range 3 {
+			p.OnEnd(stub(i, true))
+		}
+		synctest.Wait() // spans 0 to 2 wait in the export batch
+		p.OnEnd(stub(3, true))
+		p.OnEnd(stub(4, true))
+		p.OnEnd(stub(5, true))
+		synctest.Wait() // 3 fills the batch, whose export calls Goexit; 4 and 5 are kept
+		require.ErrorContains(t, p.ForceFlush(context.Background()), "called runtime.Goexit",
+			"ForceFlush exports 4 and 5, and reports the failed export")
+		require.NoError(t, p.Shutdown(context.Background()))
+		st := requireAccounted(t, p, 6)
+		require.Equal(t, uint64(4), st.Failed, "the batch whose export called Goexit")
+		require.Equal(t, uint64(2), st.Exported, "the two spans after it")
+		require.Zero(t, st.Dropped)
+		require.Equal(t, uint64(1), st.ExporterPanics)
+	})
+}

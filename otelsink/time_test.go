@@ -295,3 +295,34 @@ func TestTheExporterIsShutDownWithItsOwnCtxAfterACutShortShutdown(t *testing.T) 
 		})
 	}
 }
+
+// TestAShutdownCutShortDuringTheBatchTimeoutsExport: the export that the
+// batch timeout started (on the timer's goroutine, not a drain worker's)
+// holds its batch, ignoring its ctx, when Shutdown begins; Shutdown returns
+// when its ctx ends, that batch counts as failed and the span behind it as
+// dropped, and the exporter is shut down once the export has returned.
+func TestAShutdownCutShortDuringTheBatchTimeoutsExport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := ignoringExporter(time.Hour)
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(2), otelsink.WithBatchTimeout(time.Second), quiet)
+		p.OnEnd(stub(0, true))
+		p.OnEnd(stub(1, true))
+		<-started // a second later: the timer's export of spans 0 and 1
+		p.OnEnd(stub(2, true))
+		synctest.Wait() // span 2 waits behind it, in a drain worker's hands
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		require.Equal(t, context.DeadlineExceeded, p.Shutdown(ctx))
+		require.Equal(t, 100*time.Millisecond, time.Since(start))
+		st := requireAccounted(t, p, 3)
+		require.Equal(t, uint64(2), st.Failed)
+		require.Equal(t, uint64(1), st.Dropped)
+		require.Zero(t, exp.shutdowns.Load(), "not under a running export")
+		close(release)
+		synctest.Wait()
+		require.Equal(t, st, p.Stats())
+		require.Equal(t, int32(1), exp.shutdowns.Load())
+		exp.checkContract(t)
+	})
+}
