@@ -119,7 +119,9 @@ type config struct {
 // and size is below the default shard count, the shard count becomes size.
 // size must be at least 1, at least the shard count given to WithShards, and
 // at most sink.MaxRingCapacity per shard. Default: OTEL_BSP_MAX_QUEUE_SIZE
-// (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set, else [DefaultQueuePerShard]
+// (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set and within those bounds (a
+// value outside them is reported to otel.Handle and ignored, as the SDK
+// never fails on a variable), else [DefaultQueuePerShard]
 // ([DefaultLogQueuePerShard] for logs) per shard.
 func WithMaxQueueSize(size int) Option {
 	return func(c *config) { c.queueSize, c.queueSet = size, true }
