@@ -43,6 +43,11 @@ func (c *core[T]) forceFlush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.isSettled() {
+		// A Shutdown cut short by its ctx overtook this flush: the items it
+		// waited for may have been taken from the rings only to be dropped.
+		return c.awaitShutdown(ctx)
+	}
 	// Report the failures since the previous report, each to one caller:
 	// the compare-and-swap keeps two concurrent ForceFlush calls from
 	// reporting one failure twice or moving the mark back.
@@ -63,9 +68,10 @@ func (c *core[T]) forceFlush(ctx context.Context) error {
 }
 
 // awaitShutdown is the end of a ForceFlush during which Shutdown stopped
-// the drain workers: Shutdown's drain took over the items it waited for, so
-// it returns that Shutdown's result: nil, or an error that wraps it (the
-// items not exported were dropped, or the exporter's Shutdown failed).
+// the drain workers, or settled the counts: Shutdown's drain took over the
+// items it waited for, so it returns that Shutdown's result: nil, or an
+// error that wraps it (the items not exported were dropped, or the
+// exporter's Shutdown failed).
 func (c *core[T]) awaitShutdown(ctx context.Context) error {
 	select {
 	case <-c.shutdownDone:
@@ -94,4 +100,12 @@ func (c *core[T]) flushExporter(ctx context.Context) error {
 		}
 		return c.exp.forceFlush(ctx)
 	})
+}
+
+// isSettled reports whether a Shutdown cut short by its ctx has settled
+// the counts.
+func (c *core[T]) isSettled() bool {
+	c.acctMu.Lock()
+	defer c.acctMu.Unlock()
+	return c.settled
 }

@@ -55,13 +55,16 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 	defer context.AfterFunc(ctx, c.abort)() // ctx ends first: cancel the timer's exports too
 
 	var drainErr error
-	drained := make(chan struct{})
+	sunk := make(chan struct{})    // closed once the sink's Shutdown has returned
+	drained := make(chan struct{}) // closed once the drain is over
 	go func() {
 		// An exporter that calls runtime.Goexit in the last export ends this
 		// goroutine there: that batch is counted as failed, and drainErr,
 		// still nil, says the drain is complete.
 		defer close(drained)
-		if err := c.sink.Shutdown(ctx); err != nil {
+		err := c.sink.Shutdown(ctx)
+		close(sunk)
+		if err != nil {
 			drainErr = err // the sink returns an error only when ctx cut its drain short
 			return
 		}
@@ -75,6 +78,11 @@ func (c *core[T]) shutdown(ctx context.Context) error {
 		select { // both may be ready: prefer the drain's result
 		case <-drained:
 		default:
+			// The sink's Shutdown returns as soon as it sees ctx ended, even
+			// while a Drain call runs on; once it has, the ctx of its final
+			// drain is cancelled, so that no drain worker takes from a ring
+			// any more (but for a take in progress, see SpanProcessor.Shutdown).
+			<-sunk
 			return c.cutShort(ctx, ctx.Err(), drained)
 		}
 	}
