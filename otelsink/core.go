@@ -70,12 +70,13 @@ type core[T any] struct {
 	inExport uint64
 
 	// Counters, updated with atomic adds off the producers' path. exported
-	// and failed are added under acctMu.
+	// and failed are added under acctMu. The 64-bit ones come first, in a
+	// row from an 8-byte boundary, so that they are 8-byte aligned on
+	// 32-bit platforms too (align.go checks it when building for them).
 	exported       uint64 // items in export calls that returned nil
 	failed         uint64 // items in export calls that failed
 	exportErrors   uint64 // export calls that failed
 	shutdownErrors uint64 // the exporter's Shutdown returned an error (0 or 1)
-	lastErr        atomic.Pointer[error]
 	// errorsReported is the exportErrors count that ForceFlush last
 	// reported up to.
 	errorsReported uint64
@@ -84,12 +85,12 @@ type core[T any] struct {
 	// Shutdown's (a push that loaded closed just before the store and met
 	// a ring Shutdown had closed). Set once, before fullSet.
 	fullAtClose uint64
-	fullSet     uint32
-
 	// Exporter panics and Goexits, and their rate-limited report.
 	exporterPanics  uint64
 	faultsReported  uint64
 	lastFaultReport int64 // unix ns of the last report; 0 before the first
+	lastErr         atomic.Pointer[error]
+	fullSet         uint32
 
 	// drained is set once the rings are no longer drained for export: the
 	// sink's workers have exited and the last batch went to the exporter,
