@@ -23,12 +23,12 @@
 // the span is dropped and counted, and OnEnd returns; it never blocks (there
 // is no equivalent of the BatchSpanProcessor's WithBlocking).
 // [LogProcessor.OnEmit] does the same with record.Clone(): the SDK reuses the
-// record once OnEmit returns. One drain worker per shard takes up to
-// [WithMaxExportBatchSize] items at a time (its own ring first, then a few
-// stolen from the others) and calls the exporter. The exporter's calls are
-// serialised by a mutex, because the SDK promises exporters that they never
-// run concurrently: more shards make OnEnd cheaper under contention, not the
-// exporter faster.
+// record once OnEmit returns. One drain worker per shard appends what it
+// takes to one export batch, exported when it holds [WithMaxExportBatchSize]
+// items or the batch timeout after its first item: the exporter gets the
+// batches the SDK's processors would send, whatever the shard count, one
+// call at a time (the SDK promises exporters that they never run
+// concurrently). More shards make OnEnd cheaper, not the exporter faster.
 //
 // # Options and environment variables
 //
@@ -51,11 +51,10 @@
 //
 // A variable that is not an integer, or that the processor cannot take (a
 // size below 1, a negative duration; for logs a zero duration, which the log
-// BatchProcessor ignores too), is reported to otel.Handle and ignored. An
-// option always wins over its variable. The batch timeout is the sink's
-// size-or-time batching (sink.Config.MaxDelay): a worker exports a full
-// batch at once, a short one when the timeout has passed since its first
-// item, and ForceFlush and Shutdown export at once whatever it says.
+// BatchProcessor ignores too, or a queue the shards cannot take), is
+// reported to otel.Handle and ignored. An option always wins over its
+// variable. ForceFlush and Shutdown export at once whatever the batch
+// timeout says.
 //
 // Other differences: [WithMaxQueueSize] is the total over the shards
 // (default [DefaultQueuePerShard] spans or [DefaultLogQueuePerShard] records
@@ -75,13 +74,14 @@
 //   - Shutdown stops accepting items (an OnEnd or OnEmit that starts after
 //     it drops and counts its item), exports what the rings hold, stops the
 //     workers, waits for an export in progress, then calls the exporter's
-//     ForceFlush (logs) and Shutdown. It is idempotent, and no exporter call
-//     starts after the exporter's Shutdown.
+//     ForceFlush (logs) and Shutdown. Later calls do nothing and return nil,
+//     and no exporter call starts after the exporter's Shutdown.
 //   - Shutdown returns when its ctx ends, even when the exporter ignores the
 //     ctx of the export in progress: the batch in the exporter's hands then
 //     counts as failed, the items not yet exported as dropped, the
 //     exporter's late return changes no count, and the exporter's Shutdown
-//     is called once that export has returned, on another goroutine.
+//     is called once that export has returned, on another goroutine, with a
+//     ctx of its own bounded by the export timeout.
 //   - Called with the ctx of an export call, Shutdown returns an error
 //     wrapping sink.ErrCalledFromDrain at once and the processor keeps
 //     running; ForceFlush does the same through the sink.

@@ -56,7 +56,7 @@ func TestShutdownFromInsideExportSpansReturnsAtOnceAndALaterShutdownWorks(t *tes
 		}
 		return nil
 	}
-	p = otelsink.NewSpanProcessor(exp, otelsink.WithShards(1))
+	p = otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithBatchTimeout(0))
 	p.OnEnd(stub(0, true))
 	err := <-inner
 	require.ErrorIs(t, err, sink.ErrCalledFromDrain, "Shutdown from inside ExportSpans returns at once")
@@ -121,7 +121,7 @@ func TestShutdownHonoursCtxWhenTheExporterIgnoresIt(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, st, p.Stats(), "the late return of the export changes no count")
 		require.Equal(t, int32(1), exp.shutdowns.Load(), "the exporter is shut down once its export returned")
-		require.Equal(t, context.DeadlineExceeded, p.Shutdown(context.Background()), "later calls return the first one's result")
+		require.NoError(t, p.Shutdown(context.Background()), "later calls do nothing and return nil")
 		exp.checkContract(t)
 	})
 }
@@ -312,5 +312,40 @@ func TestShutdownHonoursCtxWhenTheExportersShutdownIgnoresIt(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, int32(1), exp.shutdowns.Load())
 		require.Len(t, errs.all(), 1, "the exporter's late error goes to otel.Handle")
+	})
+}
+
+// TestAGoexitInTheExportThatABatchFillsKeepsTheRestOfTheBatch: a drain
+// worker's items complete the export batch and the rest start the next
+// one; when that export calls runtime.Goexit (ending the worker), the items
+// not yet in a batch are kept, and exported later.
+func TestAGoexitInTheExportThatABatchFillsKeepsTheRestOfTheBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp := newTestExporter()
+		exp.hook = func(context.Context, []sdktrace.ReadOnlySpan) error {
+			if exp.exports.Load() == 1 {
+				runtime.Goexit()
+			}
+			return nil
+		}
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxExportBatchSize(4),
+			otelsink.WithBatchTimeout(time.Hour), quiet)
+		shutdownAtEnd(t, p)
+		for i := range 3 {
+			p.OnEnd(stub(i, true))
+		}
+		synctest.Wait() // spans 0 to 2 wait in the export batch
+		p.OnEnd(stub(3, true))
+		p.OnEnd(stub(4, true))
+		p.OnEnd(stub(5, true))
+		synctest.Wait() // 3 fills the batch, whose export calls Goexit; 4 and 5 are kept
+		require.ErrorContains(t, p.ForceFlush(context.Background()), "called runtime.Goexit",
+			"ForceFlush exports 4 and 5, and reports the failed export")
+		require.NoError(t, p.Shutdown(context.Background()))
+		st := requireAccounted(t, p, 6)
+		require.Equal(t, uint64(4), st.Failed, "the batch whose export called Goexit")
+		require.Equal(t, uint64(2), st.Exported, "the two spans after it")
+		require.Zero(t, st.Dropped)
+		require.Equal(t, uint64(1), st.ExporterPanics)
 	})
 }

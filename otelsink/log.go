@@ -69,7 +69,7 @@ func NewLog(exporter sdklog.Exporter, opts ...LogOption) (*LogProcessor, error) 
 		return nil, err
 	}
 	if err := p.c.registerMetrics(logKind); err != nil {
-		_ = p.c.sink.Shutdown(context.Background()) // empty: nothing was pushed yet
+		p.c.release()
 		return nil, err
 	}
 	return p, nil
@@ -107,8 +107,9 @@ func (p *LogProcessor) OnEmit(_ context.Context, record *sdklog.Record) error {
 }
 
 // ForceFlush returns once every record emitted (OnEmit returned) before the
-// call has been handed to the exporter and that Export call has returned,
-// and the exporter's ForceFlush has returned. It returns ctx.Err() when ctx
+// call has been handed to the exporter (in an export batch of any size) and
+// that Export call has returned, and the exporter's ForceFlush has
+// returned. It returns ctx.Err() when ctx
 // ends first (also while the exporter's ForceFlush, ignoring ctx, still
 // runs), and an error wrapping the last export error when Export calls
 // failed since the previous ForceFlush reported, joined with the exporter's
@@ -120,8 +121,10 @@ func (p *LogProcessor) ForceFlush(ctx context.Context) error { return p.c.forceF
 // the rings through the exporter, waits for an Export call in progress,
 // then calls the exporter's ForceFlush (while ctx is live) and Shutdown. It
 // honours ctx even when the exporter ignores it (the batch in flight then
-// counts as failed), is idempotent, and once it has returned, the records
-// emitted equal Exported + Failed + Dropped of Stats.
+// counts as failed, and the exporter is flushed and shut down later with a
+// ctx of its own), and once it has returned, the records emitted equal
+// Exported + Failed + Dropped of Stats. Later calls do nothing and return
+// nil, as sdklog.Processor's contract asks.
 func (p *LogProcessor) Shutdown(ctx context.Context) error { return p.c.shutdownCalled(ctx) }
 
 // Stats returns a snapshot of the counters; see [SpanProcessor.Stats].

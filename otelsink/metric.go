@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
+	"weak"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -65,11 +67,60 @@ func observabilityEnabled() bool {
 	return false
 }
 
+// observed is what the metrics callback reads: the processor, through a
+// weak pointer, while anything else holds it; once nothing does, the counts
+// the callback last read after Shutdown had finished, plus the pushes after
+// Shutdown counted since (kept here, so that they outlive the processor).
+// So the MeterProvider keeps reporting the processed counts after Shutdown,
+// as the SDK's processed counters keep their sums until the MeterProvider's
+// own last collection, without keeping the processor and its rings alive.
+type observed[T any] struct {
+	closedDrops uint64 // pushes after Shutdown began; first, for 64-bit atomics on 32-bit platforms
+	proc        weak.Pointer[core[T]]
+	last        atomic.Pointer[finalCounts]
+}
+
+// finalCounts is a processor's Stats once its Shutdown had finished, and
+// the pushes after Shutdown that they count.
+type finalCounts struct {
+	st     Stats
+	closed uint64
+}
+
+// final records c's counts once its Shutdown has finished.
+func (o *observed[T]) final(c *core[T]) {
+	closed := atomic.LoadUint64(&o.closedDrops)
+	o.last.Store(&finalCounts{st: c.statsAt(closed), closed: closed})
+}
+
+// read returns the counts to report and whether the processor runs still
+// (its Shutdown has not finished): then the queue's size and capacity are
+// reported too, as by the SDK's processors until their Shutdown.
+func (o *observed[T]) read() (st Stats, running, ok bool) {
+	if c := o.proc.Value(); c != nil {
+		closed := atomic.LoadUint64(&o.closedDrops)
+		st = c.statsAt(closed)
+		if atomic.LoadUint32(&c.finished) == 0 {
+			return st, true, true
+		}
+		o.last.Store(&finalCounts{st: st, closed: closed})
+		return st, false, true
+	}
+	f := o.last.Load()
+	if f == nil {
+		return Stats{}, false, false // not reached: a processor is freed only after its Shutdown has finished
+	}
+	st = f.st
+	st.Dropped += atomic.LoadUint64(&o.closedDrops) - f.closed
+	return st, false, true
+}
+
 // registerMetrics creates the processor's instruments and registers the one
 // callback that observes them from Stats at each collection: nothing is
 // recorded on OnEnd or OnEmit. It uses the MeterProvider of
 // WithMeterProvider, else the global one when the SDK's observability switch
-// is on, else registers nothing.
+// is on, else registers nothing. The callback stays registered after
+// Shutdown (see observed).
 func (c *core[T]) registerMetrics(k kind) error {
 	mp := c.cfg.meterProvider
 	if mp == nil {
@@ -78,7 +129,13 @@ func (c *core[T]) registerMetrics(k kind) error {
 		}
 		mp = otel.GetMeterProvider()
 	}
-	m := mp.Meter(ScopeName)
+	c.obs.proc = weak.Make(c)
+	return register(mp.Meter(ScopeName), k, c.cfg.name, c.obs)
+}
+
+// register is registerMetrics' work, apart from the processor: the
+// callback it registers holds obs, and so the processor only weakly.
+func register[T any](m metric.Meter, k kind, name string, obs *observed[T]) error {
 	names := k.metrics
 	processed, err := m.Int64ObservableCounter(names.processed.name,
 		metric.WithUnit(names.processed.unit), metric.WithDescription(names.processed.desc))
@@ -96,7 +153,7 @@ func (c *core[T]) registerMetrics(k kind) error {
 		return fmt.Errorf("otelsink: creating %s: %w", names.queueCapacity.name, err)
 	}
 	base := []attribute.KeyValue{
-		attribute.String("otel.component.name", c.cfg.name),
+		attribute.String("otel.component.name", name),
 		attribute.String("otel.component.type", k.componentType),
 	}
 	with := func(errorType string) metric.ObserveOption {
@@ -104,15 +161,19 @@ func (c *core[T]) registerMetrics(k kind) error {
 	}
 	plain := metric.WithAttributeSet(attribute.NewSet(base...))
 	queueFull, exportFailed, shutdown := with(ErrorTypeQueueFull), with(ErrorTypeExportFailed), with(ErrorTypeShutdown)
-	c.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		st := c.stats()
-		full := st.Sink.Dropped
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		st, running, ok := obs.read()
+		if !ok {
+			return nil
+		}
 		o.ObserveInt64(processed, int64(st.Exported), plain)
-		o.ObserveInt64(processed, int64(full), queueFull)
+		o.ObserveInt64(processed, int64(st.QueueFull), queueFull)
 		o.ObserveInt64(processed, int64(st.Failed), exportFailed)
-		o.ObserveInt64(processed, int64(st.Dropped-full), shutdown)
-		o.ObserveInt64(size, int64(st.Queued), plain)
-		o.ObserveInt64(capacity, int64(st.Capacity), plain)
+		o.ObserveInt64(processed, int64(st.Dropped-st.QueueFull), shutdown)
+		if running {
+			o.ObserveInt64(size, int64(st.Queued), plain)
+			o.ObserveInt64(capacity, int64(st.Capacity), plain)
+		}
 		return nil
 	}, processed, size, capacity)
 	if err != nil {

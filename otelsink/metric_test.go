@@ -2,7 +2,10 @@ package otelsink_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -85,7 +88,46 @@ func TestTheMeterProviderSeesTheSemanticConventionMetrics(t *testing.T) {
 	require.Equal(t, map[string]int64{"": 5, "queue_full": 6, "export_failed": 0, "shutdown": 0},
 		points(t, reader, "api")["otel.sdk.processor.span.processed {span}"])
 	require.NoError(t, p.Shutdown(context.Background()))
-	require.Empty(t, points(t, reader, "api"), "Shutdown unregisters the callback")
+	require.Equal(t, map[string]map[string]int64{
+		"otel.sdk.processor.span.processed {span}": {"": 5, "queue_full": 6, "export_failed": 0, "shutdown": 0},
+	}, points(t, reader, "api"), "after Shutdown the processed counts stay, the queue's size and capacity go (as the SDK's)")
+}
+
+// TestTheProcessedCountsOutliveShutdown: what Shutdown's drain exported,
+// and what it counted as error.type=shutdown, is there for a collection
+// after Shutdown, such as the MeterProvider's last one at its own Shutdown,
+// which comes after the TracerProvider's; as with the SDK's processors,
+// whose processed counters keep their sums. The MeterProvider does not keep
+// the processor: once nothing else holds it, it is freed and its final
+// counts are still reported.
+func TestTheProcessedCountsOutliveShutdown(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
+	const component = "outlives"
+	gone := func() weak.Pointer[otelsink.SpanProcessor] {
+		p := otelsink.NewSpanProcessor(newTestExporter(), otelsink.WithName(component), otelsink.WithMeterProvider(mp),
+			otelsink.WithShards(2), otelsink.WithBatchTimeout(time.Hour))
+		for i := range 7 {
+			p.OnEnd(stub(i, true))
+		}
+		require.NoError(t, p.Shutdown(context.Background()))
+		p.OnEnd(stub(7, true)) // after Shutdown: error.type=shutdown
+		require.Equal(t, map[string]int64{"": 7, "queue_full": 0, "export_failed": 0, "shutdown": 1},
+			points(t, reader, component)["otel.sdk.processor.span.processed {span}"],
+			"the spans Shutdown's drain exported, and the one ended after it")
+		return weak.Make(p)
+	}()
+	for range 10 {
+		if gone.Value() == nil {
+			break
+		}
+		runtime.GC()
+	}
+	require.Nil(t, gone.Value(), "the MeterProvider does not keep a processor that was shut down")
+	require.Equal(t, map[string]map[string]int64{
+		"otel.sdk.processor.span.processed {span}": {"": 7, "queue_full": 0, "export_failed": 0, "shutdown": 1},
+	}, points(t, reader, component), "its final counts are still reported")
 }
 
 func TestTheGlobalMeterProviderIsUsedWhenTheSDKsSwitchIsOn(t *testing.T) {

@@ -82,8 +82,8 @@ var ErrInvalidOption = errors.New("otelsink: invalid option")
 // means the same for both. Options are applied in order; a later option of
 // the same kind overrides an earlier one. A bad value is reported by [New]
 // as an error and by [NewSpanProcessor] as a panic, never silently corrected
-// (except that the batch size is clamped to a shard's capacity, as the
-// BatchSpanProcessor clamps it to its queue).
+// (except that the batch size is clamped to the queue size, as the log
+// BatchProcessor clamps it).
 type Option func(*config)
 
 // LogOption is Option: the log processor takes the same options.
@@ -94,7 +94,6 @@ type config struct {
 	name          string
 	queueSize     int // 0: the kind's default per shard × shards
 	queueSet      bool
-	queueEnv      string // the variable queueSize came from; "" for the option
 	batchSize     int
 	batchSet      bool
 	exportTimeout time.Duration
@@ -120,15 +119,20 @@ type config struct {
 // and size is below the default shard count, the shard count becomes size.
 // size must be at least 1, at least the shard count given to WithShards, and
 // at most sink.MaxRingCapacity per shard. Default: OTEL_BSP_MAX_QUEUE_SIZE
-// (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set, else [DefaultQueuePerShard]
+// (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set and within those bounds (a
+// value outside them is reported to otel.Handle and ignored, as the SDK
+// never fails on a variable), else [DefaultQueuePerShard]
 // ([DefaultLogQueuePerShard] for logs) per shard.
 func WithMaxQueueSize(size int) Option {
 	return func(c *config) { c.queueSize, c.queueSet = size, true }
 }
 
 // WithMaxExportBatchSize sets the most items handed to one export call,
-// like sdktrace.WithMaxExportBatchSize and sdklog.WithExportMaxBatchSize. It
-// must be at least 1, and is clamped to a shard's capacity. Default:
+// like sdktrace.WithMaxExportBatchSize and sdklog.WithExportMaxBatchSize,
+// whatever the shard count: the drain workers assemble one export batch
+// from all the shards, allocated up front (a span takes 16 bytes in it, a
+// log record 584). It must be at least 1, and is clamped to the queue size
+// (QueueCapacity). Default:
 // OTEL_BSP_MAX_EXPORT_BATCH_SIZE (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE) when set,
 // else [DefaultMaxExportBatchSize].
 func WithMaxExportBatchSize(size int) Option {
@@ -146,10 +150,12 @@ func WithExportTimeout(timeout time.Duration) Option {
 }
 
 // WithBatchTimeout sets the longest an item waits for its batch to fill,
-// like sdktrace.WithBatchTimeout and sdklog.WithExportInterval: a drain
-// worker exports when it holds [WithMaxExportBatchSize] items or this long
-// after the batch's first item, whichever comes first (sink.Config.MaxDelay).
-// Zero exports whatever a worker finds at once; a negative value is invalid.
+// like sdktrace.WithBatchTimeout and sdklog.WithExportInterval: the export
+// batch, which the drain workers of all the shards fill, goes to the
+// exporter when it holds [WithMaxExportBatchSize] items or this long after
+// its first item arrived, whichever comes first, so that a trickle makes
+// about one export per timeout, as with the SDK's processors. Zero exports
+// whatever a worker takes at once; a negative value is invalid.
 // ForceFlush and Shutdown export at once whatever the timeout. Default:
 // OTEL_BSP_SCHEDULE_DELAY (OTEL_BLRP_SCHEDULE_DELAY) when set, else
 // [DefaultBatchTimeout] for spans and [DefaultLogBatchTimeout] for logs.
@@ -176,7 +182,9 @@ func WithIdleMode(m sink.IdleMode) Option {
 
 // WithMeterProvider makes the processor report its self-observability
 // metrics (see the package documentation) through mp instead of the global
-// MeterProvider. The callbacks are unregistered by Shutdown. mp must not be
+// MeterProvider. After Shutdown the processed counts are still reported
+// (the queue's size and capacity no longer are), as the SDK's processors'
+// are, without the MeterProvider keeping the processor. mp must not be
 // nil.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) { c.meterProvider, c.meterSet = mp, true }
@@ -290,9 +298,12 @@ func (c *config) fromEnv(k kind) {
 		minDur = 0
 	}
 	if !c.queueSet {
-		c.queueSize, c.queueSet = intVar(k.envQueue, 1)
-		if c.queueSet {
-			c.queueEnv = k.envQueue
+		if n, ok := intVar(k.envQueue, 1); ok {
+			if why := c.unfitQueue(k, n); why != "" {
+				otel.Handle(fmt.Errorf("otelsink: invalid %s value %q: %s, ignored", k.envQueue, strconv.Itoa(n), why))
+			} else {
+				c.queueSize, c.queueSet = n, true
+			}
 		}
 	}
 	if !c.batchSet {
@@ -308,6 +319,39 @@ func (c *config) fromEnv(k kind) {
 	}
 }
 
+// unfitQueue says why a queue of n items from the environment cannot be
+// taken with the shard count that WithShards gave or that follows from n,
+// or returns "": the SDK never fails on a variable, so such a value is
+// reported and ignored, where the same value given as the option is an
+// error. A shard count that is itself invalid is settle's to report.
+func (c config) unfitQueue(k kind, n int) string {
+	if c.shardsSet && (c.shards < 1 || c.shards > sink.MaxShards) {
+		return ""
+	}
+	if c.shardsSet && n < c.shards {
+		return fmt.Sprintf("%s=%d is below WithShards(%d): every shard needs at least one slot", k.envQueue, n, c.shards)
+	}
+	shards := c.shardCount(k, n)
+	if n/shards > sink.MaxRingCapacity {
+		return fmt.Sprintf("over %d shards that is %d items per shard, more than sink.MaxRingCapacity (%d)",
+			shards, n/shards, sink.MaxRingCapacity)
+	}
+	return ""
+}
+
+// shardCount is the shard count: WithShards's, else the kind's default,
+// lowered to queue when that is given (queue > 0) and smaller.
+func (c config) shardCount(k kind, queue int) int {
+	if c.shardsSet {
+		return c.shards
+	}
+	shards := min(max(k.shardsPerP*runtime.GOMAXPROCS(0), 1), k.maxShards)
+	if queue > 0 {
+		shards = min(shards, queue)
+	}
+	return shards
+}
+
 // settle validates c and applies the defaults. The error joins one error per
 // bad option, each wrapping ErrInvalidOption and naming the option and value.
 // It checks every bound that sink.New checks, before anything is allocated.
@@ -317,9 +361,6 @@ func (c config) settle(k kind) (settings, error) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
 	}
 	queueName := fmt.Sprintf("WithMaxQueueSize(%d)", c.queueSize)
-	if c.queueEnv != "" {
-		queueName = fmt.Sprintf("%s=%d", c.queueEnv, c.queueSize)
-	}
 	if c.queueSet && c.queueSize < 1 {
 		bad("WithMaxQueueSize(%d): must be at least 1", c.queueSize)
 	}
@@ -353,13 +394,7 @@ func (c config) settle(k kind) (settings, error) {
 	if len(errs) > 0 {
 		return settings{}, errors.Join(errs...)
 	}
-	shards := c.shards
-	if !c.shardsSet {
-		shards = min(max(k.shardsPerP*runtime.GOMAXPROCS(0), 1), k.maxShards)
-		if c.queueSet {
-			shards = min(shards, c.queueSize)
-		}
-	}
+	shards := c.shardCount(k, c.queueSize) // queueSize is 0 when not given
 	if c.queueSet && c.queueSize/shards > sink.MaxRingCapacity {
 		return settings{}, fmt.Errorf("%w: %s: over %d shards that is %d items per shard, more than sink.MaxRingCapacity (%d)",
 			ErrInvalidOption, queueName, shards, c.queueSize/shards, sink.MaxRingCapacity)
@@ -387,7 +422,7 @@ func (c config) settle(k kind) (settings, error) {
 	if c.batchSet {
 		s.batchSize = c.batchSize
 	}
-	s.batchSize = min(s.batchSize, s.perShard)
+	s.batchSize = min(s.batchSize, s.perShard*s.shards)
 	if c.timeoutSet {
 		s.exportTimeout = c.exportTimeout
 	}
@@ -408,9 +443,8 @@ func sinkConfig[T any](s settings) sink.Config[T] {
 		OnOverload:       s.onOverload,
 		Logger:           s.logger,
 		Idle:             s.idle,
-		// The batch timeout: a worker exports when it holds a full batch or
-		// the timeout after it took the batch's first span; ForceFlush and
-		// Shutdown never wait for it.
-		MaxDelay: s.batchTimeout,
+		// A worker hands what it takes to the export batch at once: the
+		// batch timeout is the export batch's (batch.go), one for all the
+		// shards, not each worker's (sink.Config.MaxDelay).
 	}
 }

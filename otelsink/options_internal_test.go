@@ -6,12 +6,15 @@ package otelsink
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // handled swaps in an error handler that keeps what otel.Handle is given,
@@ -126,9 +129,30 @@ func TestEnvironmentVariables(t *testing.T) {
 	}
 }
 
-func TestAQueueFromTheEnvironmentIsCheckedLikeTheOption(t *testing.T) {
-	t.Setenv(EnvBSPMaxQueueSize, "3")
-	_, err := configure(spanKind, []Option{WithShards(4)})
-	require.ErrorIs(t, err, ErrInvalidOption)
-	require.ErrorContains(t, err, "OTEL_BSP_MAX_QUEUE_SIZE=3 is below WithShards(4)")
+// TestAQueueFromTheEnvironmentThatTheShardsCannotTakeIsReportedAndIgnored:
+// the SDK never fails on a variable, and neither does New: a queue from
+// OTEL_BSP_MAX_QUEUE_SIZE below the shard count of WithShards, or past a
+// ring's limit over the shards, is reported to otel.Handle and ignored,
+// as a value that is not an integer is. (The same value given as the
+// option is an error: see TestBadOptionsAreErrorsThatNameTheOptionAndTheValue.)
+func TestAQueueFromTheEnvironmentThatTheShardsCannotTakeIsReportedAndIgnored(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		opts  []Option
+		want  string
+	}{
+		{"3", []Option{WithShards(4)}, "OTEL_BSP_MAX_QUEUE_SIZE=3 is below WithShards(4)"},
+		{strconv.Itoa(sink.MaxRingCapacity + 1), []Option{WithShards(1)}, "more than sink.MaxRingCapacity"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			t.Setenv(EnvBSPMaxQueueSize, tc.value)
+			errs := handled(t)
+			s, err := configure(spanKind, tc.opts)
+			require.NoError(t, err)
+			require.Equal(t, DefaultQueuePerShard, s.perShard, "the default queue applies")
+			require.Len(t, errs(), 1)
+			require.ErrorContains(t, errs()[0], tc.want)
+			require.ErrorContains(t, errs()[0], "ignored")
+		})
+	}
 }

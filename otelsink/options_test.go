@@ -57,7 +57,7 @@ func TestGoodOptionsAreAccepted(t *testing.T) {
 		otelsink.WithName("orders"),
 		otelsink.WithShards(2),
 		otelsink.WithMaxQueueSize(100),
-		otelsink.WithMaxExportBatchSize(1000), // clamped to the 50 of a shard
+		otelsink.WithMaxExportBatchSize(1000), // clamped to the queue's 100
 		otelsink.WithExportTimeout(0),
 		otelsink.WithIdleMode(sink.IdlePoll),
 		otelsink.WithMeterProvider(mp),
@@ -84,4 +84,22 @@ func TestDefaultNamesCount(t *testing.T) {
 	require.NoError(t, err, b.Name())
 	require.Greater(t, nb, na)
 	require.NoError(t, errors.Join(a.Shutdown(context.Background()), b.Shutdown(context.Background())))
+}
+
+// TestAQueueVariableBelowTheShardCountIsNoError: the BatchSpanProcessor
+// runs with any OTEL_BSP_MAX_QUEUE_SIZE; New and NewSpanProcessor must not
+// fail (or panic) on one that WithShards leaves no slot for either.
+func TestAQueueVariableBelowTheShardCountIsNoError(t *testing.T) {
+	t.Setenv(otelsink.EnvBSPMaxQueueSize, "3")
+	errs := recordErrors(t)
+	bsp := sdktrace.NewBatchSpanProcessor(newTestExporter())
+	require.NoError(t, bsp.Shutdown(context.Background()))
+	p, err := otelsink.New(newTestExporter(), otelsink.WithShards(4))
+	require.NoError(t, err)
+	require.Equal(t, 4*otelsink.DefaultQueuePerShard, p.QueueCapacity(), "the variable is ignored")
+	require.Len(t, errs.all(), 1, "and reported")
+	require.NotPanics(t, func() {
+		require.NoError(t, otelsink.NewSpanProcessor(newTestExporter(), otelsink.WithShards(4)).Shutdown(context.Background()))
+	})
+	require.NoError(t, p.Shutdown(context.Background()))
 }

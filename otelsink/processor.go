@@ -68,7 +68,7 @@ func New(exporter sdktrace.SpanExporter, opts ...Option) (*SpanProcessor, error)
 		return nil, err
 	}
 	if err := p.c.registerMetrics(spanKind); err != nil {
-		_ = p.c.sink.Shutdown(context.Background()) // empty: nothing was pushed yet
+		p.c.release()
 		return nil, err
 	}
 	return p, nil
@@ -104,28 +104,34 @@ func (p *SpanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 }
 
 // ForceFlush returns once every span ended (OnEnd returned) before the call
-// has been handed to the exporter and that ExportSpans call has returned. It
+// has been handed to the exporter and that ExportSpans call has returned:
+// it waits for the drain workers to hand those spans to the export batch,
+// then exports the batch, whatever its size and the batch timeout. It
 // returns ctx.Err() when ctx ends first (the spans stay queued and are
 // exported later), and an error wrapping the last export error when
 // ExportSpans calls failed since the previous ForceFlush reported (each
 // failure is reported by one ForceFlush; all are counted in Stats). After
-// Shutdown began it does nothing and returns nil, whatever ctx, as the SDK's
-// contract asks; when Shutdown begins while it waits, it returns the result
-// of Shutdown's drain. Called with the ctx of an ExportSpans call, it returns
-// an error wrapping sink.ErrCalledFromDrain at once.
+// Shutdown began it does nothing and returns nil, whatever ctx, as
+// sdktrace.SpanProcessor's contract asks (the BatchSpanProcessor returns
+// ctx.Err() for an ended ctx even then). When Shutdown begins while it
+// waits, Shutdown's drain takes its spans over, and it returns once that
+// Shutdown has: nil, or an error wrapping Shutdown's (its spans were
+// dropped, or the exporter's Shutdown failed). Called with the ctx of an
+// ExportSpans call, it returns an error wrapping sink.ErrCalledFromDrain at
+// once.
 //
 // It wakes the drain workers and waits by polling with a backoff from 20 µs
 // to 1 ms (sink.Sink.Flush); it does not block OnEnd.
 func (p *SpanProcessor) ForceFlush(ctx context.Context) error { return p.c.forceFlush(ctx) }
 
 // Shutdown stops the processor: from its start every OnEnd drops its span
-// (counted); it drains what the rings hold through the exporter, stops the
-// drain workers, waits for an ExportSpans call in progress to return, and
-// then calls the exporter's Shutdown with ctx. It returns nil when all of
-// that succeeded, the exporter's Shutdown error otherwise (joined with that
-// of unregistering the metric callbacks), and ctx.Err() when ctx ended
-// first, also while the exporter's Shutdown, ignoring ctx, still runs (its
-// error then goes to otel.Handle).
+// (counted); it drains what the rings hold through the exporter (and the
+// export batch, whatever its size), stops the drain workers, waits for an
+// ExportSpans call in progress to return, and then calls the exporter's
+// Shutdown with ctx. It returns nil when all of that succeeded, the
+// exporter's Shutdown error otherwise, and ctx.Err() itself whenever ctx
+// ended before all of that was done, also while the exporter's Shutdown,
+// ignoring ctx, still runs (its error then goes to otel.Handle).
 //
 // When ctx ends first, Shutdown returns at once, even when the exporter
 // ignores the ctx of the export in progress (whose ctx is cancelled), and
@@ -133,18 +139,22 @@ func (p *SpanProcessor) ForceFlush(ctx context.Context) error { return p.c.force
 // counts as failed, and every other span not yet exported (in the rings, or
 // taken by a worker that has not called the exporter) as dropped. An export
 // that returns later changes no count, and no export starts any more. The
-// exporter's Shutdown is then called, with the same ended ctx, on another
-// goroutine once the export in progress has returned (its error goes to
-// otel.Handle), so that no ExportSpans call overlaps or follows it: as with
-// the BatchSpanProcessor, an exporter that never returns keeps that
-// goroutine. (One transient exception to "final": a drain worker that was
+// exporter's Shutdown is then called on another goroutine once the export
+// in progress has returned, so that no ExportSpans call overlaps or follows
+// it, with a ctx of its own: ctx's values and the export timeout
+// ([DefaultExportTimeout] when that is zero), not the ended ctx, so that
+// the exporter can still flush and close its connections (the
+// BatchSpanProcessor passes the ended ctx). Its error goes to otel.Handle
+// and is counted in Stats().ExporterShutdownErrors. As with the
+// BatchSpanProcessor, an export that never returns keeps that goroutine. (One transient exception to "final": a drain worker that was
 // in the middle of taking a batch from a ring when ctx ended makes the
 // sink's counters, and so Dropped, off by that batch until the take ends,
 // microseconds later.)
 //
-// It is idempotent: the first call does the work and every call returns its
-// result; a call made while the first runs waits for it, or returns its own
-// ctx.Err() when its ctx ends first. Called with the ctx of one of this
+// The first call does the work and returns its result; later calls do
+// nothing and return nil, as the BatchSpanProcessor's do (one made while
+// the first runs waits for it, or returns its own ctx.Err() when its ctx
+// ends first). Called with the ctx of one of this
 // processor's ExportSpans calls (or a ctx derived from it) it returns an
 // error wrapping sink.ErrCalledFromDrain at once and does nothing, since it
 // would wait for that very call: the processor keeps running, and a later
@@ -174,8 +184,11 @@ func (p *SpanProcessor) Dropped() uint64 { return p.c.stats().Dropped }
 func (p *SpanProcessor) Stats() Stats { return p.c.stats() }
 
 // QueueCapacity returns the number of spans the rings hold in all: the
-// per-shard capacity times the shard count. At most this many spans, plus
-// one export batch per shard in the drain workers' hands, are buffered.
+// per-shard capacity times the shard count. At most this many spans are
+// buffered, plus what the drain workers hold (up to a shard's capacity
+// each, handed over at once) and the export batch (fewer than
+// WithMaxExportBatchSize), as the BatchSpanProcessor holds its batch on top
+// of its queue.
 func (p *SpanProcessor) QueueCapacity() int { return p.c.queueCapacity() }
 
 // Name returns the processor's name (see [WithName]).

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,12 +58,18 @@ const (
 var faultNames = [numFaults]string{"ok", "slow", "error", "panic", "goexit", "block-ignoring-ctx", "block-honouring-ctx"}
 
 // faultyExporter draws a fault for each export. Every block is bounded
-// (maxBlock), so that a round always ends.
+// (maxBlock), so that a round always ends, but for an export that ignores
+// its ctx in a round whose Shutdown's ctx ends (heldUntilRelease): it holds
+// its batch until the round releases it, after Shutdown has returned.
 type faultyExporter struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	weights  [numFaults]int
 	maxBlock time.Duration
+
+	heldUntilRelease bool
+	release          chan struct{} // closed by the round once Shutdown has returned
+	held             atomic.Int32  // exports that ignore their ctx, holding their batch now
 
 	inFlight      atomic.Int32
 	overlapped    atomic.Bool
@@ -135,7 +142,13 @@ func (e *faultyExporter) export(ctx context.Context, n int) error {
 	case faultGoexit:
 		runtime.Goexit()
 	case faultBlockIgnoringCtx:
-		time.Sleep(25 * d) // up to 500 ms: long enough to tell a Shutdown that waits for it
+		e.held.Add(1)
+		if e.heldUntilRelease {
+			<-e.release
+		} else {
+			time.Sleep(d) // a Shutdown with a live ctx waits for it
+		}
+		e.held.Add(-1)
 	case faultBlockHonouringCtx:
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -154,17 +167,25 @@ func (e *faultyExporter) Shutdown(context.Context) error {
 	return nil
 }
 
-// shutdownSlack is how much longer than its ctx a Shutdown may take: the
-// scheduling delays of a loaded 2-core machine under -race.
-const shutdownSlack = 250 * time.Millisecond
+// The kinds of ctx that soakCtx makes.
+const (
+	ctxLive  = iota // bounded by 10 s, so that no wait is unbounded
+	ctxShort        // up to 5 ms
+	ctxEnded        // cancelled already
+	numCtxKinds
+)
 
-// soakCtx returns a ctx of one of three kinds: live (bounded by 10 s, so that
-// no wait is unbounded), short, or already ended.
+// soakCtx returns a ctx of one of the kinds, at random.
 func soakCtx(rng *rand.Rand) (context.Context, context.CancelFunc) {
-	switch rng.IntN(3) {
-	case 0:
+	return soakCtxOf(rng.IntN(numCtxKinds), rng)
+}
+
+// soakCtxOf returns a ctx of the given kind.
+func soakCtxOf(kind int, rng *rand.Rand) (context.Context, context.CancelFunc) {
+	switch kind {
+	case ctxLive:
 		return context.WithTimeout(context.Background(), 10*time.Second)
-	case 1:
+	case ctxShort:
 		return context.WithTimeout(context.Background(), time.Duration(rng.Int64N(int64(5*time.Millisecond))))
 	default:
 		ctx, cancel := context.WithCancel(context.Background())
@@ -251,20 +272,29 @@ func soak(t *testing.T, target func(*testing.T, *faultyExporter, []otelsink.Opti
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	ignore := goleak.IgnoreCurrent()
 	var totals [numFaults]uint64
-	var ended, shutdownsWithCtxErr uint64
+	var ended, shutdownsWithCtxErr, shutdownsWhileHeld uint64
+	// The run goes on past its length (up to ten times it, at least 10 s)
+	// until every fault kind has fired and a Shutdown has returned while an
+	// export held its batch ignoring its ctx; then it fails if any has not.
+	exercised := func() bool {
+		return !slices.Contains(totals[:], 0) && shutdownsWhileHeld > 0
+	}
 	rounds := 0
-	for start := time.Now(); time.Since(start) < length || rounds < 4; rounds++ {
+	for start := time.Now(); (time.Since(start) < length || rounds < 4 || !exercised()) && time.Since(start) < max(10*length, 10*time.Second); rounds++ {
 		procs := 1 + rounds%2
 		runtime.GOMAXPROCS(procs)
 		exp := &faultyExporter{rng: rand.New(rand.NewPCG(rng.Uint64(), 2)), maxBlock: 20 * time.Millisecond}
 		for k := range exp.weights {
-			exp.weights[k] = rng.IntN(10)
+			exp.weights[k] = 1 + rng.IntN(10) // every kind can fire in every round
 		}
 		exp.weights[faultOK] += 5
 		n := soakRound(t, rng, exp, target)
 		ended += n.ended
 		if n.shutdownErr {
 			shutdownsWithCtxErr++
+		}
+		if n.whileHeld {
+			shutdownsWhileHeld++
 		}
 		for k := range totals {
 			totals[k] += exp.faults[k].Load()
@@ -276,22 +306,37 @@ func soak(t *testing.T, target func(*testing.T, *faultyExporter, []otelsink.Opti
 			t.Fatalf("round %d (GOMAXPROCS %d) failed", rounds, procs)
 		}
 	}
-	msg := fmt.Sprintf("%d rounds, %d items ended (sampled spans or records), %d Shutdowns ended by their ctx; exports:", rounds, ended, shutdownsWithCtxErr)
+	msg := fmt.Sprintf("%d rounds, %d items ended (sampled spans or records), %d Shutdowns ended by their ctx, %d of them while an export held its batch; exports:",
+		rounds, ended, shutdownsWithCtxErr, shutdownsWhileHeld)
 	for k, n := range totals {
 		msg += fmt.Sprintf(" %s %d", faultNames[k], n)
 	}
 	t.Log(msg)
+	for k, n := range totals {
+		if n == 0 {
+			t.Errorf("no export drew the fault %q", faultNames[k])
+		}
+	}
+	if shutdownsWhileHeld == 0 {
+		t.Error("no Shutdown returned while an export that ignores its ctx held its batch")
+	}
 }
 
 type roundResult struct {
 	ended       uint64
 	shutdownErr bool
+	whileHeld   bool // Shutdown returned while an export that ignores its ctx held its batch
 }
 
 // soakRound runs one processor through producers, random flushes and a
 // Shutdown at a random moment, and checks the accounting.
 func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*testing.T, *faultyExporter, []otelsink.Option) soakTarget) roundResult {
 	t.Helper()
+	// The ctx of the round's Shutdown, drawn now: when it ends, an export
+	// that ignores its ctx holds its batch until Shutdown has returned, so
+	// that a Shutdown that waited for it would never return.
+	ctxKind := rng.IntN(numCtxKinds)
+	exp.heldUntilRelease, exp.release = ctxKind != ctxLive, make(chan struct{})
 	shards := 1 + rng.IntN(4)
 	batch := 1 + rng.IntN(32)
 	opts := []otelsink.Option{
@@ -350,29 +395,27 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*t
 		close(stop)
 		producers.Wait()
 	}
-	ctx, cancel := soakCtx(rng)
+	ctx, cancel := soakCtxOf(ctxKind, rng)
 	defer cancel()
 	var shutErr error
-	var took, limit time.Duration
 	second := make(chan error, 1)
+	// Shutdown returns when its ctx ends, even while an export that ignores
+	// its ctx holds its batch: that export is released only after Shutdown
+	// has returned, so a Shutdown that waited for it would not return at
+	// all, whatever the machine's speed.
+	held := int32(0)
 	waitBounded(t, "Shutdown", 15*time.Second, func() {
 		if rng.IntN(4) == 0 {
 			go func() { second <- p.shutdown(context.Background()) }()
 		} else {
 			second <- nil
 		}
-		start := time.Now()
-		limit = shutdownSlack
-		if d, ok := ctx.Deadline(); ok {
-			limit += max(0, d.Sub(start))
-		}
 		shutErr = p.shutdown(ctx)
-		took = time.Since(start)
+		held = exp.held.Load()
 	})
-	// Shutdown returns when its ctx ends, even while the exporter ignores
-	// its ctx (for up to 25 × maxBlock, longer than the slack).
-	if took > limit {
-		t.Errorf("Shutdown took %v, its ctx ended after %v", took, limit-shutdownSlack)
+	close(exp.release)
+	if held > 0 && shutErr == nil {
+		t.Errorf("Shutdown returned nil while %d export(s) that ignore their ctx held their batch", held)
 	}
 	if stopEarly {
 		close(stop)
@@ -380,12 +423,19 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*t
 	}
 	waitBounded(t, "the chaos goroutines", 15*time.Second, chaos.Wait)
 	waitBounded(t, "a concurrent Shutdown", 15*time.Second, func() { <-second })
-	// A ctx error only once ctx has ended, or its deadline has passed (the
-	// sink returns DeadlineExceeded then, even before ctx's own timer has
-	// fired).
+	// The exporter's Shutdown returns nil, so Shutdown returns nil or, when
+	// its ctx ended first, ctx.Err() itself (not an error wrapping it): the
+	// ctx's own error once it has ended, or context.DeadlineExceeded once its
+	// deadline has passed (the sink can see the deadline before ctx's own
+	// timer has fired).
 	if shutErr != nil {
 		d, ok := ctx.Deadline()
-		if ctx.Err() == nil && !(ok && !time.Now().Before(d) && errors.Is(shutErr, context.DeadlineExceeded)) {
+		switch {
+		case shutErr != context.Canceled && shutErr != context.DeadlineExceeded:
+			t.Errorf("Shutdown returned %v (%T), not ctx.Err() itself", shutErr, shutErr)
+		case ctx.Err() != nil && shutErr != ctx.Err():
+			t.Errorf("Shutdown returned %v, its ctx ended with %v", shutErr, ctx.Err())
+		case ctx.Err() == nil && !(ok && !time.Now().Before(d) && shutErr == context.DeadlineExceeded):
 			t.Errorf("Shutdown returned %v with its ctx live", shutErr)
 		}
 	}
@@ -424,5 +474,5 @@ func soakRound(t *testing.T, rng *rand.Rand, exp *faultyExporter, target func(*t
 	if m := exp.maxBatch.Load(); m > int64(batch) {
 		t.Errorf("an export of %d spans, batch size %d", m, batch)
 	}
-	return roundResult{ended: want, shutdownErr: shutErr != nil}
+	return roundResult{ended: want, shutdownErr: shutErr != nil, whileHeld: held > 0 && exp.heldUntilRelease}
 }

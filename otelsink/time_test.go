@@ -5,6 +5,7 @@ package otelsink_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -104,6 +105,10 @@ func TestForceFlushReturnsCtxErrWhenCtxEndsFirst(t *testing.T) {
 	})
 }
 
+// The exporter gives up as Shutdown's ctx ends, so the drain worker exits at
+// the very instant of the deadline: Shutdown sees both its ctx ended and the
+// workers gone, in either order. Its result must not depend on that order:
+// the drain did not complete, so it is ctx.Err() itself.
 func TestSpansLeftByAShutdownThatTimedOutCountAsDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		exp, started, _ := blockingExporter() // never released: only ctx ends the export
@@ -136,8 +141,8 @@ func TestSpansLeftByAShutdownThatTimedOutCountAsDropped(t *testing.T) {
 		require.Equal(t, int32(1), exp.shutdowns.Load(), "the exporter is shut down even so, after the export returned")
 		exp.checkContract(t)
 
-		// A later call returns the first one's result.
-		require.Equal(t, context.DeadlineExceeded, p.Shutdown(context.Background()))
+		// A later call does nothing and returns nil.
+		require.NoError(t, p.Shutdown(context.Background()))
 	})
 }
 
@@ -198,5 +203,126 @@ func TestTheOverloadReportSeesTheDrops(t *testing.T) {
 		require.Equal(t, []sink.Overload{{Sink: "checkout", Delta: 6, Total: 6, Interval: time.Second}}, reports)
 		close(release)
 		require.NoError(t, p.Shutdown(context.Background()))
+	})
+}
+
+// TestAForceFlushThatAShutdownCutShortSaysSo: a ForceFlush waiting for a
+// span when a Shutdown begins returns what that Shutdown's drain did with
+// it. Here Shutdown's ctx ends while the exporter holds the first span, so
+// the second is dropped, and ForceFlush says so instead of returning nil.
+func TestAForceFlushThatAShutdownCutShortSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := ignoringExporter(time.Hour)
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxExportBatchSize(1), quiet)
+		p.OnEnd(stub(0, true))
+		<-started
+		p.OnEnd(stub(1, true))
+		flushed := make(chan error)
+		go func() { flushed <- p.ForceFlush(context.Background()) }()
+		synctest.Wait() // ForceFlush waits for span 1, behind the held export
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		require.Equal(t, context.DeadlineExceeded, p.Shutdown(ctx))
+		close(release)
+		err := <-flushed
+		require.ErrorIs(t, err, context.DeadlineExceeded, "ForceFlush reports the Shutdown that dropped its span")
+		require.ErrorContains(t, err, "Shutdown began while ForceFlush waited")
+		st := requireAccounted(t, p, 2)
+		require.Equal(t, uint64(1), st.Failed)
+		require.Equal(t, uint64(1), st.Dropped)
+		spans := exp.GetSpans()
+		require.Len(t, spans, 1, "the exporter got span 0 only, from the held export (counted as failed)")
+		require.Equal(t, "span-0", spans[0].Name)
+		exp.checkContract(t)
+	})
+}
+
+// ctxRecordingExporter is a testExporter whose exports ignore their ctx
+// until release is closed, and whose Shutdown records its ctx.
+type ctxRecordingExporter struct {
+	*testExporter
+	release       chan struct{}
+	shutdownCtxOK chan error         // ctx.Err() at the exporter's Shutdown
+	shutdownLeft  chan time.Duration // the time its ctx had left then; -1 without a deadline
+}
+
+func (e ctxRecordingExporter) Shutdown(ctx context.Context) error {
+	e.shutdownCtxOK <- ctx.Err()
+	left := time.Duration(-1)
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	e.shutdownLeft <- left
+	return e.testExporter.Shutdown(ctx)
+}
+
+// TestTheExporterIsShutDownWithItsOwnCtxAfterACutShortShutdown: when
+// Shutdown's ctx ends while an export runs, the exporter is shut down once
+// that export has returned, with a ctx of its own bounded by the export
+// timeout (not Shutdown's ended ctx, which would keep it from closing its
+// connections); its error goes to otel.Handle and is counted.
+func TestTheExporterIsShutDownWithItsOwnCtxAfterACutShortShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		exportTimeout time.Duration
+		want          time.Duration
+	}{
+		{"the export timeout", 2 * time.Second, 2 * time.Second},
+		{"no export timeout: the default", 0, otelsink.DefaultExportTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				errs := recordErrors(t)
+				exp := ctxRecordingExporter{newTestExporter(), make(chan struct{}), make(chan error, 1), make(chan time.Duration, 1)}
+				exp.shutdownErr = errors.New("connection already closed")
+				exp.hook = func(context.Context, []sdktrace.ReadOnlySpan) error { <-exp.release; return nil }
+				p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithBatchTimeout(0),
+					otelsink.WithExportTimeout(tc.exportTimeout), quiet)
+				p.OnEnd(stub(0, true))
+				synctest.Wait() // the export holds span 0
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				require.Equal(t, context.DeadlineExceeded, p.Shutdown(ctx))
+				time.Sleep(5 * time.Second)
+				close(exp.release)
+				synctest.Wait()
+				require.NoError(t, <-exp.shutdownCtxOK, "the exporter's Shutdown gets a live ctx")
+				require.Equal(t, tc.want, <-exp.shutdownLeft)
+				require.Equal(t, uint64(1), p.Stats().ExporterShutdownErrors, "its error is counted")
+				require.Len(t, errs.all(), 1, "and handed to otel.Handle")
+				require.ErrorIs(t, errs.all()[0], exp.shutdownErr)
+			})
+		})
+	}
+}
+
+// TestAShutdownCutShortDuringTheBatchTimeoutsExport: the export that the
+// batch timeout started (on the timer's goroutine, not a drain worker's)
+// holds its batch, ignoring its ctx, when Shutdown begins; Shutdown returns
+// when its ctx ends, that batch counts as failed and the span behind it as
+// dropped, and the exporter is shut down once the export has returned.
+func TestAShutdownCutShortDuringTheBatchTimeoutsExport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := ignoringExporter(time.Hour)
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(2), otelsink.WithBatchTimeout(time.Second), quiet)
+		p.OnEnd(stub(0, true))
+		p.OnEnd(stub(1, true))
+		<-started // a second later: the timer's export of spans 0 and 1
+		p.OnEnd(stub(2, true))
+		synctest.Wait() // span 2 waits behind it, in a drain worker's hands
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		require.Equal(t, context.DeadlineExceeded, p.Shutdown(ctx))
+		require.Equal(t, 100*time.Millisecond, time.Since(start))
+		st := requireAccounted(t, p, 3)
+		require.Equal(t, uint64(2), st.Failed)
+		require.Equal(t, uint64(1), st.Dropped)
+		require.Zero(t, exp.shutdowns.Load(), "not under a running export")
+		close(release)
+		synctest.Wait()
+		require.Equal(t, st, p.Stats())
+		require.Equal(t, int32(1), exp.shutdowns.Load())
+		exp.checkContract(t)
 	})
 }
