@@ -115,6 +115,7 @@ type sizing struct {
 	shards    int           // shards of the sharded rows
 	window    time.Duration // measured time per trial
 	round     int           // pushes per round: what every ring of the row holds, beyond the slack
+	realtime  bool          // the producers' threads run under SCHED_RR where the process may (startCrew)
 }
 
 // slack is what every ring gets on top of a round: the values that prime a
@@ -143,6 +144,7 @@ type trialResult struct {
 	rounds                      int
 	parallelism                 float64 // Σ thread CPU / Σ round wall: producers pushing at once, on average
 	overlap                     float64 // Σ round overlap / Σ round wall: the share of the rounds with procs producers inside
+	scheduler                   string  // the producers' scheduling policy (schedulerOf)
 	counters                    counters
 }
 
@@ -208,8 +210,9 @@ func runOn[T any](inst instance[T], sz sizing, limit int64) (trialResult, error)
 	// Collect the garbage of the last trial now, so that no collection is
 	// pending, or started by an allocation, while the producers push.
 	runtime.GC()
-	c := startCrew(pushers)
+	c, rtErr := startCrew(pushers, sz.realtime)
 	t, err := playRounds(c, inst, sz, limit)
+	t.scheduler = schedulerOf(sz.realtime, rtErr)
 	c.finish()
 	if serr := stopInstance(inst); err == nil {
 		err = serr
@@ -311,7 +314,7 @@ func runTail[T any](setup rowSetup[T], sz sizing, limit int64) (tailResult, erro
 	}
 	lat := make([]int64, limit)
 	runtime.GC()
-	c := startCrew(pushers)
+	c, _ := startCrew(pushers, sz.realtime)
 	tr, err := func() (tailResult, error) {
 		var tr tailResult
 		c.play(max(limit/10, 1), sz.window/10, false, nil)
@@ -383,6 +386,7 @@ func measure[T any](im *impl[T], sz sizing, mode consumerMode, trials int) (Row,
 		overlaps = append(overlaps, t.overlap)
 		row.PushesTrials = append(row.PushesTrials, t.accepted)
 		rounds = append(rounds, float64(t.rounds))
+		row.Scheduler = t.scheduler
 		attempted += t.attempted + t.warmAttempted
 		accepted += t.accepted + t.warmAccepted
 		c.add(t.counters)
@@ -408,6 +412,18 @@ func measure[T any](im *impl[T], sz sizing, mode consumerMode, trials int) (Row,
 	row.ParallelismFloor = validFloor(sz.producers, runtime.GOMAXPROCS(0))
 	row.Valid = row.Parallelism >= row.ParallelismFloor
 	return row, nil
+}
+
+// schedulerOf names the producers' scheduling policy: "SCHED_RR" where
+// startCrew could set it, else "default", with the reason when it tried.
+func schedulerOf(tried bool, err error) string {
+	switch {
+	case !tried:
+		return "default"
+	case err != nil:
+		return "default (" + err.Error() + ")"
+	}
+	return "SCHED_RR"
 }
 
 // validFloor is the parallelism a row at producers producers must reach to

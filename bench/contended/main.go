@@ -100,6 +100,7 @@ type options struct {
 	from       string
 	rowTimeout time.Duration
 	idle       sink.IdleMode
+	realtime   bool
 	flags      map[string]string // every flag and its value, for the JSON
 }
 
@@ -122,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	from := fs.String("from", "", "measure nothing: render the JSON of earlier -format json runs (comma-separated files or globs; the last file is the one tabulated, all of them make the stability table)")
 	var idle sink.IdleMode
 	fs.TextVar(&idle, "idle", sink.IdlePoll, "idle mode of the sink rows' workers when draining: poll (the common policy of every row: sleep 100 µs when empty) or wake (the sink's default doorbell, as the harness had it before; sharded-default always has it)")
+	realtime := fs.Bool("realtime", true, "run the producers' threads of held and shed rows under SCHED_RR where the process may (root or CAP_SYS_NICE): Linux then gives them a core each at once, where its default policy may leave two on one core for milliseconds; the rows say which policy ran")
 	rowTimeout := fs.Duration("row-timeout", 10*time.Minute, "fail the run loudly (goroutine dump, exit 3) when one row takes longer; 0 turns the watchdog off")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./bench/contended [flags]\n\n"+
@@ -136,7 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	o := &options{window: *window, round: *round, trials: *trials, shards: *shards, shed: *shed, out: *out, quiet: *quiet, from: *from,
-		rowTimeout: *rowTimeout, idle: idle, flags: map[string]string{}}
+		rowTimeout: *rowTimeout, idle: idle, realtime: *realtime, flags: map[string]string{}}
 	fs.VisitAll(func(f *flag.Flag) { o.flags[f.Name] = f.Value.String() })
 	var err error
 	if o.producers, err = parseCounts("-producers", *producers); err != nil {
@@ -363,7 +365,7 @@ func measureAll(o *options, args []string, progress io.Writer, written func(*Res
 		Run: report.StartRun(command, o.flags),
 		Config: Config{
 			WindowNs: o.window.Nanoseconds(), Round: o.round, Trials: o.trials, Shards: o.shards, Producers: o.producers,
-			Impls: o.impls, Payloads: o.payloads, Idle: o.idle.String(), Homes: homes(),
+			Impls: o.impls, Payloads: o.payloads, Idle: o.idle.String(), Homes: homes(), Realtime: o.realtime,
 		},
 		Rows:     []Row{},
 		ShedRows: []ShedRow{},
@@ -415,7 +417,7 @@ func measureTable[T any](all []*impl[T], o *options, mode consumerMode, res *Res
 		}
 		capped := false
 		for _, p := range o.producers {
-			sz := sizing{producers: p, window: o.window, round: o.round, shards: o.shards}
+			sz := sizing{producers: p, window: o.window, round: o.round, shards: o.shards, realtime: o.realtime && mode == held}
 			if im.maxRound > 0 && sz.round > im.maxRound {
 				sz.round, capped = im.maxRound, true
 			}
@@ -429,11 +431,11 @@ func measureTable[T any](all []*impl[T], o *options, mode consumerMode, res *Res
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "%-8s %2dB %-17s producers %4d  cpu %7s ns/op (%s-%s)  proc %7s  drop %5s %%  %9s/s  p99 %8s  p99.9 %8s  par %.2f%s  rounds %s  gc %d  faults %d  consumed %s %%\n",
+			fmt.Fprintf(progress, "%-8s %2dB %-17s producers %4d  cpu %7s ns/op (%s-%s)  proc %7s  drop %5s %%  %9s/s  p99 %8s  p99.9 %8s  par %.2f%s overlap %.2f  rounds %s  gc %d  faults %d  consumed %s %%  %s\n",
 				row.Consumers, row.PayloadBytes, row.Impl, row.Producers, sig3(row.CPUNsPerOp), sig3(row.CPUNsMin), sig3(row.CPUNsMax),
 				sig3(row.ProcCPUNsPerOp), pct(row.DropPct), perSecond(row.ThroughputPerS),
-				report.Nanos(row.P99Ns), report.Nanos(row.P999Ns), row.Parallelism, invalidMark(row.Valid, row.ParallelismFloor),
-				sig3(row.Rounds), row.Counters.GCCycles, row.Counters.MinorFaults, pct(row.ConsumedPct))
+				report.Nanos(row.P99Ns), report.Nanos(row.P999Ns), row.Parallelism, invalidMark(row.Valid, row.ParallelismFloor), row.Overlap,
+				sig3(row.Rounds), row.Counters.GCCycles, row.Counters.MinorFaults, pct(row.ConsumedPct), row.Scheduler)
 			res.Rows = append(res.Rows, row)
 			if err := written(res); err != nil {
 				return err
@@ -454,7 +456,7 @@ func measureShedTable[T any](all []*impl[T], o *options, res *Result, wd *report
 			continue
 		}
 		for _, p := range o.producers {
-			sz := sizing{producers: p, window: o.window, round: o.round, shards: o.shards}
+			sz := sizing{producers: p, window: o.window, round: o.round, shards: o.shards, realtime: o.realtime}
 			var row ShedRow
 			err := wd.Do(fmt.Sprintf("shed row %s, %d producers", im.name, p), func() error {
 				var err error

@@ -248,7 +248,7 @@ func TestJSONDescribesItsRun(t *testing.T) {
 
 	rowKeys := []string{"impl", "producers", "consumers", "payload_bytes", "round", "rounds", "cpu_ns_per_op", "cpu_ns_min", "cpu_ns_max",
 		"cpu_ns_trials", "proc_cpu_ns_per_op", "proc_cpu_ns_trials", "drop_pct", "throughput_per_s", "throughput_trials", "pushes_trials",
-		"p99_ns", "p999_ns", "max_ns", "parallelism", "parallelism_trials", "parallelism_floor", "valid", "overlap", "counters", "consumed_pct"}
+		"p99_ns", "p999_ns", "max_ns", "parallelism", "parallelism_trials", "parallelism_floor", "valid", "overlap", "scheduler", "counters", "consumed_pct"}
 	var impls []string
 	for _, r := range doc["rows"].([]any) {
 		row := r.(map[string]any)

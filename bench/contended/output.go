@@ -19,18 +19,18 @@ import (
 //	  "run":       {"machine": {...}, "command", "load_before", "load_after",
 //	                "gogc", "gomaxprocs_env", "flags": {...}},
 //	  "config":    {"window_ns", "round", "trials", "shards", "producers", "consumers",
-//	                "payloads", "tables", "impls", "idle", "homes"},
+//	                "payloads", "tables", "impls", "idle", "homes", "realtime"},
 //	  "rows":      [{"impl", "producers", "consumers", "payload_bytes", "round", "rounds",
 //	                 "cpu_ns_per_op", "cpu_ns_min", "cpu_ns_max", "cpu_ns_trials",
 //	                 "proc_cpu_ns_per_op", "proc_cpu_ns_trials", "drop_pct",
 //	                 "throughput_per_s", "throughput_trials", "pushes_trials",
 //	                 "p99_ns", "p999_ns", "max_ns",
-//	                 "parallelism", "parallelism_trials", "parallelism_floor", "valid", "overlap",
+//	                 "parallelism", "parallelism_trials", "parallelism_floor", "valid", "overlap", "scheduler",
 //	                 "counters": {"gc_cycles", "minor_faults", "ctx_switches", "consumed"},
 //	                 "consumed_pct"}],
 //	  "shed_rows": [{"impl", "producers", "payload_bytes", "cpu_ns_per_op", "cpu_ns_min",
 //	                 "cpu_ns_max", "cpu_ns_trials", "rejected_pct",
-//	                 "parallelism", "parallelism_trials", "parallelism_floor", "valid"}],
+//	                 "parallelism", "parallelism_trials", "parallelism_floor", "valid", "scheduler"}],
 //	  "caveats":   {"<impl>": "<text>"},
 //	  "complete":  true
 //	}
@@ -58,6 +58,9 @@ type Config struct {
 	// Homes is how Sink.Push chose its ring in this run: "cpu" (the CPU
 	// number, RDPID) or "stack" (the goroutine's stack address).
 	Homes string `json:"homes"`
+	// Realtime is the -realtime flag: held and shed rows run their
+	// producers' threads under SCHED_RR where the process may.
+	Realtime bool `json:"realtime"`
 }
 
 // Row is one line of an accept-path table.
@@ -105,6 +108,10 @@ type Row struct {
 	// together, so a row that is invalid all the same lost the processors
 	// to its own waits (its queue yields or parks the producer).
 	Overlap float64 `json:"overlap"`
+	// Scheduler is the producers' scheduling policy in this row:
+	// "SCHED_RR" (held rows, where the process may set it), or "default",
+	// with the reason when SCHED_RR was refused.
+	Scheduler string `json:"scheduler"`
 	// Counters sums the trials' producer phases.
 	Counters counters `json:"counters"`
 	// ConsumedPct is the share of accepted pushes that the consumers had
@@ -123,11 +130,12 @@ type ShedRow struct {
 	CPUNsMax     float64   `json:"cpu_ns_max"`
 	CPUNsTrials  []float64 `json:"cpu_ns_trials"`
 	RejectedPct  float64   `json:"rejected_pct"` // should read 100
-	// Parallelism and validity as in Row.
+	// Parallelism, validity and scheduler as in Row.
 	Parallelism       float64   `json:"parallelism"`
 	ParallelismTrials []float64 `json:"parallelism_trials"`
 	ParallelismFloor  float64   `json:"parallelism_floor"`
 	Valid             bool      `json:"valid"`
+	Scheduler         string    `json:"scheduler"`
 }
 
 // tableKey names one table of a run: a consumer mode and a payload size.
@@ -319,10 +327,15 @@ func writeGoalsAndStability(b *strings.Builder, runs []*Result) error {
 // methodNote is the first bullet of the notes: how the numbers were made.
 const methodNote = "- **method**: every producer is a goroutine locked to its own OS thread. A trial is a warm-up round, then " +
 	"measured rounds until their wall time adds up to the window. A round releases every producer with one close, once " +
-	"each has locked its thread and waits; each claims chunks of 1,024 pushes from the round's shared budget until the " +
-	"budget is spent or the round's deadline has passed, so the producers that run push at the same instant and stop " +
-	"together, and none pushes alone while the others wait for a core (parallelism, their CPU over the rounds' wall time, " +
-	"shows it; a row at 2 or more producers below 0.9 x min(producers, GOMAXPROCS) is marked invalid and no goal reads it). " +
+	"each has locked its thread and waits; at a start line they wait until GOMAXPROCS of them spin there at once, each " +
+	"on its own processor, then each claims chunks of 1,024 pushes from the round's shared budget until the budget is " +
+	"spent or the round's deadline has passed, so the producers that run push at the same instant and stop together, and " +
+	"none pushes alone while the others wait for a core (parallelism, their CPU over the rounds' wall time, shows it; a row " +
+	"at 2 or more producers below 0.9 x min(producers, GOMAXPROCS) is marked invalid and no goal reads it; overlap tells " +
+	"whether the producers were inside the round together, so that an invalid row with an overlap near 1 lost its " +
+	"processors to its own waits: a ring that yields after lost races, a mutex that parks). In held and shed rows the " +
+	"producers' threads run under SCHED_RR where the process may set it (-realtime; each row says which policy ran): " +
+	"Linux's default policy may leave two running producers' threads on one core for milliseconds while the other idles. " +
 	"cpu ns/op is the producers' thread CPU (CLOCK_THREAD_CPUTIME_ID, read around each producer's part of each round) over " +
 	"their accepted pushes; it excludes time spent waiting for a core. proc ns/op is the process's CPU time (getrusage, " +
 	"every thread: workers, consumers, GC, scheduler) over the measured rounds, per accepted push. Every ring and queue of a " +

@@ -32,6 +32,7 @@ const shedWait = 10 * time.Second
 func measureShed[T any](im *impl[T], sz sizing, trials int) (ShedRow, error) {
 	row := ShedRow{Impl: im.name, Producers: sz.producers, PayloadBytes: payloadBytes[T]()}
 	var attempted, accepted int64
+	var scheduler string
 	for range trials {
 		inst, err := newShedInstance(im.name, im.backend, sz.shards)
 		if err != nil {
@@ -43,6 +44,7 @@ func measureShed[T any](im *impl[T], sz sizing, trials int) (ShedRow, error) {
 		}
 		row.CPUNsTrials = append(row.CPUNsTrials, rejectedNsPerOp(t))
 		row.ParallelismTrials = append(row.ParallelismTrials, t.parallelism)
+		scheduler = t.scheduler
 		attempted += t.attempted + t.warmAttempted
 		accepted += t.accepted + t.warmAccepted
 	}
@@ -50,6 +52,7 @@ func measureShed[T any](im *impl[T], sz sizing, trials int) (ShedRow, error) {
 	row.CPUNsMin, row.CPUNsMax = slices.Min(row.CPUNsTrials), slices.Max(row.CPUNsTrials)
 	row.RejectedPct = dropPct(attempted, accepted)
 	row.Parallelism = report.Median(row.ParallelismTrials)
+	row.Scheduler = scheduler
 	row.ParallelismFloor = validFloor(sz.producers, runtime.GOMAXPROCS(0))
 	row.Valid = row.Parallelism >= row.ParallelismFloor
 	return row, nil

@@ -64,6 +64,14 @@ type round struct {
 	deadline atomic.Int64
 	_        [cacheLinePad - 8]byte
 
+	// arrived counts the producers spinning at the round's start line at
+	// this instant, each on a processor of its own; started is set once
+	// as many as can push at once (need) have been there together.
+	arrived atomic.Int64
+	_       [cacheLinePad - 8]byte
+	started atomic.Bool
+	need    int64
+
 	limit  int64         // the budget: pushes that may be claimed
 	length time.Duration // the round's duration from its first claim
 	start  chan struct{}
@@ -94,6 +102,41 @@ func (r *round) claim() (lo, hi int64, ok bool) {
 	return lo, min(hi, r.limit), true
 }
 
+// startLine holds a producer until need producers have been spinning at
+// once, each on its own processor, so that the round starts with
+// GOMAXPROCS producers pushing together: the Go scheduler may take a
+// while to start a released goroutine on an idle processor, and a round
+// whose second producer starts late would measure one producer alone.
+// A producer spins at most spinAtLine, then leaves the line and yields,
+// so that a processor that runs producers one after another lets the
+// scheduler wake an idle one; the round is started by whoever sees need
+// producers there, and the producers that come later pass at once.
+func (r *round) startLine() {
+	for !r.started.Load() {
+		if r.arrived.Add(1) >= r.need {
+			r.started.Store(true)
+			r.arrived.Add(-1)
+			return
+		}
+		for t0 := time.Now(); time.Since(t0) < spinAtLine; {
+			if r.started.Load() || r.arrived.Load() >= r.need {
+				r.started.Store(true)
+				r.arrived.Add(-1)
+				return
+			}
+		}
+		r.arrived.Add(-1)
+		runtime.Gosched()
+	}
+}
+
+// spinAtLine is how long a producer waits at the start line before it
+// yields its processor: far below the scheduler's 10 ms slice, so that
+// it is not preempted while it counts as arrived, and above the time the
+// scheduler takes to start a goroutine on an idle processor when all goes
+// well (tens of µs).
+const spinAtLine = 200 * time.Microsecond
+
 // epoch is the origin of the rounds' deadlines on the monotonic clock.
 var epoch = time.Now()
 
@@ -123,6 +166,7 @@ type producer[T any] struct {
 // r.lat at the push's claimed position.
 func (p *producer[T]) runRound(r *round) {
 	p.pushed, p.attempted, p.accepted, p.cpu, p.err = false, 0, 0, 0, nil
+	r.startLine()
 	lo, hi, ok := r.claim()
 	if !ok {
 		return
@@ -170,9 +214,12 @@ type crew[T any] struct {
 }
 
 // startCrew starts one producer per push function and returns once each
-// runs on its own locked OS thread and waits for the first round.
-func startCrew[T any](pushers []func(T) bool) *crew[T] {
-	c := &crew[T]{next: newRound(), procs: runtime.GOMAXPROCS(0)}
+// runs on its own locked OS thread and waits for the first round. With rt,
+// each thread runs under SCHED_RR (realtime), or under the default policy
+// where the process may not set it: then err says why.
+func startCrew[T any](pushers []func(T) bool, rt bool) (c *crew[T], err error) {
+	c = &crew[T]{next: newRound(), procs: runtime.GOMAXPROCS(0)}
+	var rtErr atomic.Pointer[error]
 	var ready sync.WaitGroup
 	ready.Add(len(pushers))
 	c.exited.Add(len(pushers))
@@ -183,7 +230,15 @@ func startCrew[T any](pushers []func(T) bool) *crew[T] {
 		go func() {
 			defer c.exited.Done()
 			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
+			if rt {
+				// Never unlocked: the thread ends with the goroutine, so
+				// that no thread of the Go runtime keeps the policy.
+				if err := realtime(); err != nil {
+					rtErr.CompareAndSwap(nil, &err)
+				}
+			} else {
+				defer runtime.UnlockOSThread()
+			}
 			ready.Done()
 			for {
 				<-r.start
@@ -198,7 +253,10 @@ func startCrew[T any](pushers []func(T) bool) *crew[T] {
 		}()
 	}
 	ready.Wait()
-	return c
+	if e := rtErr.Load(); e != nil {
+		err = *e
+	}
+	return c, err
 }
 
 func newRound() *round { return &round{start: make(chan struct{})} }
@@ -211,6 +269,7 @@ func (c *crew[T]) play(limit int64, d time.Duration, timed bool, lat []int64) *r
 	r.next = c.next
 	r.limit, r.timed, r.lat = limit, timed, lat
 	r.done.Add(len(c.producers))
+	r.need = int64(min(len(c.producers), c.procs))
 	r.length = d
 	close(r.start)
 	r.done.Wait()

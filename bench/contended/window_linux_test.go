@@ -24,7 +24,7 @@ func TestEveryProducerRunsOnItsOwnLockedThread(t *testing.T) {
 			return true
 		}
 	}
-	c := startCrew(pushers)
+	c := mustCrew(t, pushers)
 	defer c.finish()
 	for range 2 {
 		c.play(unlimited, 2*time.Millisecond, true, nil)

@@ -52,7 +52,7 @@ func TestARoundPushesExactlyItsBudget(t *testing.T) {
 		require.False(t, dup, "value %x pushed twice", v)
 		return true
 	}
-	c := startCrew([]func(uint64) bool{push, push, push, push})
+	c := mustCrew(t, []func(uint64) bool{push, push, push, push})
 	defer c.finish()
 	const limit = 7*chunk + 3
 	c.play(limit, time.Hour, true, nil)
@@ -71,7 +71,7 @@ func TestARoundPushesExactlyItsBudget(t *testing.T) {
 
 func TestARoundWithoutBudgetEndsAtItsDeadline(t *testing.T) {
 	push := func(uint64) bool { return false } // a full sink rejects everything
-	c := startCrew([]func(uint64) bool{push, push})
+	c := mustCrew(t, []func(uint64) bool{push, push})
 	defer c.finish()
 	start := time.Now()
 	c.play(unlimited, 10*time.Millisecond, true, nil)
@@ -83,7 +83,7 @@ func TestARoundWithoutBudgetEndsAtItsDeadline(t *testing.T) {
 }
 
 func TestTheTailRoundTimesEveryPushAtItsPosition(t *testing.T) {
-	c := startCrew([]func(uint64) bool{func(uint64) bool { return true }, func(uint64) bool { return true }})
+	c := mustCrew(t, []func(uint64) bool{func(uint64) bool { return true }, func(uint64) bool { return true }})
 	defer c.finish()
 	const limit = 3 * chunk
 	lat := make([]int64, limit)
@@ -159,4 +159,12 @@ func TestAFastRowsProducersOverlap(t *testing.T) {
 	row, err := measure(im, sizing{producers: 4, shards: 1, window: 40 * time.Millisecond, round: 1 << 20}, held, 1)
 	require.NoError(t, err)
 	require.Greater(t, row.Overlap, 0.5, "producers inside the round at once: %.2f", row.Overlap)
+}
+
+// mustCrew starts a crew with the default scheduling policy.
+func mustCrew(t *testing.T, pushers []func(uint64) bool) *crew[uint64] {
+	t.Helper()
+	c, err := startCrew(pushers, false)
+	require.NoError(t, err)
+	return c
 }
