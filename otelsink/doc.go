@@ -1,8 +1,7 @@
 // Package otelsink holds OpenTelemetry span and log processors built on the
-// sharded sink of [github.com/shardedsink/shardedsink/sink]: replacements
-// for sdktrace.NewBatchSpanProcessor and sdklog.NewBatchProcessor whose
-// OnEnd and OnEmit never wait, never take a lock, and spread the items of
-// many goroutines over several rings instead of one queue.
+// sharded sink of [github.com/shardedsink/shardedsink/sink], in place of
+// sdktrace.NewBatchSpanProcessor and sdklog.NewBatchProcessor: their OnEnd
+// and OnEmit never wait or lock, and spread over several rings.
 //
 //	exporter, _ := otlptracegrpc.New(ctx)
 //	tp := sdktrace.NewTracerProvider(
@@ -16,19 +15,15 @@
 //
 // # Model
 //
-// [SpanProcessor.OnEnd] ignores unsampled spans, and pushes a sampled one
-// into a sink.Sink without a handle (sink.Sink.Push): into the ring of the
-// calling goroutine's home shard (the sink hashes the goroutine's stack
-// address), or the next shard's when that ring is full. When both are full
-// the span is dropped and counted, and OnEnd returns; it never blocks (there
-// is no equivalent of the BatchSpanProcessor's WithBlocking).
-// [LogProcessor.OnEmit] does the same with record.Clone(): the SDK reuses the
-// record once OnEmit returns. One drain worker per shard appends what it
-// takes to one export batch, exported when it holds [WithMaxExportBatchSize]
-// items or the batch timeout after its first item: the exporter gets the
-// batches the SDK's processors would send, whatever the shard count, one
-// call at a time (the SDK promises exporters that they never run
-// concurrently). More shards make OnEnd cheaper, not the exporter faster.
+// [SpanProcessor.OnEnd] ignores unsampled spans and pushes a sampled one
+// with sink.Sink.Push into its goroutine's home ring (or the next shard's,
+// when that one is full); when both are full the span is dropped and
+// counted, and OnEnd returns: it never blocks (there is no WithBlocking).
+// [LogProcessor.OnEmit] does the same with record.Clone(), since the SDK
+// reuses the record. The drain workers of all the shards fill one export
+// batch, exported when it holds [WithMaxExportBatchSize] items or one batch
+// timeout after its first item, one call at a time: the exporter gets the
+// batches the SDK's processors would send, whatever the shard count.
 //
 // # Options and environment variables
 //
@@ -50,21 +45,19 @@
 //	                                                WithOverloadReport, WithName, WithMeterProvider
 //
 // A variable that is not an integer, or that the processor cannot take (a
-// size below 1, a negative duration; for logs a zero duration, which the log
-// BatchProcessor ignores too, or a queue the shards cannot take), is
-// reported to otel.Handle and ignored. An option always wins over its
-// variable. ForceFlush and Shutdown export at once whatever the batch
-// timeout says.
+// size below 1, a negative duration, for logs a zero one, a queue the
+// shards cannot take), is reported to otel.Handle and ignored; an option
+// wins over its variable. ForceFlush and Shutdown export at once.
 //
 // Other differences: [WithMaxQueueSize] is the total over the shards
-// (default [DefaultQueuePerShard] spans or [DefaultLogQueuePerShard] records
-// per shard, with the sink's default of 4 shards per P); items keep their
-// order only within one ring; a full ring drops the new item (the log
-// BatchProcessor drops the oldest); a nil exporter is an error.
+// (default [DefaultQueuePerShard] spans or [DefaultLogQueuePerShard]
+// records per shard, 4 shards per P); items keep their order only within
+// one ring; a full ring drops the new item (the log BatchProcessor, the
+// oldest).
 //
 // # Guarantees
 //
-//   - Unsampled spans never enter the sink and are never exported or counted.
+//   - Unsampled spans are never queued, exported or counted.
 //   - ForceFlush returns once every item whose OnEnd or OnEmit returned
 //     before the call has been handed to the exporter and that call has
 //     returned (and, for logs, the exporter's ForceFlush has): nil, or an
@@ -87,10 +80,8 @@
 //     running; ForceFlush does the same through the sink.
 //   - Every item is accounted for: once Shutdown has returned and no OnEnd
 //     or OnEmit is running, the sampled spans ended (records emitted) equal
-//     Exported + Failed + Dropped of [Stats]. After a Shutdown whose ctx
-//     ended while a drain worker was taking a batch from a ring, the sink's
-//     counters (and so Dropped) can be off by that batch for the
-//     microseconds the take lasts.
+//     Exported + Failed + Dropped of [Stats] (after a Shutdown cut short by
+//     its ctx, give a batch being taken its microseconds).
 //   - Export errors go to otel.Handle, are counted in Stats, and are not
 //     retried: retrying is the exporter's business, as with the SDK's batch
 //     processors. An exporter that panics or calls runtime.Goexit fails its
@@ -100,54 +91,30 @@
 // # Observability
 //
 // [SpanProcessor.Stats] and [LogProcessor.Stats]; with [WithMeterProvider]
-// (or without it, the global MeterProvider when the SDK's switch
-// OTEL_GO_X_OBSERVABILITY is "true"), the SDK's semantic-convention
-// self-observability metrics, observed from Stats at each collection, so
-// that nothing is recorded on OnEnd or OnEmit: otel.sdk.processor.span.processed
-// (an observable counter: exported without error.type, and error.type
-// [ErrorTypeQueueFull], [ErrorTypeExportFailed] and [ErrorTypeShutdown]),
-// otel.sdk.processor.span.queue.size and .queue.capacity (observable
-// up-down counters, as the conventions define them), and the
-// otel.sdk.processor.log.* equivalents, with otel.component.name (the
-// processor's name) and otel.component.type. The sink's overload report (an
-// Error log record through [WithLogger]'s logger at most every 5 s while
-// items are being dropped, or your function with [WithOverloadReport]) comes
-// on top.
+// (or the global MeterProvider when OTEL_GO_X_OBSERVABILITY is "true"), the
+// SDK's semantic-convention metrics otel.sdk.processor.span.processed
+// (error.type [ErrorTypeQueueFull], [ErrorTypeExportFailed],
+// [ErrorTypeShutdown]), .queue.size and .queue.capacity, and their log
+// equivalents, observed from Stats at each collection (nothing is recorded
+// on OnEnd or OnEmit) and still reported after Shutdown; the sink's
+// overload report goes through [WithLogger] or [WithOverloadReport].
 //
 // # Errors
 //
 // [New] and [NewLog] return an error wrapping [ErrInvalidOption] that names
 // every bad option and its value (WithMaxQueueSize(0), WithShards(-1), a
-// queue below the shard count or past sink.MaxRingCapacity per shard, a nil
-// exporter, ...). [NewSpanProcessor] and [NewLogProcessor], whose shapes are
-// those of the SDK's constructors, panic with that error instead.
+// queue below the shard count, a nil exporter, ...); [NewSpanProcessor] and
+// [NewLogProcessor], shaped as the SDK's constructors, panic with it.
 //
 // # Costs
 //
-// Measured side by side with the SDK's processors on a 2-core VM (the
-// README has the tables, the load averages and the commands; OnEnd at 64
-// goroutines: go test -run '^$' -bench 'OnEndThreads/exporter=noop/g=64/'
-// -benchtime=10000x -count=3 .):
-//
-//   - OnEnd takes no lock and allocates nothing. Against the
-//     BatchSpanProcessor's it depends on how often two threads really meet
-//     on the BSP's one channel: at 64 goroutines 1.2 times the BSP's on a
-//     loaded machine (where they seldom run at once) and 0.31 times on a
-//     quiet one (33.5 to 36.5 ns against 107 to 120).
-//   - OnEmit costs about what the log BatchProcessor's does: both are
-//     dominated by copying the 584-byte record (Clone, then into the
-//     queue), which a lock-free queue does not remove. It allocates nothing
-//     for a record whose attributes fit inline.
-//   - A whole span (Start and End through a TracerProvider) costs 0.9 to
-//     1.3 µs of CPU with either processor; a CPU profile puts OnEnd at a
-//     few percent of it. The SDK's span creation dominates.
-//   - Exported share under a burst that saturates the CPU: with 1,024 spans
-//     per shard a single goroutine reaches 2,048 slots, the BSP's whole
-//     queue, and exports as much as the BSP. With many goroutines both
-//     processors export less than the SDK's do (whole spans at 64
-//     goroutines, log records at 16 and 64): lock-free producers never
-//     block, so in a burst the drain workers run only when the producers
-//     are preempted, while the SDK's producers park on its lock and hand
-//     the CPU to its export goroutine. Every item is still exported or
-//     counted.
+// OnEnd and OnEmit take no lock and allocate nothing (OnEmit copies the
+// record, as the SDK's processor does). Measured side by side with the
+// SDK's processors (README.md has the tables and the commands): OnEnd costs
+// less than the BatchSpanProcessor's where threads meet on its channel;
+// a whole span costs about the same with either, the SDK's span creation
+// dominating; and under a burst that saturates the CPU both export less
+// than the SDK's processors from many goroutines, since lock-free
+// producers never park to hand the CPU to the exporter (every item is
+// still exported or counted).
 package otelsink
