@@ -14,9 +14,9 @@
 #   RUNS=5 bash bench/contended/run.sh          # five consecutive runs, as committed
 #   bash bench/contended/run.sh -window 50ms    # extra flags go to every run, after the full method's
 #
-# One run takes about 12 minutes on 2 cores (the last run measures all three
-# tables and the shed rows; the runs before it the headline table alone, about
-# 4 minutes each).
+# On 2 cores the runs before the last measure the headline table alone, about
+# 7 minutes each, and the last all three tables and the shed rows, about 25
+# minutes: RUNS=5 takes about 55 minutes.
 #
 # Run it on a quiet machine: two cores shared with other jobs move the
 # numbers by more than the effects they show.

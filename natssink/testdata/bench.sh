@@ -5,7 +5,7 @@
 # values, an embedded server with a memory stream, natssink against
 # producers that call js.Publish or js.PublishAsync themselves.
 #
-#	bash natssink/testdata/bench.sh            # 3 runs, about 2 minutes on 2 cores
+#	bash natssink/testdata/bench.sh            # 3 runs, about a minute on 2 cores
 #	COUNT=10 bash natssink/testdata/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -6,7 +6,7 @@
 # at 64, and the log processors' OnEmit at 1, 16 and 64, both processors
 # side by side, on locked OS threads with a no-op exporter.
 #
-#	bash otelsink/testdata/bench.sh            # 5 runs of each, about 3 minutes on 2 cores
+#	bash otelsink/testdata/bench.sh            # 5 runs of each, under a minute on 2 cores
 #	COUNT=10 bash otelsink/testdata/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
