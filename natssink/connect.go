@@ -19,6 +19,10 @@ import (
 //     or counts the values whose acks do not come.
 //   - nats.ReconnectWait(250 ms), nats.Timeout(5 s).
 //
+// nats.go's default handler of asynchronous errors (a slow consumer, a
+// publish permission denied) prints them to standard error; pass
+// nats.ErrorHandler in opts to send them elsewhere.
+//
 // The embedded server of the package embedded is the same call with its
 // URL: moving to a cluster changes only url.
 func Connect(url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
