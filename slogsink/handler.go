@@ -59,6 +59,7 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 		Shards:       o.shards,
 		RingCapacity: o.ringCapacity,
 		BatchSize:    o.batchSize,
+		MaxDelay:     o.maxDelay,
 		// The records of one shard are written by its worker alone, in
 		// ring order: that is the order promise.
 		DisableStealing: true,

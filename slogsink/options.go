@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"time"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -24,6 +25,8 @@ const (
 	// takes from its ring at once and copies into Writes of at most 256
 	// KiB.
 	DefaultBatchSize = 1024
+	// DefaultMaxDelay is the default [Options.MaxDelay].
+	DefaultMaxDelay = 100 * time.Microsecond
 	// DefaultKeepLevel is the default [Options.KeepLevel].
 	DefaultKeepLevel = slog.LevelWarn
 	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
@@ -82,6 +85,16 @@ type Options struct {
 	// BatchSize is the most records a drain worker takes at once. Default
 	// DefaultBatchSize (1024), clamped to RingCapacity.
 	BatchSize int
+	// MaxDelay is the longest a drain worker holds fewer than BatchSize
+	// records before it writes them (sink.Config.MaxDelay): a record
+	// reaches the writer at most this much later than it would otherwise
+	// (plus the timer's lateness). Meanwhile the worker sleeps instead of
+	// following the loggers record by record, so that it does not pull
+	// the ring's cache lines from under them: on the 2-core VM of
+	// docs/benchmarks.md it took a quarter off the caller's cost of an
+	// Info into a fast writer. Flush and Close never wait for it. Default
+	// DefaultMaxDelay (100 µs); negative: write at once.
+	MaxDelay time.Duration
 	// KeepLevel is the level from which records are shed last: an eighth
 	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
 	// records at or above KeepLevel may fill (a drop report travels in the
@@ -136,6 +149,7 @@ type settled struct {
 	shards       int
 	ringCapacity int
 	batchSize    int
+	maxDelay     time.Duration // 0: write at once
 	onError      func(error)
 	logger       *slog.Logger
 	keepLevel    slog.Level
@@ -179,6 +193,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		shards:       o.Shards,
 		ringCapacity: o.RingCapacity,
 		batchSize:    o.BatchSize,
+		maxDelay:     max(0, o.MaxDelay),
 		onError:      o.OnError,
 		logger:       o.Logger,
 		keepLevel:    DefaultKeepLevel,
@@ -186,6 +201,9 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	}
 	if o.MaxQueuedBytes == 0 {
 		s.maxQueued = DefaultMaxQueuedBytes
+	}
+	if o.MaxDelay == 0 {
+		s.maxDelay = DefaultMaxDelay
 	}
 	if o.KeepLevel != nil {
 		s.keepLevel = o.KeepLevel.Level()
