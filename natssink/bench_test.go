@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/cputime"
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -110,14 +111,14 @@ func (r *benchRun) produce(b *testing.B, call func(p, i int)) {
 	b.ResetTimer()
 	b.StartTimer()
 	r.start = time.Now()
-	r.cpu, _ = processCPU()
+	r.cpu, _ = cputime.Process()
 	close(r.release)
 }
 
 // report stops the timer and reports the run's figures.
 func (r *benchRun) report(b *testing.B, acked, dropped uint64) {
 	elapsed := time.Since(r.start)
-	cpu, cpuOK := processCPU()
+	cpu, cpuErr := cputime.Process()
 	b.StopTimer()
 	all := make([]int64, 0, b.N)
 	for _, l := range r.lat {
@@ -129,7 +130,7 @@ func (r *benchRun) report(b *testing.B, acked, dropped uint64) {
 	b.ReportMetric(at(0.99), "p99-ns")
 	b.ReportMetric(at(0.999), "p999-ns")
 	b.ReportMetric(100*float64(dropped)/float64(b.N), "drop-%")
-	if cpuOK && acked > 0 {
+	if cpuErr == nil && acked > 0 {
 		b.ReportMetric(float64(cpu-r.cpu)/float64(acked), "cpu-ns/acked")
 	}
 	info, err := r.stream.Info(context.Background())

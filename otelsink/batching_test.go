@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/shardedsink/shardedsink/internal/benchtxt"
 	"github.com/shardedsink/shardedsink/otelsink"
 )
 
@@ -159,18 +159,7 @@ func TestExportBatchesAgainstTheBSP(t *testing.T) {
 // with -update it rewrites the block instead.
 func requireGenerated(t *testing.T, path, name, want string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := string(data)
-	begin, end := "<!-- "+name+":begin", "<!-- "+name+":end -->"
-	i, j := strings.Index(text, begin), strings.Index(text, end)
-	require.True(t, i >= 0 && j > i, "%s has no %q block", path, name)
-	i += strings.Index(text[i:], "\n") + 1
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(text[:i]+want+text[j:]), 0o644))
-		return
-	}
-	require.Equal(t, want, text[i:j], "%s's %q block is not this run's; rerun with -update", path, name)
+	require.NoError(t, benchtxt.SyncBlock(path, name, want, *update))
 }
 
 // thousands formats n with commas: 20,000.

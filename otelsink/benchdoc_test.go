@@ -1,17 +1,15 @@
 package otelsink_test
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/internal/benchtxt"
 )
 
 // TestMeasuredTableMatchesBenchTxt renders README.md's measured table from
@@ -44,14 +42,15 @@ var measuredRows = []struct {
 // the CPU per item and the exported share of both processors, medians
 // (min-max) of the runs, and the ratio of the CPU medians.
 func renderMeasured(raw []byte) (string, error) {
-	values, header, end, cpu, err := parseBenchTxt(raw)
+	run, err := benchtxt.Parse(raw)
 	if err != nil {
 		return "", err
 	}
+	values := run.Values
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured by `bash otelsink/testdata/bench.sh` (testdata/bench.txt): %s, %s; %s. Medians (min-max) of the runs; "+
 		"CPU is per-thread CPU (`CLOCK_THREAD_CPUTIME_ID`) summed over the locked threads, per item; exported is the share of the items ended "+
-		"or emitted that reached the exporter, counted after Shutdown.\n\n", cpu, header, end)
+		"or emitted that reached the exporter, counted after Shutdown.\n\n", run.CPU, run.Header, run.End)
 	b.WriteString("| items | SDK's CPU ns | otelsink's CPU ns | otelsink / SDK | SDK exported | otelsink exported |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range measuredRows {
@@ -60,69 +59,9 @@ func renderMeasured(raw []byte) (string, error) {
 			return "", fmt.Errorf("no %s for %s", r.cpuUnit, fmt.Sprintf(r.bench, r.sdk+"|"+r.ours))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %.2fx | %s | %s |\n", r.label,
-			spread(sdk[r.cpuUnit], 0, ""), spread(ours[r.cpuUnit], 0, ""), median(ours[r.cpuUnit])/median(sdk[r.cpuUnit]),
-			spread(sdk["exported-%"], 1, " %"), spread(ours["exported-%"], 1, " %"))
+			benchtxt.Spread(sdk[r.cpuUnit], 1, 0, ""), benchtxt.Spread(ours[r.cpuUnit], 1, 0, ""),
+			benchtxt.Median(ours[r.cpuUnit])/benchtxt.Median(sdk[r.cpuUnit]),
+			benchtxt.Spread(sdk["exported-%"], 1, 1, " %"), benchtxt.Spread(ours["exported-%"], 1, 1, " %"))
 	}
 	return b.String(), nil
-}
-
-// parseBenchTxt reads benchfmt lines (name without the -GOMAXPROCS suffix,
-// unit: values), bench.sh's header and end lines and the cpu line.
-func parseBenchTxt(raw []byte) (values map[string]map[string][]float64, header, end, cpu string, err error) {
-	values = map[string]map[string][]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "# end "):
-			end = strings.TrimPrefix(line, "# end ")
-		case strings.HasPrefix(line, "# ") && header == "":
-			header = strings.TrimPrefix(line, "# ")
-		case strings.HasPrefix(line, "cpu: "):
-			cpu = strings.TrimSpace(strings.TrimPrefix(line, "cpu: "))
-		case strings.HasPrefix(line, "Benchmark"):
-			f := strings.Fields(line)
-			if len(f) < 4 || len(f)%2 != 0 {
-				continue
-			}
-			name := f[0]
-			if k := strings.LastIndexByte(name, '-'); k > 0 {
-				if _, err := strconv.Atoi(name[k+1:]); err == nil {
-					name = name[:k]
-				}
-			}
-			if values[name] == nil {
-				values[name] = map[string][]float64{}
-			}
-			for k := 2; k+1 < len(f); k += 2 {
-				v, perr := strconv.ParseFloat(f[k], 64)
-				if perr != nil {
-					return nil, "", "", "", fmt.Errorf("%q: %v", line, perr)
-				}
-				values[name][f[k+1]] = append(values[name][f[k+1]], v)
-			}
-		}
-	}
-	if header == "" || end == "" {
-		return nil, "", "", "", fmt.Errorf("no header or end line (bench.sh writes both)")
-	}
-	return values, header, end, cpu, sc.Err()
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// spread is "median (min-max)" with prec decimals, then suffix.
-func spread(xs []float64, prec int, suffix string) string {
-	if len(xs) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%.*f (%.*f-%.*f)%s", prec, median(xs), prec, slices.Min(xs), prec, slices.Max(xs), suffix)
 }

@@ -9,9 +9,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shardedsink/shardedsink/internal/cputime"
 )
 
 // BenchmarkIdle measures the three idle strategies the design was chosen
@@ -101,9 +102,9 @@ func benchIdle(b *testing.B, mode IdleMode, shards int) idleMeasurement {
 }
 
 func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	cpu, err := cputime.Process()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu
 }

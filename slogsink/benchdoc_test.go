@@ -1,8 +1,6 @@
 package slogsink_test
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shardedsink/shardedsink/internal/benchtxt"
 )
 
 // TestBenchmarksDocMatchesBenchTxt renders the slogsink table of
@@ -29,80 +29,9 @@ func TestBenchmarksDocMatchesBenchTxt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("testdata/bench.txt: %v", err)
 	}
-	doc := filepath.Join("..", "docs", "benchmarks.md")
-	text, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
+	if err := benchtxt.SyncBlock(filepath.Join("..", "docs", "benchmarks.md"), "slogsink", want, *update); err != nil {
+		t.Error(err)
 	}
-	const begin, end = "<!-- slogsink:begin: generated from slogsink/testdata/bench.txt by TestBenchmarksDocMatchesBenchTxt; do not edit -->\n", "<!-- slogsink:end -->"
-	i := bytes.Index(text, []byte(begin))
-	j := bytes.Index(text, []byte(end))
-	if i < 0 || j < i {
-		t.Fatalf("%s: no slogsink:begin/end pair of markers (the begin line reads %q)", doc, begin)
-	}
-	got := string(text[i+len(begin) : j])
-	if got == want {
-		return
-	}
-	if *update {
-		out := append(append(append([]byte{}, text[:i+len(begin)]...), want...), text[j:]...)
-		if err := os.WriteFile(doc, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the slogsink table differs from testdata/bench.txt; regenerate it with\n"+
-		"\tgo test ./slogsink/ -run %s -update\nIn the file:\n%s\nFrom bench.txt:\n%s", doc, t.Name(), got, want)
-}
-
-// benchRun is what bench.txt holds: every value of every metric of every
-// benchmark (its name without the -GOMAXPROCS suffix), and the header.
-type benchRun struct {
-	values map[string]map[string][]float64 // name, unit: values
-	header string                          // bench.sh's first line, after "# "
-	end    string                          // its last line, after "# end "
-	cpu    string
-}
-
-func parseBench(raw []byte) (*benchRun, error) {
-	r := &benchRun{values: map[string]map[string][]float64{}}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "# end "):
-			r.end = strings.TrimPrefix(line, "# end ")
-		case strings.HasPrefix(line, "# ") && r.header == "":
-			r.header = strings.TrimPrefix(line, "# ")
-		case strings.HasPrefix(line, "cpu: "):
-			r.cpu = strings.TrimSpace(strings.TrimPrefix(line, "cpu: "))
-		case strings.HasPrefix(line, "Benchmark"):
-			f := strings.Fields(line)
-			if len(f) < 4 || len(f)%2 != 0 {
-				continue
-			}
-			name := f[0]
-			if k := strings.LastIndexByte(name, '-'); k > 0 {
-				if _, err := strconv.Atoi(name[k+1:]); err == nil {
-					name = name[:k]
-				}
-			}
-			if r.values[name] == nil {
-				r.values[name] = map[string][]float64{}
-			}
-			for k := 2; k+1 < len(f); k += 2 {
-				v, err := strconv.ParseFloat(f[k], 64)
-				if err != nil {
-					return nil, fmt.Errorf("%q: %v", line, err)
-				}
-				r.values[name][f[k+1]] = append(r.values[name][f[k+1]], v)
-			}
-		}
-	}
-	if r.header == "" {
-		return nil, fmt.Errorf("no header line (# date, go version, GOMAXPROCS, load)")
-	}
-	return r, sc.Err()
 }
 
 // benchRow is one row of the table: a metric of a benchmark, for the
@@ -155,19 +84,17 @@ var bytesRows = []benchRow{
 // says where the figures come from, and the table, with the range of the
 // runs in each cell and the ratio of the medians.
 func renderBenchTable(raw []byte) (string, error) {
-	r, err := parseBench(raw)
+	r, err := benchtxt.Parse(raw)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	runs := 0
-	if v := r.values["BenchmarkHTTP/records=8/handler=sync"]["req/s"]; len(v) > 0 {
+	if v := r.Values["BenchmarkHTTP/records=8/handler=sync"]["req/s"]; len(v) > 0 {
 		runs = len(v)
 	}
-	fmt.Fprintf(&b, "Measured by `bash slogsink/testdata/bench.sh`: %s, %s; ranges of %d runs, and the ratio of the medians.", r.header, r.cpu, runs)
-	if r.end != "" {
-		fmt.Fprintf(&b, " At the end: %s.", r.end)
-	}
+	fmt.Fprintf(&b, "Measured by `bash slogsink/testdata/bench.sh`: %s, %s; ranges of %d runs, and the ratio of the medians.", r.Header, r.CPU, runs)
+	fmt.Fprintf(&b, " At the end: %s.", r.End)
 	b.WriteString("\n\n| | sync JSON handler | slogsink defaults | slogsink / sync |\n|---|---:|---:|---:|\n")
 	if err := renderRows(&b, r, benchRows, "sync", "slogsink"); err != nil {
 		return "", err
@@ -182,18 +109,18 @@ func renderBenchTable(raw []byte) (string, error) {
 
 // renderRows renders rows, whose benchmark names hold a %s for left and
 // right (the columns), or none for a row of one cell.
-func renderRows(b *strings.Builder, r *benchRun, rows []benchRow, left, right string) error {
+func renderRows(b *strings.Builder, r *benchtxt.Run, rows []benchRow, left, right string) error {
 	for _, row := range rows {
 		if !strings.Contains(row.bench, "%s") {
-			v := r.values[row.bench][row.unit]
+			v := r.Values[row.bench][row.unit]
 			if len(v) == 0 {
 				return fmt.Errorf("no %s of %s", row.unit, row.bench)
 			}
 			fmt.Fprintf(b, "| %s | | %s | |\n", row.label, cell(v, row.show))
 			continue
 		}
-		lv := r.values[fmt.Sprintf(row.bench, left)][row.unit]
-		rv := r.values[fmt.Sprintf(row.bench, right)][row.unit]
+		lv := r.Values[fmt.Sprintf(row.bench, left)][row.unit]
+		rv := r.Values[fmt.Sprintf(row.bench, right)][row.unit]
 		if len(rv) == 0 {
 			return fmt.Errorf("no %s of %s", row.unit, fmt.Sprintf(row.bench, right))
 		}
@@ -202,8 +129,8 @@ func renderRows(b *strings.Builder, r *benchRun, rows []benchRow, left, right st
 			continue
 		}
 		ratio := "–"
-		if m := median(lv); m != 0 {
-			ratio = sig(median(rv)/m) + "x"
+		if m := benchtxt.Median(lv); m != 0 {
+			ratio = sig(benchtxt.Median(rv)/m) + "x"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row.label, cell(lv, row.show), cell(rv, row.show), ratio)
 	}
@@ -216,15 +143,6 @@ func cell(v []float64, show func(float64) string) string {
 		return show(lo)
 	}
 	return show(lo) + " – " + show(hi)
-}
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // sig formats v with three significant digits (at least its integer part).

@@ -61,7 +61,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,20 +315,9 @@ func render(w io.Writer, f report.Format, runs []*Result) error {
 // matches sorted), so that every format can be rendered from the same
 // measurements.
 func readResults(list string) ([]*Result, error) {
-	var paths []string
-	for _, pat := range splitList(list) {
-		matches, err := filepath.Glob(pat)
-		if err != nil {
-			return nil, fmt.Errorf("-from: %w", err)
-		}
-		if len(matches) == 0 {
-			return nil, fmt.Errorf("-from: no file matches %q", pat)
-		}
-		slices.Sort(matches)
-		paths = append(paths, matches...)
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("-from: no files in %q", list)
+	paths, err := report.FromPaths(list)
+	if err != nil {
+		return nil, err
 	}
 	var out []*Result
 	for _, p := range paths {

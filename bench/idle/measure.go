@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
+	"github.com/shardedsink/shardedsink/internal/cputime"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -132,7 +133,7 @@ func measureTrickle(o options) (Trial, int, error) {
 // meanwhile, as a percentage of one core over f's wall-clock time, and that
 // time.
 func cpuPercent(f func() error) (float64, time.Duration, error) {
-	before, err := processCPU()
+	before, err := cputime.Process()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -141,7 +142,7 @@ func cpuPercent(f func() error) (float64, time.Duration, error) {
 		return 0, 0, err
 	}
 	elapsed := time.Since(start)
-	after, err := processCPU()
+	after, err := cputime.Process()
 	if err != nil {
 		return 0, 0, err
 	}

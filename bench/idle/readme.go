@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
@@ -67,23 +64,9 @@ func renderFrom(o options, stdout io.Writer) error {
 // comma-separated list of files and globs, in list order (each glob's
 // matches sorted).
 func readRuns(list string) ([]Result, error) {
-	var paths []string
-	for _, pat := range strings.Split(list, ",") {
-		if pat = strings.TrimSpace(pat); pat == "" {
-			continue
-		}
-		matches, err := filepath.Glob(pat)
-		if err != nil {
-			return nil, fmt.Errorf("-from: %w", err)
-		}
-		if len(matches) == 0 {
-			return nil, fmt.Errorf("-from: no file matches %q", pat)
-		}
-		slices.Sort(matches)
-		paths = append(paths, matches...)
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("-from: no files in %q", list)
+	paths, err := report.FromPaths(list)
+	if err != nil {
+		return nil, err
 	}
 	var out []Result
 	for _, p := range paths {

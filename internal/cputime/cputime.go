@@ -69,3 +69,12 @@ var ErrUnsupported = fmt.Errorf("cputime: no per-thread CPU clock on %s/%s: %w",
 func Thread() (time.Duration, error) {
 	return thread()
 }
+
+// Process returns the CPU time, user and system, consumed so far by every
+// thread of the process (getrusage RUSAGE_SELF): what a benchmark divides
+// by its operations to count the work of the goroutines it does not run
+// itself (workers, servers, the garbage collector). It returns an error
+// that wraps [errors.ErrUnsupported] where the platform has no getrusage.
+func Process() (time.Duration, error) {
+	return process()
+}

@@ -104,3 +104,35 @@ func BenchmarkThread(b *testing.B) {
 		_, _ = cputime.Thread()
 	}
 }
+
+// The process clock counts the work of every thread: two goroutines that
+// spin at once on their own threads add both their loops to it.
+func TestTheProcessClockCountsEveryThread(t *testing.T) {
+	before, err := cputime.Process()
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	const busy = 30 * time.Millisecond
+	var threads [2]time.Duration
+	done := make(chan int)
+	for i := range threads {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			start, err := cputime.Thread()
+			spin(busy)
+			end, err2 := cputime.Thread()
+			if err == nil && err2 == nil {
+				threads[i] = end - start
+			}
+			done <- i
+		}()
+	}
+	<-done
+	<-done
+	after, err := cputime.Process()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, after-before, threads[0]+threads[1]-time.Millisecond,
+		"the process clock holds at least both threads' CPU (rusage is kept to the microsecond)")
+}

@@ -17,3 +17,12 @@ func thread() (time.Duration, error) {
 	}
 	return time.Duration(ts.Nano()), nil
 }
+
+// process reads getrusage(RUSAGE_SELF).
+func process() (time.Duration, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("cputime: getrusage(RUSAGE_SELF): %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -37,4 +39,30 @@ func BlockOf(text, begin, end string) (string, error) {
 		return "", fmt.Errorf("no generated block between %q and %q", begin, end)
 	}
 	return strings.TrimPrefix(text[i+len(begin):j], "\n"), nil
+}
+
+// FromPaths expands the value of a -from flag, a comma-separated list of
+// files and globs, into paths in list order (each glob's matches sorted).
+// A glob that matches nothing, or a list of none, is an error: a table
+// rendered from fewer runs than the reader was told would mislead.
+func FromPaths(list string) ([]string, error) {
+	var paths []string
+	for _, pat := range strings.Split(list, ",") {
+		if pat = strings.TrimSpace(pat); pat == "" {
+			continue
+		}
+		matches, err := filepath.Glob(pat)
+		if err != nil {
+			return nil, fmt.Errorf("-from: %w", err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("-from: no file matches %q", pat)
+		}
+		slices.Sort(matches)
+		paths = append(paths, matches...)
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("-from: no files in %q", list)
+	}
+	return paths, nil
 }

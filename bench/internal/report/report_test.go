@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,4 +150,27 @@ func TestMachineMarshalsWithSnakeCaseKeys(t *testing.T) {
 		require.Contains(t, m, k)
 	}
 	require.Positive(t, m["cores"])
+}
+
+func TestFromPathsKeepsListOrderSortsEachGlobAndRefusesAGlobOfNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b-2.json", "b-1.json", "a.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FromPaths(filepath.Join(dir, "b-*.json") + ", " + filepath.Join(dir, "a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "b-1.json"), filepath.Join(dir, "b-2.json"), filepath.Join(dir, "a.json")}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if _, err := FromPaths(filepath.Join(dir, "c-*.json")); err == nil {
+		t.Fatal("a glob that matches nothing gave no error")
+	}
+	if _, err := FromPaths(" , "); err == nil {
+		t.Fatal("an empty list gave no error")
+	}
 }
