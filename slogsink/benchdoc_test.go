@@ -80,6 +80,15 @@ var bytesRows = []benchRow{
 	{"Info, a record of 1 KiB: shed", "BenchmarkBytes/record=1KiB/budget=%s", "%dropped", unit("%")},
 }
 
+// delayRows are the rows of the third table, what Options.MaxDelay saves
+// the caller: BenchmarkInfoOnAChainWritingAtOnce (MaxDelay -1) and
+// BenchmarkInfoOnAChain (the default) in place of the two handlers.
+var delayRows = []benchRow{
+	{"Info on 3 With levels, io.Discard: time", "BenchmarkInfoOnAChain%s/handler=slogsink", "ns/op", nanos},
+	{"Info on 3 With levels: thread CPU", "BenchmarkInfoOnAChain%s/handler=slogsink", "cpu-ns/op", nanos},
+	{"Info on 3 With levels: shed", "BenchmarkInfoOnAChain%s/handler=slogsink", "%dropped", unit("%")},
+}
+
 // renderBenchTable renders the markdown between the markers: a line that
 // says where the figures come from, and the table, with the range of the
 // runs in each cell and the ratio of the medians.
@@ -102,6 +111,11 @@ func renderBenchTable(raw []byte) (string, error) {
 	b.WriteString("\nThe byte budget (Options.MaxQueuedBytes), slogsink alone, io.Discard:\n\n" +
 		"| | no bound (-1) | default (64 MiB) | default / no bound |\n|---|---:|---:|---:|\n")
 	if err := renderRows(&b, r, bytesRows, "off", "default"); err != nil {
+		return "", err
+	}
+	b.WriteString("\nThe drain worker's wait for a fuller batch (Options.MaxDelay), slogsink alone, io.Discard:\n\n" +
+		"| | write at once (-1) | default (100 µs) | default / at once |\n|---|---:|---:|---:|\n")
+	if err := renderRows(&b, r, delayRows, "WritingAtOnce", ""); err != nil {
 		return "", err
 	}
 	return b.String(), nil

@@ -26,37 +26,41 @@ import (
 //	go tool pprof -tagfocus caller=slogsink -top -cum cpu.out   # and caller=sync
 func BenchmarkInfoOnAChain(b *testing.B) {
 	for _, kind := range []string{"sync", "slogsink"} {
-		b.Run("handler="+kind, func(b *testing.B) {
-			var h slog.Handler = slog.NewJSONHandler(io.Discard, nil)
-			if kind == "slogsink" {
-				sh, err := slogsink.New(io.Discard, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer func() {
-					if err := sh.Close(context.Background()); err != nil {
-						b.Fatal(err)
-					}
-					// Records are shed only when the worker gets too little
-					// CPU (a loaded machine): the figures are then not the
-					// caller's cost alone, as the records that follow a gap
-					// format its drop report too.
-					b.ReportMetric(100*float64(sh.Dropped())/float64(b.N), "%dropped")
-				}()
-				h = sh
-			}
-			lg := slog.New(h).With("service", "checkout").WithGroup("request").With("id", 42, "route", "/cart")
-			b.ReportAllocs()
-			defer threadCPU(b)()
-			// The label marks the logging goroutine's samples in a CPU
-			// profile, apart from the drain worker's.
-			pprof.Do(context.Background(), pprof.Labels("caller", kind), func(context.Context) {
-				for b.Loop() {
-					lg.Info("served", "status", 200, "bytes", 1234, "user", "ann", "cached", true, "ms", 1.5)
-				}
-			})
-		})
+		b.Run("handler="+kind, func(b *testing.B) { infoOnAChain(b, kind, nil) })
 	}
+}
+
+// infoOnAChain is BenchmarkInfoOnAChain's body for one handler: "sync"
+// (opts unused) or "slogsink" with opts.
+func infoOnAChain(b *testing.B, kind string, opts *slogsink.Options) {
+	var h slog.Handler = slog.NewJSONHandler(io.Discard, nil)
+	if kind == "slogsink" {
+		sh, err := slogsink.New(io.Discard, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			if err := sh.Close(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			// Records are shed only when the worker gets too little CPU (a
+			// loaded machine): the figures are then not the caller's cost
+			// alone, as the records that follow a gap format its drop
+			// report too.
+			b.ReportMetric(100*float64(sh.Dropped())/float64(b.N), "%dropped")
+		}()
+		h = sh
+	}
+	lg := slog.New(h).With("service", "checkout").WithGroup("request").With("id", 42, "route", "/cart")
+	b.ReportAllocs()
+	defer threadCPU(b)()
+	// The label marks the logging goroutine's samples in a CPU profile,
+	// apart from the drain worker's.
+	pprof.Do(context.Background(), pprof.Labels("caller", kind), func(context.Context) {
+		for b.Loop() {
+			lg.Info("served", "status", 200, "bytes", 1234, "user", "ann", "cached", true, "ms", 1.5)
+		}
+	})
 }
 
 // threadCPU locks the benchmark's goroutine to its OS thread and returns a

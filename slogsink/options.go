@@ -90,9 +90,9 @@ type Options struct {
 	// reaches the writer at most this much later than it would otherwise
 	// (plus the timer's lateness). Meanwhile the worker sleeps instead of
 	// following the loggers record by record, so that it does not pull
-	// the ring's cache lines from under them: on the 2-core VM of
-	// docs/benchmarks.md it took a quarter off the caller's cost of an
-	// Info into a fast writer. Flush and Close never wait for it. Default
+	// the ring's cache lines from under them (what that saves the caller
+	// of an Info into a fast writer: docs/benchmarks.md, "Logging", the
+	// third table). Flush and Close never wait for it. Default
 	// DefaultMaxDelay (100 µs); negative: write at once.
 	MaxDelay time.Duration
 	// KeepLevel is the level from which records are shed last: an eighth

@@ -3,7 +3,8 @@
 # section of docs/benchmarks.md, and then that section's table from it (the
 # table is generated: TestBenchmarksDocMatchesBenchTxt checks it): the HTTP
 # shape, a With, the Info call on a With chain and from 1 to 64 goroutines,
-# one drain turn, and the Info call with the byte budget and without.
+# one drain turn, the Info call with the byte budget and without, and the
+# Info call on a chain with MaxDelay and without.
 #
 #	bash slogsink/testdata/bench.sh            # 3 runs of each
 #	COUNT=10 bash slogsink/testdata/bench.sh   # for benchstat
