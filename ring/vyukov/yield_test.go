@@ -26,23 +26,30 @@ func requireYields(t *testing.T, claim func() (op, finish func())) {
 		"the wait for a preempted slot owner lasted until the scheduler preempted the waiter: it does not yield")
 }
 
+// fullWithAPreemptedConsumer returns a full ring of 4 whose head a
+// consumer has moved past slot 0 without handing the slot on (preempted
+// between its compare-and-swap and its store of the stamp), and the
+// consumer's finish.
+func fullWithAPreemptedConsumer() (*Ring[int], func()) {
+	r := New[int](4)
+	for i := range 4 {
+		r.TryPush(i)
+	}
+	h := atomic.LoadUint64(&r.head)
+	atomic.StoreUint64(&r.head, r.next(h))
+	return r, func() {
+		r.slots[0].value = 0
+		atomic.StoreUint64(&r.slots[0].stamp, h+r.oneLap)
+	}
+}
+
 func TestWaitsForAPreemptedSlotOwnerYield(t *testing.T) {
 	t.Run("TryPush waits for a consumer that claimed the slot", func(t *testing.T) {
 		requireYields(t, func() (func(), func()) {
-			r := New[int](4)
-			for i := range 4 {
-				r.TryPush(i)
-			}
-			// A consumer claims slot 0 and is preempted before it hands
-			// the slot on: the ring is not full, so TryPush must wait.
-			h := atomic.LoadUint64(&r.head)
-			atomic.StoreUint64(&r.head, r.next(h))
-			return func() {
-					require.True(t, r.TryPush(4))
-				}, func() {
-					r.slots[0].value = 0
-					atomic.StoreUint64(&r.slots[0].stamp, h+r.oneLap)
-				}
+			// The ring is not full (head moved on), so TryPush must wait
+			// for the consumer to hand slot 0 on.
+			r, finish := fullWithAPreemptedConsumer()
+			return func() { require.True(t, r.TryPush(4)) }, finish
 		})
 	})
 	t.Run("TryPop waits for a producer that claimed the slot", func(t *testing.T) {
@@ -64,24 +71,15 @@ func TestWaitsForAPreemptedSlotOwnerYield(t *testing.T) {
 	})
 	t.Run("ForcePush that lost the head race waits for the consumer that won it", func(t *testing.T) {
 		requireYields(t, func() (func(), func()) {
-			r := New[int](4)
-			for i := range 4 {
-				r.TryPush(i)
-			}
-			// The ring is full, and a consumer has moved head past the
-			// oldest value (ForcePush's compare-and-swap on head fails)
-			// but not handed the slot on: ForcePush must wait for room,
-			// and then displace nothing.
-			h := atomic.LoadUint64(&r.head)
-			atomic.StoreUint64(&r.head, r.next(h))
+			// The consumer has moved head past the oldest value
+			// (ForcePush's compare-and-swap on head fails): ForcePush
+			// must wait for room, and then displace nothing.
+			r, finish := fullWithAPreemptedConsumer()
 			return func() {
-					_, displaced, ok := r.ForcePush(4)
-					require.True(t, ok)
-					require.False(t, displaced, "the consumer made room")
-				}, func() {
-					r.slots[0].value = 0
-					atomic.StoreUint64(&r.slots[0].stamp, h+r.oneLap)
-				}
+				_, displaced, ok := r.ForcePush(4)
+				require.True(t, ok)
+				require.False(t, displaced, "the consumer made room")
+			}, finish
 		})
 	})
 }
