@@ -3,6 +3,7 @@ package cputime_test
 import (
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,9 +32,11 @@ func read(t testing.TB) time.Duration {
 	return d
 }
 
-var sink uint64
+var sink atomic.Uint64
 
-// spin burns CPU on the calling thread until wall time d has passed.
+// spin burns CPU on the calling thread until wall time d has passed. Its
+// result goes to sink, so that the loop is not optimised away; the add is
+// atomic because goroutines may spin at once.
 func spin(d time.Duration) {
 	var x uint64 = 1
 	for start := time.Now(); time.Since(start) < d; {
@@ -41,7 +44,7 @@ func spin(d time.Duration) {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
 	}
-	sink += x
+	sink.Add(x)
 }
 
 func TestErrUnsupportedWrapsTheStandardError(t *testing.T) {
