@@ -411,6 +411,7 @@ func measure[T any](im *impl[T], sz sizing, mode consumerMode, trials int) (Row,
 	}
 	row.ParallelismFloor = validFloor(sz.producers, runtime.GOMAXPROCS(0))
 	row.Valid = row.Parallelism >= row.ParallelismFloor
+	setCoreNs(&row, runtime.GOMAXPROCS(0))
 	return row, nil
 }
 

@@ -43,8 +43,10 @@ func writeReadme(w io.Writer, runs []*Result) error {
 	}
 	fmt.Fprintf(&b, "Measured by `bash bench/contended/run.sh` (%s; the tables are the last run's): %s, kernel %s, "+
 		"transparent huge pages %s, GOGC %s, load average %s before the last run; Sink.Push took %s. %s, %d shards, "+
-		"medians of %d trials. A cell marked invalid ran its producers at once for less than 0.9 x min(producers, GOMAXPROCS) "+
-		"of the window on average (its parallelism), so its queue was not contended as the row claims; no goal reads it.\n\n",
+		"medians of %d trials. Core-ns per push is min(producers, GOMAXPROCS) x the rounds' wall time / accepted pushes: "+
+		"the cores' time per push, the waiting included, which every row can be read by. Per-thread CPU, the original's "+
+		"metric, leaves out the time a producer waits for its turn; its table marks the cells whose producers did not push "+
+		"at once (parallelism below 0.9 x min(producers, GOMAXPROCS)).\n\n",
 		plural(len(runs), "run"), r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore),
 		homesText(res.Config.Homes), upperFirst(windowText(res.Config)), res.Config.Shards, res.Config.Trials)
 
@@ -56,12 +58,20 @@ func writeReadme(w io.Writer, runs []*Result) error {
 		}
 	}
 	for _, k := range order {
-		title := fmt.Sprintf("Per-thread CPU ns per accepted push, %s", k)
+		title := fmt.Sprintf("Core-ns per accepted push, %s", k)
 		if k == headline {
 			title += " (the headline: the push path alone, small values as the original pushes)"
 		}
 		fmt.Fprintf(&b, "**%s**\n\n", title)
-		p := pivot(rowsOf(res, k))
+		p := pivot(rowsOf(res, k), coreCell)
+		if err := report.WriteTable(&b, p[0], nil, p[1:]); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
+	if rows := rowsOf(res, headline); len(rows) > 0 {
+		fmt.Fprintf(&b, "**Per-thread CPU ns per accepted push, %s** (the original's metric)\n\n", headline)
+		p := pivot(rows, cpuCell)
 		if err := report.WriteTable(&b, p[0], nil, p[1:]); err != nil {
 			return err
 		}
@@ -70,7 +80,7 @@ func writeReadme(w io.Writer, runs []*Result) error {
 
 	if rows := rowsOf(res, headline); len(rows) > 0 {
 		if _, ok := find(rows, stableImpl, 64); ok {
-			b.WriteString("**At 64 producers, consumers held, 8-byte payload**: per-thread CPU per push (median, min to max), " +
+			b.WriteString("**At 64 producers, consumers held, 8-byte payload**: core-ns and per-thread CPU per push (median, min to max), " +
 				"process CPU per push (all threads: workers and GC included), wall-clock throughput, tail latency and parallelism\n\n")
 			var lines [][]string
 			for _, name := range implOrder(rows) {
@@ -78,11 +88,12 @@ func writeReadme(w io.Writer, runs []*Result) error {
 				if !ok {
 					continue
 				}
-				lines = append(lines, []string{name, fmt.Sprintf("%s (%s to %s)", sig3(r.CPUNsPerOp), sig3(r.CPUNsMin), sig3(r.CPUNsMax)),
+				lines = append(lines, []string{name, fmt.Sprintf("%s (%s to %s)", sig3(r.CoreNsPerOp), sig3(r.CoreNsMin), sig3(r.CoreNsMax)),
+					fmt.Sprintf("%s (%s to %s)", sig3(r.CPUNsPerOp), sig3(r.CPUNsMin), sig3(r.CPUNsMax)),
 					sig3(r.ProcCPUNsPerOp), perSecond(r.ThroughputPerS), report.Nanos(r.P99Ns), report.Nanos(r.P999Ns), pct(r.DropPct),
 					parallelCell(r.Parallelism, r.ParallelismFloor, r.Valid)})
 			}
-			if err := report.WriteTable(&b, []string{"impl", "cpu ns/push", "process cpu ns/push", "throughput/s", "p99", "p99.9", "drop %", "parallel"}, nil, lines); err != nil {
+			if err := report.WriteTable(&b, []string{"impl", "core-ns/push", "cpu ns/push", "process cpu ns/push", "throughput/s", "p99", "p99.9", "drop %", "parallel"}, nil, lines); err != nil {
 				return err
 			}
 			b.WriteString("\n")
@@ -140,7 +151,9 @@ func writeRatios(b *strings.Builder, rows []Row) error {
 		if invalid != "" {
 			this += " (invalid: " + invalid + ")"
 		}
-		out = append(out, []string{what, fmt.Sprintf("%s / %s = %sx", sig3(oNum), sig3(oDen), ratio(oNum/oDen)), this})
+		cn, cd := r[0].CoreNsPerOp, r[1].CoreNsPerOp
+		core := fmt.Sprintf("%s / %s = %sx", sig3(cn), sig3(cd), ratio(cn/cd))
+		out = append(out, []string{what, fmt.Sprintf("%s / %s = %sx", sig3(oNum), sig3(oDen), ratio(oNum/oDen)), this, core})
 	}
 	add("sharded sink (Sink.Push, CPU homes) / single shared ring", origSharded64, origSingle64, "sharded-push", "single-vyukov", 64, 64)
 	add("sharded sink (Sink.Push) at 256 / at 1 producer", origSharded256, origSharded1, "sharded-push", "sharded-push", 256, 1)
@@ -154,8 +167,8 @@ func writeRatios(b *strings.Builder, rows []Row) error {
 		return nil
 	}
 	b.WriteString("**Against the original** (ratios of per-thread CPU per push at 64 producers unless said otherwise; " +
-		"the original ran on a many-core machine, this on the machine above; held consumers, 8-byte payload)\n\n")
-	if err := report.WriteTable(b, []string{"ratio", "original (crossbeam, thingbuf)", "this run (Go)"}, nil, out); err != nil {
+		"the original ran on a many-core machine, this on the machine above; held consumers, 8-byte payload; core-ns beside them)\n\n")
+	if err := report.WriteTable(b, []string{"ratio", "original (crossbeam, thingbuf)", "this run (Go), per-thread CPU", "this run, core-ns"}, nil, out); err != nil {
 		return err
 	}
 	b.WriteString("\n")

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// The chart: cpu ns/op against producer count, both on log scales, one
+// The chart: core-ns per push against producer count, both on log scales, one
 // polyline with markers per implementation, written as plain SVG so that it
 // needs no dependency and renders on GitHub.
 
@@ -101,9 +101,9 @@ func writeSVG(w io.Writer, res *Result) error {
 		if !slices.Contains(prods, r.Producers) {
 			prods = append(prods, r.Producers)
 		}
-		if r.CPUNsPerOp > 0 {
-			ymin = min(ymin, r.CPUNsPerOp)
-			ymax = max(ymax, r.CPUNsPerOp)
+		if r.CoreNsPerOp > 0 {
+			ymin = min(ymin, r.CoreNsPerOp)
+			ymax = max(ymax, r.CoreNsPerOp)
 		}
 	}
 	slices.Sort(prods)
@@ -135,7 +135,7 @@ func writeSVG(w io.Writer, res *Result) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="13">`+"\n",
 		svgWidth, svgHeight, svgWidth, svgHeight)
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`+"\n", svgWidth, svgHeight)
-	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="18" font-weight="bold">Contended accept path: per-thread CPU ns per push</text>`+"\n", plotLeft)
+	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="18" font-weight="bold">Contended accept path: core-ns per push</text>`+"\n", plotLeft)
 	fmt.Fprintf(&b, `<text x="%d" y="50" font-size="12" fill="#444">%s</text>`+"\n", plotLeft,
 		esc(fmt.Sprintf("%s; %s; %s, %d shards, median of %d trials", res.Run.Machine, key, windowText(res.Config), res.Config.Shards, res.Config.Trials)))
 
@@ -167,7 +167,7 @@ func writeSVG(w io.Writer, res *Result) error {
 		plotLeft, plotTop, plotRight-plotLeft, plotBottom-plotTop)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">producers (one locked OS thread each; log scale)</text>`+"\n",
 		(plotLeft+plotRight)/2, plotBottom+48)
-	fmt.Fprintf(&b, `<text transform="translate(24 %d) rotate(-90)" text-anchor="middle">CPU ns per push (log scale; lower is better)</text>`+"\n",
+	fmt.Fprintf(&b, `<text transform="translate(24 %d) rotate(-90)" text-anchor="middle">core-ns per push (log scale; lower is better)</text>`+"\n",
 		(plotTop+plotBottom)/2)
 
 	// One line per implementation.
@@ -175,8 +175,8 @@ func writeSVG(w io.Writer, res *Result) error {
 		st := styleOf(s.impl, i)
 		var pts []string
 		for _, r := range s.points {
-			if r.CPUNsPerOp > 0 {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", xOf(r.Producers), yOf(r.CPUNsPerOp)))
+			if r.CoreNsPerOp > 0 {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", xOf(r.Producers), yOf(r.CoreNsPerOp)))
 			}
 		}
 		fmt.Fprintf(&b, `<g class="impl" data-impl="%s">`+"\n", esc(s.impl))
@@ -187,15 +187,11 @@ func writeSVG(w io.Writer, res *Result) error {
 		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"%s stroke-linejoin="round"/>`+"\n",
 			strings.Join(pts, " "), st.color, st.width, dash)
 		for _, r := range s.points {
-			if r.CPUNsPerOp <= 0 {
+			if r.CoreNsPerOp <= 0 {
 				continue
 			}
-			fill, note := st.color, ""
-			if !r.Valid {
-				fill, note = "#ffffff", fmt.Sprintf(" (invalid: parallel %.2f)", r.Parallelism)
-			}
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, %d producers: %s ns/op%s</title></circle>`+"\n",
-				xOf(r.Producers), yOf(r.CPUNsPerOp), 2+st.width/2, fill, st.color, esc(s.impl), r.Producers, sig3(r.CPUNsPerOp), esc(note))
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, %d producers: %s core-ns per push</title></circle>`+"\n",
+				xOf(r.Producers), yOf(r.CoreNsPerOp), 2+st.width/2, st.color, st.color, esc(s.impl), r.Producers, sig3(r.CoreNsPerOp))
 		}
 		b.WriteString("</g>\n")
 	}
@@ -215,8 +211,7 @@ func writeSVG(w io.Writer, res *Result) error {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", lx+44, y, esc(s.impl))
 	}
 	ny := ly + 24 + len(ser)*24 + 8
-	for i, line := range []string{"solid: sink rows", "red dashed: sink rows notifying", "dashed: one shared queue", "dotted: peer libraries",
-		"hollow marker: invalid (producers", "did not push at once)"} {
+	for i, line := range []string{"solid: sink rows", "red dashed: sink rows notifying", "dashed: one shared queue", "dotted: peer libraries"} {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" fill="#555">%s</text>`+"\n", lx, ny+i*16, line)
 	}
 	b.WriteString("</svg>\n")

@@ -179,6 +179,7 @@ const (
 	Benchfmt Format = "benchfmt"
 	Readme   Format = "readme"
 	Headline Format = "headline"
+	Summary  Format = "summary"
 )
 
 // ParseFormat checks the value of a -format flag against the formats a

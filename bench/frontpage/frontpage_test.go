@@ -1,0 +1,130 @@
+package frontpage
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shardedsink/shardedsink/internal/benchtxt"
+)
+
+var update = flag.Bool("update", false, "rewrite README.md's generated blocks from the committed runs")
+
+const readme = "../../README.md"
+
+// contendedRow is what the front page reads of a bench/contended row.
+type contendedRow struct {
+	Impl         string  `json:"impl"`
+	Producers    int     `json:"producers"`
+	Consumers    string  `json:"consumers"`
+	PayloadBytes int     `json:"payload_bytes"`
+	Throughput   float64 `json:"throughput_per_s"`
+	P99          float64 `json:"p99_ns"`
+	DropPct      float64 `json:"drop_pct"`
+}
+
+// contendedAt64 reads the held, 8-byte rows at 64 producers of the last
+// committed bench/contended run, by impl.
+func contendedAt64(t *testing.T) map[string]contendedRow {
+	t.Helper()
+	paths, err := filepath.Glob("../contended/runs/run-*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no committed bench/contended run: %v", err)
+	}
+	data, err := os.ReadFile(paths[len(paths)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Rows []contendedRow `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]contendedRow{}
+	for _, r := range res.Rows {
+		if r.Consumers == "held" && r.PayloadBytes == 8 && r.Producers == 64 {
+			out[r.Impl] = r
+		}
+	}
+	return out
+}
+
+// benchRun parses an integration's committed bench.txt.
+func benchRun(t *testing.T, path string) map[string]map[string][]float64 {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := benchtxt.Parse(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return run.Values
+}
+
+// median is the median of one metric of one benchmark; the test fails when
+// the run has none, so a renamed benchmark cannot leave a stale line.
+func median(t *testing.T, values map[string]map[string][]float64, bench, unit string) float64 {
+	t.Helper()
+	xs := values[bench][unit]
+	if len(xs) == 0 {
+		t.Fatalf("the committed run has no %s for %s", unit, bench)
+	}
+	return benchtxt.Median(xs)
+}
+
+func TestTheReadmesMeasuredLinesAreTheCommittedRuns(t *testing.T) {
+	c := contendedAt64(t)
+	sink, ch, xs := c["sharded-push"], c["single-chan"], c["xsync"]
+	if sink.Throughput == 0 || ch.Throughput == 0 || xs.Throughput == 0 {
+		t.Fatal("the committed contended run lacks sharded-push, single-chan or xsync at 64 producers")
+	}
+	otel := benchRun(t, "../../otelsink/testdata/bench.txt")
+	slog := benchRun(t, "../../slogsink/testdata/bench.txt")
+	nats := benchRun(t, "../../natssink/testdata/bench.txt")
+
+	var compared strings.Builder
+	fmt.Fprintf(&compared, "- **A buffered channel with `select`-`default`**, the shedding queue Go gives you: "+
+		"at 64 producers the sink moves %.1fx its pushes per second, with a p99 %.0fx lower (the table above).\n",
+		sink.Throughput/ch.Throughput, ch.P99/sink.P99)
+	fmt.Fprintf(&compared, "- **xsync's `MPMCQueue`**: its `TryEnqueue` gives up on a lost race, so %.0f %% of pushes were refused "+
+		"by a queue that never filled; the sink moves %.1fx its accepted pushes per second and refuses none.\n",
+		xs.DropPct, sink.Throughput/xs.Throughput)
+	bspCPU := median(t, otel, "BenchmarkOnEndThreads/exporter=noop/g=64/impl=bsp", "cpu-ns/span")
+	ourCPU := median(t, otel, "BenchmarkOnEndThreads/exporter=noop/g=64/impl=otelsink", "cpu-ns/span")
+	bspShare := median(t, otel, "BenchmarkExportedShare/g=1/impl=bsp", "exported-%")
+	ourShare := median(t, otel, "BenchmarkExportedShare/g=1/impl=otelsink", "exported-%")
+	fmt.Fprintf(&compared, "- **The OpenTelemetry SDK's `BatchSpanProcessor`**: otelsink takes its options and variables; "+
+		"under a burst from one goroutine it exports %.1f %% of the spans where the SDK's exports %.1f %% "+
+		"([otelsink/README.md](otelsink/README.md)).\n", ourShare, bspShare)
+	compared.WriteString("- **zerolog's `diode.NewWriter` and zap's `BufferedWriteSyncer`**: not measured here yet; " +
+		"slogsink's writer is slog-only for now.\n")
+
+	var integrations strings.Builder
+	syncRPS := median(t, slog, "BenchmarkHTTP/records=8/handler=sync", "req/s")
+	ourRPS := median(t, slog, "BenchmarkHTTP/records=8/handler=slogsink", "req/s")
+	syncP99 := median(t, slog, "BenchmarkHTTP/records=8/handler=sync", "p99-ms")
+	ourP99 := median(t, slog, "BenchmarkHTTP/records=8/handler=slogsink", "p99-ms")
+	lost := median(t, slog, "BenchmarkHTTP/records=8/handler=slogsink", "%lost")
+	fmt.Fprintf(&integrations, "Measured against what each replaces ([docs/benchmarks.md](docs/benchmarks.md)):\n\n")
+	fmt.Fprintf(&integrations, "- slogsink: an HTTP server logging 8 JSON records per request into a file serves %.2fx the requests "+
+		"of slog's JSON handler writing at once, at %.2fx its p99, %.0f %% of records lost.\n", ourRPS/syncRPS, ourP99/syncP99, lost)
+	fmt.Fprintf(&integrations, "- otelsink: `OnEnd` at 64 goroutines costs %.2fx the SDK's `BatchSpanProcessor`'s CPU per span.\n", ourCPU/bspCPU)
+	natsAcked := median(t, nats, "BenchmarkProducers/impl=natssink", "acked/s")
+	pubAcked := median(t, nats, "BenchmarkProducers/impl=publish", "acked/s")
+	asyncAcked := median(t, nats, "BenchmarkProducers/impl=publishasync-msgid", "acked/s")
+	fmt.Fprintf(&integrations, "- natssink: 64 producers get %.1fx the acked values per second of producers that call `js.Publish`, "+
+		"and %.2fx those that call `js.PublishAsync` with a `Nats-Msg-Id` each.\n", natsAcked/pubAcked, natsAcked/asyncAcked)
+
+	for _, b := range []struct{ name, text string }{{"compared", compared.String()}, {"integrations", integrations.String()}} {
+		if err := benchtxt.SyncBlock(readme, b.name, b.text, *update); err != nil {
+			t.Error(err)
+		}
+	}
+}
