@@ -293,7 +293,7 @@ func emit(o *options, runs []*Result, stdout io.Writer) error {
 // render writes runs in format f. The tables come from the last run; the
 // stability table and benchfmt use all of them.
 func render(w io.Writer, f report.Format, runs []*Result) error {
-	last := runs[len(runs)-1]
+	last, _ := combined(runs)
 	switch f {
 	case report.JSON:
 		return report.WriteJSON(w, last)

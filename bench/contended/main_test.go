@@ -545,3 +545,26 @@ func svgCount(t *testing.T, doc []byte) (polylines int, impls []string) {
 	require.True(t, root)
 	return polylines, impls
 }
+
+func TestTheHeadlineRunsAndTheTablesRunCombine(t *testing.T) {
+	row := func(consumers string, payload int, core float64) Row {
+		return Row{Impl: "sharded-push", Producers: 4, Consumers: consumers, PayloadBytes: payload, CPUNsPerOp: core, CoreNsPerOp: core}
+	}
+	h1 := &Result{Config: Config{Producers: []int{4}}, Rows: []Row{row("held", 8, 10)}}
+	h2 := &Result{Config: Config{Producers: []int{4}}, Rows: []Row{row("held", 8, 12)}}
+	tablesRun := &Result{Config: Config{Producers: []int{4}}, Rows: []Row{row("held", 32, 20), row("draining", 8, 30)},
+		ShedRows: []ShedRow{{Impl: "sharded-vyukov", Producers: 4}}, Caveats: map[string]string{"lscq": "unbounded"}}
+	runs := []*Result{h1, h2, tablesRun} // runs/*.json sorts run-N.json before tables.json
+	res, from := combined(runs)
+	require.Same(t, tablesRun, from)
+	require.Equal(t, 12.0, rowsOf(res, headline)[0].CoreNsPerOp, "the headline is the last headline run's")
+	require.Len(t, tables(res), 3)
+	require.Len(t, res.ShedRows, 1)
+	require.Equal(t, "unbounded", res.Caveats["lscq"])
+	require.Len(t, headlineRuns(runs), 2, "the tables run is no run of the stability table")
+	worst, at := spreadOf(runs)
+	require.Equal(t, 4, at)
+	require.InDelta(t, 0.2, worst, 1e-9)
+	_, from = combined([]*Result{h1, h2})
+	require.Nil(t, from, "a run of every table needs no other")
+}

@@ -262,7 +262,7 @@ func parallelCell(par, floor float64, valid bool) string {
 // for every table all columns, the goals, the stability over runs, the shed
 // table and the notes.
 func writeMarkdown(w io.Writer, runs []*Result) error {
-	res := runs[len(runs)-1]
+	res, tablesRun := combined(runs)
 	var b strings.Builder
 	b.WriteString("# Contended accept path: the full tables\n\n")
 	fmt.Fprintf(&b, "Rendered from %s of the harness (the tables from the last, the stability table from all of them) "+
@@ -271,6 +271,11 @@ func writeMarkdown(w io.Writer, runs []*Result) error {
 		"docs/design.md's section \"Why sharded Vyukov rings\" reads them.\n\n", plural(len(runs), "run"))
 	b.WriteString(describeRun(res))
 	b.WriteString("\n")
+	if tablesRun != nil {
+		b.WriteString("The tables other than the headline and the shed path come from another run. ")
+		b.WriteString(describeRun(tablesRun))
+		b.WriteString("\n")
+	}
 	for _, k := range tables(res) {
 		fmt.Fprintf(&b, "### Accept path, %s\n\n", k)
 		b.WriteString("core-ns/op: min(producers, GOMAXPROCS) x the rounds' wall time / accepted pushes, median (min, max) of the trials, the headline metric; " +
@@ -327,8 +332,8 @@ func writeGoalsAndStability(b *strings.Builder, runs []*Result) error {
 		}
 		b.WriteString("\n")
 	}
-	if len(runs) > 1 {
-		fmt.Fprintf(b, "### Stability: "+stableImpl+" over %d runs (held, 8 bytes, core-ns per push, median of each run)\n\n", len(runs))
+	if len(headlineRuns(runs)) > 1 {
+		fmt.Fprintf(b, "### Stability: "+stableImpl+" over %d runs (held, 8 bytes, core-ns per push, median of each run)\n\n", len(headlineRuns(runs)))
 		if err := writeStability(b, runs); err != nil {
 			return err
 		}
@@ -474,7 +479,8 @@ func goalRows(rows []Row, keys ...string) (found []Row, invalid string, ok bool)
 // Handle push of the same Config, and the original's decision (the
 // notifying sink against the plain one).
 func checkGoals(runs []*Result) []string {
-	res := runs[len(runs)-1]
+	res, _ := combined(runs)
+	runs = headlineRuns(runs)
 	rows := rowsOf(res, headline)
 	var out []string
 	add := func(g goal) { out = append(out, g.String()) }
@@ -590,6 +596,10 @@ func leadGoal(rows []Row, p int) (goal, bool) {
 // spreadOf is the widest spread, max/min - 1, of the stableImpl medians
 // over the runs' headline tables at one producer count, and that count.
 func spreadOf(runs []*Result) (worst float64, at int) {
+	runs = headlineRuns(runs)
+	if len(runs) == 0 {
+		return 0, 0
+	}
 	for _, p := range runs[len(runs)-1].Config.Producers {
 		vals := stabilityValues(runs, p)
 		if len(vals) < 2 {
@@ -618,6 +628,7 @@ func stabilityValues(runs []*Result, p int) []float64 {
 // writeStability writes producers x runs of the stableImpl medians, with
 // the spread of each producer count.
 func writeStability(w io.Writer, runs []*Result) error {
+	runs = headlineRuns(runs)
 	header := []string{"producers"}
 	for i, res := range runs {
 		header = append(header, fmt.Sprintf("run %d (load %s)", i+1, loadOne(res.Run.LoadBefore)))

@@ -34,21 +34,28 @@ const (
 // tables, the detail at 64 producers, the ratios against the original, the
 // goals and the stability over runs.
 func writeReadme(w io.Writer, runs []*Result) error {
-	res := runs[len(runs)-1]
+	res, tablesRun := combined(runs)
 	var b strings.Builder
 	r := res.Run
 	gogc := r.GOGC
 	if gogc == "" {
 		gogc = "100"
 	}
-	fmt.Fprintf(&b, "Measured by `bash bench/contended/run.sh` (%s; the tables are the last run's): %s, kernel %s, "+
+	fmt.Fprintf(&b, "Measured by `bash bench/contended/run.sh` (%s of the headline table; its tables are the last run's): %s, kernel %s, "+
 		"transparent huge pages %s, GOGC %s, load average %s before the last run; Sink.Push took %s. %s, %d shards, "+
 		"medians of %d trials. Core-ns per push is min(producers, GOMAXPROCS) x the rounds' wall time / accepted pushes: "+
 		"the cores' time per push, the waiting included, which every row can be read by. Per-thread CPU, the original's "+
 		"metric, leaves out the time a producer waits for its turn; its table marks the cells whose producers did not push "+
 		"at once (parallelism below 0.9 x min(producers, GOMAXPROCS)).\n\n",
-		plural(len(runs), "run"), r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore),
+		plural(len(headlineRuns(runs)), "run"), r.Machine, r.Machine.Kernel, r.Machine.THP, gogc, report.FormatLoad(r.LoadBefore),
 		homesText(res.Config.Homes), upperFirst(windowText(res.Config)), res.Config.Shards, res.Config.Trials)
+
+	if tablesRun != nil {
+		t := tablesRun.Run
+		fmt.Fprintf(&b, "The other tables come from a run of their own (`TABLES=only bash bench/contended/run.sh`): %s, kernel %s, load average %s before; "+
+			"Sink.Push took %s; %s.\n\n", t.Machine, t.Machine.Kernel, report.FormatLoad(t.LoadBefore), homesText(tablesRun.Config.Homes),
+			windowText(tablesRun.Config))
+	}
 
 	order := tables(res)
 	for i, k := range order {
