@@ -21,7 +21,7 @@ const droppedHelp = "Records shed, by level (debug below INFO, info, warn, error
 func droppedAt(l slog.Level, value string) series.Series[slogsink.Stats] {
 	return series.Series[slogsink.Stats]{Name: "slog_dropped_records_total", Type: prometheus.CounterValue,
 		Label: "level", Value: value, Help: droppedHelp,
-		Read: func(s *slogsink.Stats) float64 { return float64(s.DroppedByLevel[l]) }}
+		Read: func(s slogsink.Stats) float64 { return float64(s.DroppedByLevel[l]) }}
 }
 
 // handlerSeries are the series of a slogsink handler, from slogsink.Stats.
@@ -29,26 +29,26 @@ func droppedAt(l slog.Level, value string) series.Series[slogsink.Stats] {
 var handlerSeries = []series.Series[slogsink.Stats]{
 	{Name: "slog_written_records_total", Type: prometheus.CounterValue,
 		Help: "Records in Writes that succeeded.",
-		Read: func(s *slogsink.Stats) float64 { return float64(s.Written) }},
+		Read: func(s slogsink.Stats) float64 { return float64(s.Written) }},
 	droppedAt(slog.LevelDebug, "debug"),
 	droppedAt(slog.LevelInfo, "info"),
 	droppedAt(slog.LevelWarn, "warn"),
 	droppedAt(slog.LevelError, "error"),
 	{Name: "slog_dropped_for_bytes_records_total", Type: prometheus.CounterValue,
 		Help: "Of the records dropped, those shed because their shard's share of MaxQueuedBytes was spent.",
-		Read: func(s *slogsink.Stats) float64 { return float64(s.DroppedForBytes) }},
+		Read: func(s slogsink.Stats) float64 { return float64(s.DroppedForBytes) }},
 	{Name: "slog_failed_records_total", Type: prometheus.CounterValue,
 		Help: "Records lost to an error or a panic in a Write or in the Format handler.",
-		Read: func(s *slogsink.Stats) float64 { return float64(s.Errors) }},
+		Read: func(s slogsink.Stats) float64 { return float64(s.Errors) }},
 	{Name: "slog_panics_total", Type: prometheus.CounterValue,
 		Help: "Recovered panics and runtime.Goexit calls in the writer, the Format handler and OnError.",
-		Read: func(s *slogsink.Stats) float64 { return float64(s.Panics) }},
+		Read: func(s slogsink.Stats) float64 { return float64(s.Panics) }},
 	{Name: "slog_abandoned_records_total", Type: prometheus.CounterValue,
 		Help: "Records accepted but not written because Close's context ended first.",
-		Read: func(s *slogsink.Stats) float64 { return float64(s.Abandoned) }},
+		Read: func(s slogsink.Stats) float64 { return float64(s.Abandoned) }},
 	{Name: "slog_empty_records_total", Type: prometheus.CounterValue,
 		Help: "Records for which the Format handler wrote no bytes.",
-		Read: func(s *slogsink.Stats) float64 { return float64(s.Empty) }},
+		Read: func(s slogsink.Stats) float64 { return float64(s.Empty) }},
 }
 
 // DefaultHandlerName is the sink label of a handler's series when
@@ -80,5 +80,5 @@ func (c *handlerCollector) Describe(ch chan<- *prometheus.Desc) { c.t.Describe(c
 // the Stats' map and one slice holding every metric it sends.
 func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.src.Stats()
-	series.Send(ch, c.t.Emit(make([]series.Metric, 0, c.t.Size()), 0, &st))
+	series.Send(ch, c.t.Emit(make([]series.Metric, 0, c.t.Size()), 0, st))
 }

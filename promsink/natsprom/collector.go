@@ -19,25 +19,25 @@ type Stats interface {
 var natsSeries = []series.Series[natssink.Stats]{
 	{Name: "nats_pushed_values_total", Type: prometheus.CounterValue,
 		Help: "Calls of Push: dropped, queued, in flight, acked or failed.",
-		Read: func(s *natssink.Stats) float64 { return float64(s.Pushed) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.Pushed) }},
 	{Name: "nats_queued_values", Type: prometheus.GaugeValue,
 		Help: "Values accepted and not yet published: in the rings or with a worker waiting for room (MaxInFlight).",
-		Read: func(s *natssink.Stats) float64 { return float64(s.Queued) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.Queued) }},
 	{Name: "nats_in_flight_values", Type: prometheus.GaugeValue,
 		Help: "Values published and awaiting their ack or a retry; at most MaxInFlight.",
-		Read: func(s *natssink.Stats) float64 { return float64(s.InFlight) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.InFlight) }},
 	{Name: "nats_acked_values_total", Type: prometheus.CounterValue,
 		Help: "Values the stream acknowledged.",
-		Read: func(s *natssink.Stats) float64 { return float64(s.Acked) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.Acked) }},
 	{Name: "nats_duplicate_acks_total", Type: prometheus.CounterValue,
 		Help: "Acks saying the stream already held the value (a retry after a lost ack); each value is in acked once.",
-		Read: func(s *natssink.Stats) float64 { return float64(s.Duplicates) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.Duplicates) }},
 	{Name: "nats_failed_values_total", Type: prometheus.CounterValue,
 		Help: "Values given up: out of attempts or budget, a permanent error, an Encode error, or given up by Shutdown.",
-		Read: func(s *natssink.Stats) float64 { return float64(s.Failed) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.Failed) }},
 	{Name: "nats_retries_total", Type: prometheus.CounterValue,
 		Help: "Publishes after a value's first.",
-		Read: func(s *natssink.Stats) float64 { return float64(s.Retried) }},
+		Read: func(s natssink.Stats) float64 { return float64(s.Retried) }},
 }
 
 type natsCollector struct {
@@ -67,7 +67,7 @@ func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
 // Stats allocates and one slice holding every metric it sends.
 func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.src.Stats()
-	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, &st)
+	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, st)
 	ms, err := c.rings.Emit(ms, &st.Rings)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.rings.Whole.First(), err)

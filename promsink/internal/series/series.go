@@ -26,7 +26,7 @@ type Series[S any] struct {
 	Type  prometheus.ValueType // CounterValue or GaugeValue
 	Label string               // the label that tells rows of one family apart, or ""
 	Value string               // its value in this row
-	Read  func(*S) float64
+	Read  func(S) float64 // by value: a pointer would make every scrape allocate the Stats
 }
 
 // Table is a kind's rows made ready to emit: one Desc per family and the
@@ -102,23 +102,9 @@ func (t *Table[S]) First() *prometheus.Desc { return t.family[0] }
 func (t *Table[S]) Size() int { return t.instances * len(t.rows) }
 
 // Emit appends instance in's metrics, read from s.
-func (t *Table[S]) Emit(dst []Metric, in int, s *S) []Metric {
+func (t *Table[S]) Emit(dst []Metric, in int, s S) []Metric {
 	for i := range t.rows {
 		dst = append(dst, Metric{desc: t.descs[i], pairs: t.pairs[in][i], typ: t.rows[i].Type, v: t.rows[i].Read(s)})
-	}
-	return dst
-}
-
-// EmitSum appends instance in's metrics, each the sum of the row over
-// view(0) .. view(n-1).
-func (t *Table[S]) EmitSum(dst []Metric, in, n int, view func(j int) S) []Metric {
-	for i := range t.rows {
-		var v float64
-		for j := range n {
-			s := view(j)
-			v += t.rows[i].Read(&s)
-		}
-		dst = append(dst, Metric{desc: t.descs[i], pairs: t.pairs[in][i], typ: t.rows[i].Type, v: v})
 	}
 	return dst
 }
