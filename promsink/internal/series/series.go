@@ -26,7 +26,7 @@ type Series[S any] struct {
 	Type  prometheus.ValueType // CounterValue or GaugeValue
 	Label string               // the label that tells rows of one family apart, or ""
 	Value string               // its value in this row
-	Read  func(S) float64 // by value: a pointer would make every scrape allocate the Stats
+	Read  func(S) float64      // by value: a pointer would make every scrape allocate the Stats
 }
 
 // Table is a kind's rows made ready to emit: one Desc per family and the
