@@ -31,9 +31,16 @@ type point struct {
 
 // collect returns the data points of one collection, keyed
 // name{k=v,...} with the attributes in the set's order (sorted by key).
+// A nil t (an example) panics on an error.
 func collect(t testing.TB, r *sdkmetric.ManualReader) map[string]point {
-	t.Helper()
 	out, err := collectErr(r)
+	if t == nil {
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+	t.Helper()
 	require.NoError(t, err)
 	return out
 }
@@ -64,7 +71,7 @@ func collectErr(r *sdkmetric.ManualReader) (map[string]point, error) {
 func key(name string, set attribute.Set) string {
 	var kvs []string
 	for _, kv := range set.ToSlice() {
-		kvs = append(kvs, string(kv.Key)+"="+kv.Value.Emit())
+		kvs = append(kvs, string(kv.Key)+"="+kv.Value.String())
 	}
 	return name + "{" + strings.Join(kvs, ",") + "}"
 }

@@ -132,7 +132,7 @@ func Names[S any](rows []Row[S]) (names, attrs []string) {
 			names = append(names, r.Name)
 		}
 		for _, kv := range r.Attrs {
-			attrs = append(attrs, string(kv.Key)+"="+kv.Value.Emit())
+			attrs = append(attrs, string(kv.Key)+"="+kv.Value.String())
 		}
 	}
 	return names, attrs
