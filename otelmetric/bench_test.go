@@ -12,10 +12,10 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// BenchmarkCollect is a collection of a sink of 64 shards through the
+// BenchmarkReaderCollect is a collection of a sink of 64 shards through the
 // SDK's ManualReader: the callback (its Stats call included) and the SDK's
 // aggregation of the observations.
-func BenchmarkCollect(b *testing.B) {
+func BenchmarkReaderCollect(b *testing.B) {
 	for _, per := range []bool{false, true} {
 		b.Run(fmt.Sprintf("shards=64/per-shard=%t", per), func(b *testing.B) {
 			s := sink.MustNew(sink.Config[int]{Name: "bench", Shards: 64, RingCapacity: 1024,
