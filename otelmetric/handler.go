@@ -66,12 +66,11 @@ const DefaultHandlerName = "slogsink"
 // on mp's meter [ScopeName], each observation with shardedsink.sink.name
 // = name (DefaultHandlerName when name is ""; a handler has no name of its
 // own), and registers one callback that reads h.Stats at each collection.
-// slogsink.Stats has no per-shard counts: the options change nothing yet.
-func ObserveHandler(mp metric.MeterProvider, h HandlerStats, name string, opts ...Option) (metric.Registration, error) {
+// slogsink.Stats has no per-shard counts, so there is no option.
+func ObserveHandler(mp metric.MeterProvider, h HandlerStats, name string) (metric.Registration, error) {
 	if mp == nil {
 		return nil, errNilProvider
 	}
-	_ = Apply(opts)
 	if name == "" {
 		name = DefaultHandlerName
 	}

@@ -13,14 +13,3 @@ type Option func(*instruments.Options)
 // their totals. It multiplies those observations by the shard count, so
 // it is off by default.
 func WithPerShard() Option { return func(o *instruments.Options) { o.PerShard = true } }
-
-// Apply returns the options that opts set, for otelmetric/natsmetric.
-func Apply(opts []Option) instruments.Options {
-	var o instruments.Options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	return o
-}

@@ -19,7 +19,8 @@ var errNilProvider = errors.New("otelmetric: MeterProvider is nil")
 
 // ObserveSink creates the sink's instruments (see the package doc) on
 // mp's meter [ScopeName], each observation with shardedsink.sink.name =
-// Config.Name, and registers one callback that reads s.Stats at each
+// Config.Name (s.Stats is called once here for the name and the shard
+// count), and registers one callback that reads s.Stats at each
 // collection and observes them all: the sink's push path is untouched.
 // Unregister the returned Registration to stop observing; until then the
 // MeterProvider holds s.
@@ -27,7 +28,7 @@ func ObserveSink(mp metric.MeterProvider, s SinkStats, opts ...Option) (metric.R
 	if mp == nil {
 		return nil, errNilProvider
 	}
-	o := Apply(opts)
+	o := instruments.Apply(opts)
 	st := s.Stats()
 	m := mp.Meter(ScopeName)
 	rings, err := instruments.NewRings(m, st.Name, st.Shards, o.PerShard)

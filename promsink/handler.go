@@ -64,9 +64,8 @@ type handlerCollector struct {
 // the package doc), labelled sink=name (DefaultHandlerName when name is
 // ""): a handler has no name of its own. Each scrape calls h.Stats once
 // and nothing else. The handler's series have no shard label, since
-// slogsink.Stats has no per-shard counts; the options change nothing yet.
-func NewHandlerCollector(h HandlerStats, name string, opts ...Option) prometheus.Collector {
-	_ = Apply(opts)
+// slogsink.Stats has no per-shard counts.
+func NewHandlerCollector(h HandlerStats, name string) prometheus.Collector {
 	if name == "" {
 		name = DefaultHandlerName
 	}

@@ -10,14 +10,3 @@ type Option func(*series.Options)
 // totals: sum by (sink) gives the totals back. It multiplies those series
 // by the shard count, so it is off by default.
 func WithPerShard() Option { return func(o *series.Options) { o.PerShard = true } }
-
-// Apply returns the options that opts set, for promsink/natsprom.
-func Apply(opts []Option) series.Options {
-	var o series.Options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	return o
-}

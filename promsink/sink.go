@@ -18,12 +18,13 @@ type sinkCollector struct {
 }
 
 // NewSinkCollector returns a collector of the sink's series (see the
-// package doc), labelled sink=Config.Name. Each scrape calls s.Stats once
-// and nothing else: the sink's push path is untouched. Register it with
+// package doc), labelled sink=Config.Name; it calls s.Stats once to learn
+// the name and the shard count. Each scrape calls s.Stats once and nothing
+// else: the sink's push path is untouched. Register it with
 // prometheus.MustRegister (or a Registry's Register); two sinks of one
 // name cannot both be registered on one registry.
 func NewSinkCollector(s SinkStats, opts ...Option) prometheus.Collector {
-	o := Apply(opts)
+	o := series.Apply(opts)
 	st := s.Stats()
 	return &sinkCollector{src: s, rings: series.NewRings(st.Name, st.Shards, o.PerShard)}
 }

@@ -55,7 +55,7 @@ func Observe(mp metric.MeterProvider, s Stats, opts ...otelmetric.Option) (metri
 	if mp == nil {
 		return nil, errors.New("natsmetric: MeterProvider is nil")
 	}
-	o := otelmetric.Apply(opts)
+	o := instruments.Apply(opts)
 	st := s.Stats()
 	m := mp.Meter(otelmetric.ScopeName)
 	t, err := instruments.New(m, natsRows, st.Name, 0)

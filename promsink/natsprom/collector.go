@@ -51,7 +51,7 @@ type natsCollector struct {
 // [promsink.WithPerShard] the ring series carry a shard label. Each scrape calls
 // s.Stats once and nothing else.
 func NewCollector(s Stats, opts ...promsink.Option) prometheus.Collector {
-	o := promsink.Apply(opts)
+	o := series.Apply(opts)
 	st := s.Stats()
 	return &natsCollector{src: s, t: series.Compile(natsSeries, st.Name, 0),
 		rings: series.NewRings(st.Name, st.Rings.Shards, o.PerShard)}

@@ -121,6 +121,17 @@ type Options struct {
 	PerShard bool // one observation per shard for the ring instruments
 }
 
+// Apply returns the options that opts (otelmetric.Option values) set.
+func Apply[F ~func(*Options)](opts []F) Options {
+	var o Options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
 // Names returns the instrument names of rows, each once in table order,
 // and the attribute key=value of every row that has attributes: what a
 // package doc must list.

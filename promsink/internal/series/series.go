@@ -148,6 +148,17 @@ type Options struct {
 	PerShard bool // one series per shard for the ring series
 }
 
+// Apply returns the options that opts (promsink.Option values) set.
+func Apply[F ~func(*Options)](opts []F) Options {
+	var o Options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
 // Families returns the full metric names of rows, each once in table
 // order, and the label="value" of every row that has a label: what a
 // package doc must list.
