@@ -74,6 +74,7 @@ var commands = map[string]how{
 	"go test -run TestAFloodOfLargeRecordsIsBoundedInBytes -v ./slogsink/":                    asWritten,
 	"bash otelsink/testdata/bench.sh":                                                         {run: "bash -n otelsink/testdata/bench.sh"},
 	"bash natssink/testdata/bench.sh":                                                         {run: "bash -n natssink/testdata/bench.sh"},
+	"bash promsink/testdata/bench.sh":                                                         {run: "bash -n promsink/testdata/bench.sh"},
 	"go run ./bench/pushcost":                                                                 {run: "go run ./bench/pushcost -count 1 -benchtime 1000x"},
 	"bash bench/pushcost/budget.sh":                                                           {run: "bash -n bench/pushcost/budget.sh"},
 	"go test -run '^$' -bench CPU ./internal/machine/":                                        {run: "go test -run '^$' -bench CPU -benchtime 1x ./internal/machine/"},

@@ -1,0 +1,20 @@
+package otelmetric_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestThePackageLinksNoNATS: otelmetric itself imports neither natssink nor
+// NATS (natsmetric does), as its package doc promises.
+func TestThePackageLinksNoNATS(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, p := range strings.Fields(string(out)) {
+		require.NotContains(t, p, "nats", "otelmetric depends on %s", p)
+	}
+	require.Contains(t, strings.Fields(string(out)), "go.opentelemetry.io/otel/metric")
+}

@@ -1,0 +1,97 @@
+// Package otelmetric registers OpenTelemetry observable instruments for
+// the counters of this repository's sinks on a user's MeterProvider: for
+// a [sink.Sink] ([ObserveSink]) and a [slogsink.Handler]
+// ([ObserveHandler]); package
+// [github.com/shardedsink/shardedsink/otelmetric/natsmetric], in this
+// module, has those of a natssink sink.
+//
+//	s := sink.MustNew(sink.Config[Event]{Name: "events"}, action)
+//	reg, err := otelmetric.ObserveSink(otel.GetMeterProvider(), s)
+//	...
+//	defer reg.Unregister()
+//
+// # Model
+//
+// Each Observe function creates its instruments on the meter [ScopeName]
+// and registers one callback; at each collection the callback calls the
+// sink's Stats once and observes every instrument from that snapshot. No
+// instrument is recorded on the push path, and Stats stays the one source
+// of every number. A collection allocates what Stats allocates; the
+// attribute sets are made once, by the Observe function.
+//
+// Every observation has the attribute shardedsink.sink.name: Config.Name
+// of a sink or a natssink sink, the name given to ObserveHandler for a
+// handler. The ring instruments observe the totals over the shards, or
+// with [WithPerShard] each shard, with the attribute shardedsink.shard.
+// Counters are cumulative since the sink was made.
+//
+// # Names
+//
+// The SDK names its own processors' metrics otel.sdk.processor.span.queue.size,
+// .queue.capacity and .processed (with error.type=queue_full on the
+// items dropped), and its exporters' otel.sdk.exporter.span.exported (with
+// error.type) and .inflight. The otel.sdk namespace is the SDK's, so these
+// instruments take the same names under shardedsink: a sink is a queue
+// that processes values (drops carry error.type), a natssink sink is an
+// exporter. Units are UCUM, as in the semantic conventions.
+//
+// # Instruments of a sink's rings
+//
+// From sink.Stats; [ObserveSink] creates these, and natsmetric creates
+// them for a natssink sink's rings:
+//
+//	shardedsink.queue.size     updowncounter {value}  values waiting in the rings (not those already in a batch)
+//	shardedsink.queue.capacity updowncounter {value}  slots of the rings: Shards x RingCapacity (per shard: RingCapacity)
+//	shardedsink.queue.bytes    updowncounter By       Config.SizeOf of the values in the rings and in batches whose
+//	                                                  Drain has not returned (0 without MaxQueuedBytes)
+//	shardedsink.processed      counter       {value}  values handed to Drain (no error.type; a call still running
+//	                                                  included), or dropped:
+//	                                                  error.type=queue_full: a ring full in slots, a push after
+//	                                                  Shutdown began, or a value displaced by DropOldest
+//	                                                  error.type=queue_bytes_full: the shard's share of
+//	                                                  MaxQueuedBytes was spent
+//	shardedsink.drain.panics   counter       {call}   Drain calls that panicked or called runtime.Goexit (each lost its batch)
+//	shardedsink.shards         updowncounter {shard}  shards of the sink (never per shard)
+//
+// Once the producers have stopped and the sink is drained, the sum of
+// shardedsink.processed over error.type is every push.
+//
+// # Instruments of a slogsink handler
+//
+// From slogsink.Stats, in the shape of otel.sdk.processor.log.processed:
+//
+//	shardedsink.slog.processed         counter {record}  records written (no error.type), or not:
+//	                                                     error.type=queue_full: shed (a ring full in slots or bytes,
+//	                                                     below KeepLevel, or handled after Close), by level:
+//	                                                     shardedsink.log.level=debug (every level below INFO),
+//	                                                     shardedsink.log.level=info, shardedsink.log.level=warn,
+//	                                                     shardedsink.log.level=error (ERROR and above)
+//	                                                     error.type=write_failed: an error or a panic in a Write
+//	                                                     or the Format handler (Stats.Errors)
+//	                                                     error.type=abandoned: Close's context ended first
+//	shardedsink.slog.dropped_for_bytes counter {record}  of those shed, the ones shed for MaxQueuedBytes
+//	shardedsink.slog.empty             counter {record}  records the Format handler wrote no bytes for
+//	shardedsink.slog.panics            counter {panic}   recovered panics and Goexits in the writer, Format and OnError
+//
+// Once the handler is closed and nobody logs, the sum of
+// shardedsink.slog.processed and shardedsink.slog.empty is every record
+// handled.
+//
+// # Dependencies
+//
+// This is a module of its own, so that the core needs no OpenTelemetry and
+// a user of otelsink's processors gets no NATS. The module requires
+// natssink for natsmetric, but this package does not import it: a program
+// that uses only otelmetric links no NATS code.
+package otelmetric
+
+import (
+	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/slogsink"
+)
+
+// The doc links above name these packages' types.
+var (
+	_ *sink.Sink[int]
+	_ *slogsink.Handler
+)

@@ -1,0 +1,123 @@
+package instruments
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// ErrorType is the semantic conventions' error.type attribute, which the
+// SDK's self-metrics put on the items they did not process.
+const ErrorType = attribute.Key("error.type")
+
+// ShardView is what the ring instruments read: one shard's stats and the
+// capacity of its ring, or the sink's totals as one shard (totals).
+type ShardView struct {
+	sink.ShardStats
+	Capacity int
+}
+
+// RingRows are the instruments of a sink's rings, from sink.ShardStats,
+// named as the SDK names its processors' self-metrics
+// (otel.sdk.processor.span.queue.size, .queue.capacity, .processed with
+// error.type=queue_full) under the shardedsink namespace. The package doc
+// lists them; a new ShardStats field is one more row here and its total
+// in totals.
+var RingRows = []Row[ShardView]{
+	{Name: "shardedsink.queue.size", Unit: "{value}", Kind: UpDownCounter,
+		Desc: "Values waiting in the rings, not those already in a batch being drained.",
+		Read: func(s ShardView) int64 { return int64(s.Queued) }},
+	{Name: "shardedsink.queue.capacity", Unit: "{value}", Kind: UpDownCounter,
+		Desc: "Slots of the rings: the most values they hold.",
+		Read: func(s ShardView) int64 { return int64(s.Capacity) }},
+	{Name: "shardedsink.queue.bytes", Unit: "By", Kind: UpDownCounter,
+		Desc: "Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.",
+		Read: func(s ShardView) int64 { return s.QueuedBytes }},
+	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
+		Desc: "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent).",
+		Read: func(s ShardView) int64 { return int64(s.Drained) }},
+	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent).",
+		Attrs: []attribute.KeyValue{ErrorType.String("queue_full")},
+		Read:  func(s ShardView) int64 { return int64(s.Dropped - s.DroppedForBytes) }},
+	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent).",
+		Attrs: []attribute.KeyValue{ErrorType.String("queue_bytes_full")},
+		Read:  func(s ShardView) int64 { return int64(s.DroppedForBytes) }},
+	{Name: "shardedsink.drain.panics", Unit: "{call}", Kind: Counter,
+		Desc: "Drain calls that panicked or called runtime.Goexit; each lost its batch.",
+		Read: func(s ShardView) int64 { return int64(s.DrainPanics) }},
+}
+
+// SinkRows are the instruments of a sink as a whole, from sink.Stats.
+var SinkRows = []Row[sink.Stats]{
+	{Name: "shardedsink.shards", Unit: "{shard}", Kind: UpDownCounter,
+		Desc: "Shards (rings, each with its drain worker) of the sink.",
+		Read: func(s sink.Stats) int64 { return int64(s.Shards) }},
+}
+
+// Rings is the ring and sink instruments of one sink.
+type Rings struct {
+	whole  *Table[sink.Stats]
+	shards *Table[ShardView]
+	n      int  // the sink's shard count, fixed at New
+	per    bool // one instance per shard
+}
+
+// NewRings creates the ring and sink instruments of the sink named name,
+// of n shards, per shard when per is set.
+func NewRings(m metric.Meter, name string, n int, per bool) (*Rings, error) {
+	whole, err := New(m, SinkRows, name, 0)
+	if err != nil {
+		return nil, err
+	}
+	shards := 0
+	if per {
+		shards = n
+	}
+	sh, err := New(m, RingRows, name, shards)
+	if err != nil {
+		return nil, err
+	}
+	return &Rings{whole: whole, shards: sh, n: n, per: per}, nil
+}
+
+// Instruments returns the instruments, for RegisterCallback.
+func (r *Rings) Instruments() []metric.Observable {
+	return append(r.whole.Instruments()[:len(r.whole.Instruments()):len(r.whole.Instruments())], r.shards.Instruments()...)
+}
+
+// Observe observes st, or returns an error when st does not have the
+// shard count the instruments were made for.
+func (r *Rings) Observe(o metric.Observer, st *sink.Stats) error {
+	if len(st.PerShard) != r.n {
+		return fmt.Errorf("otelmetric: sink %q reports %d shards, the instruments were made for %d", st.Name, len(st.PerShard), r.n)
+	}
+	r.whole.Observe(o, 0, *st)
+	if r.per {
+		for i := range st.PerShard {
+			r.shards.Observe(o, i, ShardView{st.PerShard[i], st.RingCapacity})
+		}
+		return nil
+	}
+	r.shards.Observe(o, 0, totals(st))
+	return nil
+}
+
+// totals is the sink as one shard: Stats' totals (each the sum of
+// PerShard, by Stats' contract) and the capacity of all the rings. A new
+// ShardStats field that RingRows reads gets its total here.
+func totals(st *sink.Stats) ShardView {
+	return ShardView{Capacity: st.Shards * st.RingCapacity, ShardStats: sink.ShardStats{
+		Shard:           -1,
+		Dropped:         st.Dropped,
+		Queued:          st.Queued,
+		Drained:         st.Drained,
+		DrainPanics:     st.DrainPanics,
+		DroppedForBytes: st.DroppedForBytes,
+		QueuedBytes:     st.QueuedBytes,
+	}}
+}

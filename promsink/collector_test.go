@@ -1,0 +1,168 @@
+package promsink_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/promsink"
+	"github.com/shardedsink/shardedsink/promsink/natsprom"
+)
+
+const ringTotals = `
+# HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
+# TYPE shardedsink_capacity_values gauge
+shardedsink_capacity_values{sink="orders"} 128
+# HELP shardedsink_drain_panics_total Drain calls that panicked or called runtime.Goexit; each lost its batch.
+# TYPE shardedsink_drain_panics_total counter
+shardedsink_drain_panics_total{sink="orders"} 3
+# HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
+# TYPE shardedsink_drained_total counter
+shardedsink_drained_total{sink="orders"} 300
+# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).
+# TYPE shardedsink_dropped_total counter
+shardedsink_dropped_total{reason="bytes",sink="orders"} 11
+shardedsink_dropped_total{reason="full",sink="orders"} 22
+# HELP shardedsink_queued_bytes Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.
+# TYPE shardedsink_queued_bytes gauge
+shardedsink_queued_bytes{sink="orders"} 800
+# HELP shardedsink_queued_values Values waiting in the rings (not those already in a batch being drained).
+# TYPE shardedsink_queued_values gauge
+shardedsink_queued_values{sink="orders"} 8
+# HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
+# TYPE shardedsink_shards gauge
+shardedsink_shards{sink="orders"} 2
+`
+
+func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
+	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")})
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(ringTotals)))
+	require.Equal(t, 8, testutil.CollectAndCount(c))
+}
+
+func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
+	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")}, promsink.WithPerShard())
+	want := `
+# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).
+# TYPE shardedsink_dropped_total counter
+shardedsink_dropped_total{reason="bytes",shard="0",sink="orders"} 4
+shardedsink_dropped_total{reason="bytes",shard="1",sink="orders"} 7
+shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 7
+shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 15
+# HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
+# TYPE shardedsink_capacity_values gauge
+shardedsink_capacity_values{shard="0",sink="orders"} 64
+shardedsink_capacity_values{shard="1",sink="orders"} 64
+# HELP shardedsink_queued_bytes Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.
+# TYPE shardedsink_queued_bytes gauge
+shardedsink_queued_bytes{shard="0",sink="orders"} 300
+shardedsink_queued_bytes{shard="1",sink="orders"} 500
+# HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
+# TYPE shardedsink_shards gauge
+shardedsink_shards{sink="orders"} 2
+`
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
+		"shardedsink_dropped_total", "shardedsink_capacity_values", "shardedsink_queued_bytes", "shardedsink_shards"))
+	require.Equal(t, 1+2*7, testutil.CollectAndCount(c))
+}
+
+func TestHandlerCollectorExportsStatsByLevel(t *testing.T) {
+	c := promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "")
+	want := `
+# HELP shardedsink_slog_abandoned_records_total Records accepted but not written because Close's context ended first.
+# TYPE shardedsink_slog_abandoned_records_total counter
+shardedsink_slog_abandoned_records_total{sink="slogsink"} 9
+# HELP shardedsink_slog_dropped_for_bytes_records_total Of the records dropped, those shed because their shard's share of MaxQueuedBytes was spent.
+# TYPE shardedsink_slog_dropped_for_bytes_records_total counter
+shardedsink_slog_dropped_for_bytes_records_total{sink="slogsink"} 6
+# HELP shardedsink_slog_dropped_records_total Records shed, by level (debug below INFO, info, warn, error and above): ring full in slots or bytes (below KeepLevel), or handled after Close.
+# TYPE shardedsink_slog_dropped_records_total counter
+shardedsink_slog_dropped_records_total{level="debug",sink="slogsink"} 1
+shardedsink_slog_dropped_records_total{level="error",sink="slogsink"} 12
+shardedsink_slog_dropped_records_total{level="info",sink="slogsink"} 2
+shardedsink_slog_dropped_records_total{level="warn",sink="slogsink"} 0
+# HELP shardedsink_slog_empty_records_total Records for which the Format handler wrote no bytes.
+# TYPE shardedsink_slog_empty_records_total counter
+shardedsink_slog_empty_records_total{sink="slogsink"} 10
+# HELP shardedsink_slog_failed_records_total Records lost to an error or a panic in a Write or in the Format handler.
+# TYPE shardedsink_slog_failed_records_total counter
+shardedsink_slog_failed_records_total{sink="slogsink"} 7
+# HELP shardedsink_slog_panics_total Recovered panics and runtime.Goexit calls in the writer, the Format handler and OnError.
+# TYPE shardedsink_slog_panics_total counter
+shardedsink_slog_panics_total{sink="slogsink"} 8
+# HELP shardedsink_slog_written_records_total Records in Writes that succeeded.
+# TYPE shardedsink_slog_written_records_total counter
+shardedsink_slog_written_records_total{sink="slogsink"} 1000
+`
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
+}
+
+func TestNATSCollectorExportsItsCountsAndItsRings(t *testing.T) {
+	c := natsprom.NewCollector(&fakeNATS{natsStats()})
+	want := `
+# HELP shardedsink_nats_acked_values_total Values the stream acknowledged.
+# TYPE shardedsink_nats_acked_values_total counter
+shardedsink_nats_acked_values_total{sink="orders"} 280
+# HELP shardedsink_nats_duplicate_acks_total Acks saying the stream already held the value (a retry after a lost ack); each value is in acked once.
+# TYPE shardedsink_nats_duplicate_acks_total counter
+shardedsink_nats_duplicate_acks_total{sink="orders"} 2
+# HELP shardedsink_nats_failed_values_total Values given up: out of attempts or budget, a permanent error, an Encode error, or given up by Shutdown.
+# TYPE shardedsink_nats_failed_values_total counter
+shardedsink_nats_failed_values_total{sink="orders"} 15
+# HELP shardedsink_nats_in_flight_values Values published and awaiting their ack or a retry; at most MaxInFlight.
+# TYPE shardedsink_nats_in_flight_values gauge
+shardedsink_nats_in_flight_values{sink="orders"} 4
+# HELP shardedsink_nats_pushed_values_total Calls of Push: dropped, queued, in flight, acked or failed.
+# TYPE shardedsink_nats_pushed_values_total counter
+shardedsink_nats_pushed_values_total{sink="orders"} 341
+# HELP shardedsink_nats_queued_values Values accepted and not yet published: in the rings or with a worker waiting for room (MaxInFlight).
+# TYPE shardedsink_nats_queued_values gauge
+shardedsink_nats_queued_values{sink="orders"} 9
+# HELP shardedsink_nats_retries_total Publishes after a value's first.
+# TYPE shardedsink_nats_retries_total counter
+shardedsink_nats_retries_total{sink="orders"} 17
+` + ringTotals
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
+}
+
+func TestEveryCollectorIsPromlintClean(t *testing.T) {
+	for name, c := range map[string]prometheus.Collector{
+		"sink":           promsink.NewSinkCollector(&fakeSink{twoShards("orders")}),
+		"sink per shard": promsink.NewSinkCollector(&fakeSink{twoShards("orders")}, promsink.WithPerShard()),
+		"handler":        promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "app"),
+		"nats":           natsprom.NewCollector(&fakeNATS{natsStats()}, promsink.WithPerShard()),
+	} {
+		t.Run(name, func(t *testing.T) {
+			problems, err := testutil.CollectAndLint(c)
+			require.NoError(t, err)
+			require.Empty(t, problems)
+		})
+	}
+}
+
+func TestCollectorsOfTwoSinksRegisterSideBySide(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("a")})))
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("b")})))
+	require.NoError(t, reg.Register(natsprom.NewCollector(&fakeNATS{natsStats()})))
+	require.NoError(t, reg.Register(promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "app")))
+	// A second collector of one sink name is refused, as Prometheus
+	// refuses any duplicate series.
+	err := reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("a")}))
+	require.ErrorAs(t, err, &prometheus.AlreadyRegisteredError{})
+	mfs, err := reg.Gather() // the pedantic registry checks each metric against its Desc
+	require.NoError(t, err)
+	require.NotEmpty(t, mfs)
+}
+
+func TestACollectorReportsAShardCountThatChanged(t *testing.T) {
+	f := &fakeSink{twoShards("orders")}
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(f)))
+	f.st.PerShard = f.st.PerShard[:1]
+	_, err := reg.Gather()
+	require.ErrorContains(t, err, `promsink: sink "orders" reports 1 shards, the collector was made for 2`)
+}

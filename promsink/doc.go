@@ -1,0 +1,85 @@
+// Package promsink exports the counters of this repository's sinks to
+// Prometheus: a prometheus.Collector for a [sink.Sink]
+// ([NewSinkCollector]) and one for a [slogsink.Handler]
+// ([NewHandlerCollector]); package
+// [github.com/shardedsink/shardedsink/promsink/natsprom], in this module,
+// has the one for a natssink sink.
+//
+//	s := sink.MustNew(sink.Config[Event]{Name: "events"}, action)
+//	prometheus.MustRegister(promsink.NewSinkCollector(s))
+//	http.Handle("/metrics", promhttp.Handler())
+//
+// # Model
+//
+// A collector holds nothing but the sink and the descriptors and label
+// pairs of its series, made once by the constructor. Each scrape calls the
+// sink's Stats once and turns the snapshot into samples: no counter,
+// instrument or lock is added to the push path, and Stats stays the one
+// source of every number. A scrape of a sink of 64 shards allocates the
+// Stats' per-shard slice and one slice holding every sample it sends
+// (the figures: BenchmarkCollect in bench_test.go, and docs/benchmarks.md).
+//
+// Every series carries the label sink: Config.Name of a sink or a natssink
+// sink, the name given to NewHandlerCollector for a handler. Two sinks of
+// one name cannot be registered on one registry. The ring series are the
+// totals over the shards, or with [WithPerShard] one series per shard with
+// a shard label ("0", "1", ...); sum by (sink) gives the totals back.
+// Counters are the counts since the sink was made, never reset.
+//
+// # Series of a sink's rings
+//
+// From sink.Stats; [NewSinkCollector] exports these, and natsprom exports
+// them for a natssink sink's rings:
+//
+//	shardedsink_queued_values            gauge    values waiting in the rings (not those already in a batch)
+//	shardedsink_queued_bytes             gauge    Config.SizeOf of the values in the rings and in batches whose
+//	                                              Drain has not returned (0 without MaxQueuedBytes)
+//	shardedsink_capacity_values          gauge    slots of the rings: Shards x RingCapacity (per shard: RingCapacity)
+//	shardedsink_dropped_total            counter  values dropped, by reason:
+//	                                              reason="full": a ring full in slots, a push after Shutdown
+//	                                              began, or a value displaced by DropOldest (Dropped - DroppedForBytes)
+//	                                              reason="bytes": the shard's share of MaxQueuedBytes was spent (DroppedForBytes)
+//	shardedsink_drained_total            counter  values taken from the rings and handed to Drain (a call still running included)
+//	shardedsink_drain_panics_total       counter  Drain calls that panicked or called runtime.Goexit (each lost its batch)
+//	shardedsink_shards                   gauge    shards of the sink (never per shard)
+//
+// sink.Stats has no count of accepted pushes (keeping one would put a
+// shared write on every push): drained + queued is that count once the
+// producers have stopped.
+//
+// # Series of a slogsink handler
+//
+// From slogsink.Stats; records are log records:
+//
+//	shardedsink_slog_written_records_total           counter  records in Writes that succeeded
+//	shardedsink_slog_dropped_records_total           counter  records shed (ring full in slots or bytes, below KeepLevel,
+//	                                                          or handled after Close), by level:
+//	                                                          level="debug" (every level below INFO), "info", "warn",
+//	                                                          "error" (ERROR and above)
+//	shardedsink_slog_dropped_for_bytes_records_total counter  of those dropped, the ones shed for MaxQueuedBytes
+//	shardedsink_slog_failed_records_total            counter  records lost to an error or a panic in a Write or the
+//	                                                          Format handler (Stats.Errors)
+//	shardedsink_slog_panics_total                    counter  recovered panics and Goexits in the writer, Format and OnError
+//	shardedsink_slog_abandoned_records_total         counter  records accepted but not written: Close's ctx ended first
+//	shardedsink_slog_empty_records_total             counter  records the Format handler wrote no bytes for
+//
+// Once the handler is closed and nobody logs, written + dropped + failed +
+// abandoned + empty is every record handled.
+//
+// # Dependencies
+//
+// This is a module of its own, so that the core needs no Prometheus. The
+// module requires natssink for natsprom, but this package does not import
+// it: a program that uses only promsink links no NATS code.
+package promsink
+
+import (
+	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/slogsink"
+)
+
+// The doc links above name these packages' types.
+var (
+	_ *sink.Sink[int]
+	_ *slogsink.Handler
+)

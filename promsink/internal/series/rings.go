@@ -1,0 +1,111 @@
+package series
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// ShardView is what the ring series Read: one shard's stats and the
+// capacity of its ring. The sink's totals are the sums over its shards, as
+// sink.Stats' own totals are.
+type ShardView struct {
+	sink.ShardStats
+	Capacity int
+}
+
+// RingSeries are the series of a sink's rings, from sink.ShardStats. The
+// package doc lists them; a new ShardStats field is one more row here and
+// its total in totals.
+var RingSeries = []Series[ShardView]{
+	{Name: "queued_values", Type: prometheus.GaugeValue,
+		Help: "Values waiting in the rings (not those already in a batch being drained).",
+		Read: func(s ShardView) float64 { return float64(s.Queued) }},
+	{Name: "queued_bytes", Type: prometheus.GaugeValue,
+		Help: "Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.",
+		Read: func(s ShardView) float64 { return float64(s.QueuedBytes) }},
+	{Name: "capacity_values", Type: prometheus.GaugeValue,
+		Help: "Slots of the rings: the most values they hold.",
+		Read: func(s ShardView) float64 { return float64(s.Capacity) }},
+	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "full",
+		Help: "Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).",
+		Read: func(s ShardView) float64 { return float64(s.Dropped - s.DroppedForBytes) }},
+	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "bytes",
+		Help: "Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).",
+		Read: func(s ShardView) float64 { return float64(s.DroppedForBytes) }},
+	{Name: "drained_total", Type: prometheus.CounterValue,
+		Help: "Values taken from the rings and handed to Drain (a Drain call still running included).",
+		Read: func(s ShardView) float64 { return float64(s.Drained) }},
+	{Name: "drain_panics_total", Type: prometheus.CounterValue,
+		Help: "Drain calls that panicked or called runtime.Goexit; each lost its batch.",
+		Read: func(s ShardView) float64 { return float64(s.DrainPanics) }},
+}
+
+// SinkSeries are the series of a sink as a whole, from sink.Stats.
+var SinkSeries = []Series[sink.Stats]{
+	{Name: "shards", Type: prometheus.GaugeValue,
+		Help: "Shards (rings, each with its drain worker) of the sink.",
+		Read: func(s sink.Stats) float64 { return float64(s.Shards) }},
+}
+
+// Rings is the compiled ring and sink series of one sink.
+type Rings struct {
+	Whole  *Table[sink.Stats]
+	shards *Table[ShardView]
+	n      int  // the sink's shard count, fixed at New
+	per    bool // one instance per shard
+}
+
+// NewRings compiles the ring and sink series of the sink named name, of
+// n shards, per shard when per is set.
+func NewRings(name string, n int, per bool) *Rings {
+	r := &Rings{Whole: Compile(SinkSeries, name, 0), n: n, per: per}
+	if per {
+		r.shards = Compile(RingSeries, name, n)
+	} else {
+		r.shards = Compile(RingSeries, name, 0)
+	}
+	return r
+}
+
+// Describe sends the descriptors of the ring and sink series.
+func (r *Rings) Describe(ch chan<- *prometheus.Desc) {
+	r.Whole.Describe(ch)
+	r.shards.Describe(ch)
+}
+
+// Size is the number of metrics emit appends.
+func (r *Rings) Size() int { return r.Whole.Size() + r.shards.Size() }
+
+// Emit appends the metrics of st, or returns an error when st does not
+// have the shard count the collector was made for.
+func (r *Rings) Emit(dst []Metric, st *sink.Stats) ([]Metric, error) {
+	if len(st.PerShard) != r.n {
+		return dst, fmt.Errorf("promsink: sink %q reports %d shards, the collector was made for %d", st.Name, len(st.PerShard), r.n)
+	}
+	dst = r.Whole.Emit(dst, 0, *st)
+	if r.per {
+		for i := range st.PerShard {
+			dst = r.shards.Emit(dst, i, ShardView{st.PerShard[i], st.RingCapacity})
+		}
+		return dst, nil
+	}
+	return r.shards.Emit(dst, 0, totals(st)), nil
+}
+
+// totals is the sink as one shard: Stats' totals (each the sum of
+// PerShard, by Stats' contract) and the capacity of all the rings. A new
+// ShardStats field that RingSeries reads gets its total here.
+func totals(st *sink.Stats) ShardView {
+	return ShardView{Capacity: st.Shards * st.RingCapacity, ShardStats: sink.ShardStats{
+		Shard:           -1,
+		Dropped:         st.Dropped,
+		Queued:          st.Queued,
+		Drained:         st.Drained,
+		DrainPanics:     st.DrainPanics,
+		DroppedForBytes: st.DroppedForBytes,
+		QueuedBytes:     st.QueuedBytes,
+	}}
+}
