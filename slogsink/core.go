@@ -3,7 +3,6 @@ package slogsink
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/shardedsink/shardedsink/logsink"
@@ -17,7 +16,8 @@ const cacheLine = 128
 // core is what every handler derived from one New shares: the record
 // writer (package logsink), which queues, sheds, counts and writes the
 // formatted records, and what formats them. The fields that every logging
-// call reads come first, apart from the words that With writes.
+// call reads come first, apart from the lock of the Format handlers'
+// writer, which locked mode writes.
 type core struct {
 	w    *logsink.Writer
 	opts settled
@@ -29,9 +29,6 @@ type core struct {
 	// call, its lock written only in locked mode (by every logging call).
 	fw formatWriter
 	_  [cacheLine]byte
-
-	next atomic.Uint64 // the round-robin cursor for the shards of derived handlers
-	_    [cacheLine]byte
 }
 
 // DroppedMessage is the message of the record that reports, in the log

@@ -49,7 +49,9 @@ func options(o logsink.Options) *zapsink.Options {
 
 // logAt logs record i through a Logger with a field of its own (With).
 func logAt(lg *zap.Logger) func(slog.Level, int) {
-	return func(l slog.Level, i int) { lg.Log(zapLevel(l), "request served", zap.Int("i", i), zap.String("route", "/cart")) }
+	return func(l slog.Level, i int) {
+		lg.Log(zapLevel(l), "request served", zap.Int("i", i), zap.String("route", "/cart"))
+	}
 }
 
 func syncLogger(t *testing.T, dst io.Writer) func(slog.Level, int) {
