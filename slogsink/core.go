@@ -24,6 +24,7 @@ type core struct {
 	// rootFormat is the Format handler New made, with no attributes or
 	// groups, which formats the drop reports.
 	rootFormat slog.Handler
+	_          [cacheLine]byte
 
 	// fw is the writer of every Format handler: read by every logging
 	// call, its lock written only in locked mode (by every logging call).
