@@ -8,10 +8,10 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// Flush waits until every record handled before the call has been written
-// (or counted as failed). First it pushes a drop report for the
-// records dropped so far that no later record has reported yet, where the
-// ring has room for it (otherwise the next record reports them). It
+// Flush waits until every record accepted before the call has been written
+// to the destination (or counted as failed). First it pushes a drop report
+// for the records dropped so far that no later record has reported yet,
+// where the ring has room for it (otherwise the next record reports them). It
 // returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
 // writer is closed. Loggers may keep logging meanwhile.
 func (c *Writer) Flush(ctx context.Context) error {
@@ -35,7 +35,7 @@ func (c *Writer) Flush(ctx context.Context) error {
 }
 
 // enter counts a Flush in flight on every shard and reports whether the
-// handler is still open; leave ends it. See Stream.Begin for the pairing with
+// Writer is still open; leave ends it. See Stream.Begin for the pairing with
 // Close.
 func (c *Writer) enter() bool {
 	for i := range c.shards {
@@ -55,17 +55,17 @@ func (c *Writer) leave() {
 }
 
 // Close stops the Writer: records written from now on are dropped and
-// counted; the records written before are written, followed by a
-// drop report for any drops not yet reported; then the drain
+// counted; the records accepted before are written to the destination,
+// followed by a drop report for any drops not yet reported; then the drain
 // workers stop. It returns nil, or ctx.Err() when ctx ends first: the
 // records still buffered then are not written, and are counted in
 // Stats().Abandoned once the workers have exited ([Writer.Done]).
 //
 // Close runs once; every call returns the first call's result, and a call
 // made while the first is still working returns when it does, or with its
-// own ctx.Err(). Close does not close the destination. A panic in the destination or
-// Options.Report while Close writes the last drop report is recovered
-// and counted, as on the drain workers.
+// own ctx.Err(). Close does not close the destination. A panic in the
+// destination or Options.Report while Close writes the last drop report is
+// recovered and counted, as on the drain workers.
 func (c *Writer) Close(ctx context.Context) error {
 	first := false
 	c.closeOnce.Do(func() { first = true })

@@ -132,7 +132,13 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 		// only for bytes (admission keeps every ring below its capacity),
 		// and Push counts those too.
 		OnOverload: func(sink.Overload) {},
-		Logger:     c.logger,
+		// Nor does the monitor need to look often, and a parked worker
+		// needs no safety net: with the default vyukov ring no doorbell
+		// slips (sink.IdleWake). Idle, the workers and the monitor wake
+		// once a second, not ten times (the idle CPU of docs/benchmarks.md).
+		OverloadInterval: time.Minute,
+		IdleSleep:        time.Second,
+		Logger:           c.logger,
 	}
 	if o.maxQueued > 0 {
 		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued

@@ -10,4 +10,7 @@ require (
 	go.uber.org/zap v1.28.0
 )
 
-require go.uber.org/multierr v1.10.0 // indirect
+require (
+	go.uber.org/multierr v1.10.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
