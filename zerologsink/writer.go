@@ -183,7 +183,10 @@ func (w *Writer) Done() <-chan struct{} { return w.s.Writer().Done() }
 func (w *Writer) Stats() logsink.Stats { return w.s.Writer().Stats() }
 
 // report is the writer's Options.Report: the drop report, formatted by
-// zerolog with its global field names.
+// zerolog with its global field names. It is logged with Log (no level),
+// which zerolog's global level does not filter out but when disabled,
+// and given its warn level by hand: a report of lost events is written
+// whatever level the program logs at.
 func report(d logsink.Drops) *logsink.Record {
 	r := logsink.GetRecord()
 	by := zerolog.Dict()
@@ -193,7 +196,7 @@ func report(d logsink.Drops) *logsink.Record {
 		}
 	}
 	lg := zerolog.New(r)
-	lg.Warn().Uint64("dropped", d.Total).Dict("dropped_by_level", by).Timestamp().Msg(DroppedMessage)
+	lg.Log().Str(zerolog.LevelFieldName, zerolog.LevelFieldMarshalFunc(zerolog.WarnLevel)).Uint64("dropped", d.Total).Dict("dropped_by_level", by).Timestamp().Msg(DroppedMessage)
 	return r
 }
 

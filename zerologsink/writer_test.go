@@ -220,3 +220,37 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// The drop report is written whatever zerolog's global level: it says
+// that events were lost, which the log must say even when it logs errors
+// only.
+func TestTheDropReportIgnoresTheGlobalLevel(t *testing.T) {
+	defer zerolog.SetGlobalLevel(zerolog.GlobalLevel())
+	zerolog.SetGlobalLevel(zerolog.ErrorLevel)
+	gate := make(chan struct{})
+	dst := &gated{gate: gate}
+	w, err := zerologsink.New(dst, &zerologsink.Options{Shards: 1, RingCapacity: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zerolog.New(w)
+	for range 100 {
+		log.Error().Msg("x")
+	}
+	close(gate)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, ok := uint64(0), false
+	for _, line := range strings.Split(strings.TrimSpace(dst.String()), "\n") {
+		if k, is := logsinktest.JSONReport(zerologsink.DroppedMessage)([]byte(line)); is {
+			n, ok = n+k, true
+			if !strings.HasPrefix(line, `{"level":"warn","dropped":`) {
+				t.Errorf("the report is %s", line)
+			}
+		}
+	}
+	if !ok || n != w.Stats().Dropped || n == 0 {
+		t.Fatalf("reports of %d drops (found: %v); Stats = %+v", n, ok, w.Stats())
+	}
+}
