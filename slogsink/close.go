@@ -3,9 +3,8 @@ package slogsink
 import (
 	"context"
 	"errors"
-	"time"
 
-	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/logsink"
 )
 
 // Flush waits until every record handled before the call has been written
@@ -15,44 +14,11 @@ import (
 // returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
 // handler is closed. Loggers may keep logging meanwhile.
 func (h *Handler) Flush(ctx context.Context) error {
-	c := h.c
-	// The same pairing with Close as in Handle: the drop reports pushed
-	// here are drained before Close shuts the sink down, or Flush sees
-	// closed and pushes none (Close then writes them itself).
-	if !c.enter() {
-		return ErrClosed
-	}
-	for i := range c.shards {
-		if c.shards[i].pendingHint.Load() != 0 {
-			c.reportDrops(i)
-		}
-	}
-	c.leave()
-	err := c.sink.Flush(ctx)
-	if errors.Is(err, sink.ErrShutdown) {
+	err := h.c.w.Flush(ctx)
+	if errors.Is(err, logsink.ErrClosed) {
 		return ErrClosed
 	}
 	return err
-}
-
-// enter counts a Flush in flight on every shard and reports whether the
-// handler is still open; leave ends it. See Handle for the pairing with
-// Close.
-func (c *core) enter() bool {
-	for i := range c.shards {
-		c.shards[i].inflight.Add(1)
-	}
-	if c.closed.Load() != 0 {
-		c.leave()
-		return false
-	}
-	return true
-}
-
-func (c *core) leave() {
-	for i := range c.shards {
-		c.shards[i].inflight.Add(-1)
-	}
 }
 
 // Close stops the handler: records handled from now on are dropped and
@@ -67,118 +33,20 @@ func (c *core) leave() {
 // own ctx.Err(). Close does not close the writer. A panic in the writer or
 // the Format handler while Close writes the last drop report is recovered
 // and counted, as on the drain workers.
-func (h *Handler) Close(ctx context.Context) error {
-	c := h.c
-	first := false
-	c.closeOnce.Do(func() { first = true })
-	if !first {
-		select {
-		case <-c.closeDone:
-			return c.closeErr
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	defer close(c.closeDone)
-	c.closeErr = c.close(ctx)
-	return c.closeErr
-}
-
-func (c *core) close(ctx context.Context) error {
-	// Every Handle and Flush from now on sees closed, or is counted in
-	// inflight; see Handle for the pairing.
-	c.closed.Store(1)
-	if err := c.waitQuiet(ctx); err != nil {
-		_ = c.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
-		return err
-	}
-	if err := c.sink.Shutdown(ctx); err != nil {
-		// The sink's error wraps ctx's and says what it left; Close
-		// returns ctx.Err() itself, as its doc says (Abandoned counts what
-		// is left).
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return context.DeadlineExceeded // ctx's deadline passed before its timer fired
-		}
-		return err
-	}
-	// The workers have exited and nothing pushes any more: what is pending
-	// was dropped after the last record of its shard. Write it in place,
-	// on a goroutine of its own, so that a writer or Format handler that
-	// calls runtime.Goexit ends that goroutine and not Close's caller, and
-	// a Write that blocks keeps Close only until ctx ends.
-	fin := make(chan struct{})
-	go func() {
-		defer close(fin)
-		defer c.deliverErrors()
-		for i := range c.shards {
-			st := &c.shards[i]
-			if counts, total := st.takePending(); total != 0 {
-				if b := c.formatReport(counts, total); b != nil {
-					c.write(b.bytes(), 0)
-					putEntry(b)
-				}
-			}
-		}
-	}()
-	select {
-	case <-fin:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// waitQuiet waits until no Handle or Flush call is between its closed
-// check and its push, polling with a backoff from 1 µs to 1 ms: such a
-// call runs for a few microseconds (one record's formatting) unless it is
-// preempted.
-func (c *core) waitQuiet(ctx context.Context) error {
-	for d := time.Microsecond; ; d = min(2*d, time.Millisecond) {
-		quiet := true
-		for i := range c.shards {
-			if c.shards[i].inflight.Load() != 0 {
-				quiet = false
-				break
-			}
-		}
-		if quiet {
-			return nil
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
+func (h *Handler) Close(ctx context.Context) error { return h.c.w.Close(ctx) }
 
 // Done returns a channel that is closed once Close has stopped the drain
 // workers and the last of them has exited; after a Close whose ctx ended
 // first, that is when the last Write in flight has returned. From then on
 // the counts of [Handler.Stats] are final.
-func (h *Handler) Done() <-chan struct{} { return h.c.sink.Done() }
+func (h *Handler) Done() <-chan struct{} { return h.c.w.Done() }
 
 // Dropped returns Stats().Dropped, without allocating.
-func (h *Handler) Dropped() uint64 {
-	c := h.c
-	var total uint64
-	for lv := range levels {
-		total += c.closedDrops[lv].Load()
-		for i := range c.shards {
-			total += c.shards[i].dropped[lv].Load()
-		}
-	}
-	return total
-}
+func (h *Handler) Dropped() uint64 { return h.c.w.Dropped() }
 
 // Written returns Stats().Written: the records written by Writes that
 // succeeded; [DroppedMessage] records are not counted.
-func (h *Handler) Written() uint64 { return h.c.written.Load() }
+func (h *Handler) Written() uint64 { return h.c.w.Written() }
 
 // Errors returns Stats().Errors: the records lost to an error or a panic.
-func (h *Handler) Errors() uint64 { return h.c.failed.Load() }
+func (h *Handler) Errors() uint64 { return h.c.w.Errors() }

@@ -8,7 +8,9 @@
 //
 //	{"level":"WARN","msg":"slogsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
 //
-// is written in the gap.
+// is written in the gap. The queueing, shedding, counting and writing are
+// package logsink's, the record writer that zapsink and zerologsink put
+// zap and zerolog on too; slogsink is the slog front-end on it.
 //
 //	h, err := slogsink.New(file, &slogsink.Options{Level: slog.LevelDebug})
 //	if err != nil { ... }

@@ -3,4 +3,4 @@ package slogsink
 import "time"
 
 // MaxDrainTurn returns the longest Drain call of h's workers so far.
-func MaxDrainTurn(h *Handler) time.Duration { return time.Duration(h.c.maxTurn.Load()) }
+func MaxDrainTurn(h *Handler) time.Duration { return h.c.w.MaxDrainTurn() }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+
+	"github.com/shardedsink/shardedsink/logsink"
 )
 
 // formatWriter is the writer of every Format handler of one New: the root's,
@@ -15,62 +17,50 @@ import (
 //
 // Direct mode, for [JSON] and [Text]: slog's handlers make exactly one Write
 // per Handle, on the goroutine that calls Handle, and return what Write
-// returns. Write copies the bytes into a pooled entry and returns the
-// entry as its error, which Handle returns to the caller that called it:
-// the bytes find their record with no lock of slogsink's (slog holds its
-// own mutex for the Write, a copy of the bytes).
+// returns. Write copies the bytes into a pooled logsink.Record and returns
+// it as its error (a formatted), which Handle returns to the caller that
+// called it: the bytes find their record with no lock of slogsink's (slog
+// holds its own mutex for the Write, a copy of the bytes).
 //
 // Locked mode, for any other Format handler, which may write a record in
 // several Writes or none: mu is held across each Handle, and Write appends
-// to cur, the entry of that Handle.
+// to cur, the Record of that Handle.
 type formatWriter struct {
 	direct bool
 	mu     sync.Mutex
-	cur    *entry // under mu, in locked mode
+	cur    *logsink.Record // under mu, in locked mode
 }
 
 func (w *formatWriter) Write(p []byte) (int, error) {
 	if w.direct {
-		e := getEntry()
-		e.append(p)
-		return len(p), e
+		r := logsink.GetRecord()
+		_, _ = r.Write(p)
+		return len(p), formatted{r}
 	}
-	w.cur.append(p)
+	_, _ = w.cur.Write(p)
 	return len(p), nil
 }
 
-// Error makes an entry an error, for Write to hand it back through Handle
-// in direct mode; it never reaches the user.
-func (*entry) Error() string { return "slogsink: a formatted record on its way to the caller" }
+// formatted makes a Record an error, for Write to hand it back through
+// Handle in direct mode; it never reaches the user. It holds one pointer,
+// so making an error of it allocates nothing.
+type formatted struct{ r *logsink.Record }
 
-// entryPool recycles the entries that records are formatted into on the
-// caller and pushed from (the push copies the entry into its ring slot).
-// A caller takes one and puts it back within the same call, on the same P
-// as a rule, as slog's own handlers do with their buffers.
-var entryPool = sync.Pool{New: func() any { return new(entry) }}
-
-func getEntry() *entry { return entryPool.Get().(*entry) }
-
-// putEntry puts e back, empty; its big bytes, if any, belong to the ring
-// slot it was pushed into, or to nobody.
-func putEntry(e *entry) {
-	e.big, e.n, e.marker = nil, 0, false
-	entryPool.Put(e)
-}
+func (formatted) Error() string { return "slogsink: a formatted record on its way to the caller" }
 
 // errRecovered is what format returns for a Format handler that panicked
 // or called runtime.Goexit: the panic is counted and reported.
 var errRecovered = errors.New("slogsink: the Format handler panicked (recovered and counted)")
 
 // format runs f, a Format handler of c, on r and returns the bytes it
-// wrote in a pooled entry for the caller to put back; nil and a nil error
-// when it wrote none; nil and its error when it returned one; nil and
-// errRecovered when it panicked or called runtime.Goexit: counted here in
-// Panics, and in Errors for a record (record true), before a Goexit goes
-// on. what names the call in the report.
-func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record bool, what string) (out *entry, err error) {
+// wrote in a pooled Record, for the caller to push or put back; nil and a
+// nil error when it wrote none; nil and its error when it returned one;
+// nil and errRecovered when it panicked or called runtime.Goexit: counted
+// here in Panics, and in Errors for a record (record true), before a
+// Goexit goes on. what names the call in the report.
+func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record bool, what string) (out *logsink.Record, err error) {
 	w := &c.fw
-	var b *entry
+	var b *logsink.Record
 	returned := false
 	defer func() {
 		if !w.direct {
@@ -84,29 +74,29 @@ func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record
 		// counted.
 		p := recover()
 		if b != nil {
-			putEntry(b)
+			logsink.PutRecord(b)
 		}
 		if record {
-			c.failed.Add(1)
+			c.w.Fail(1, nil)
 		}
-		c.reportPanic(what, p)
+		c.w.Panicked(what, p)
 		out, err = nil, errRecovered
 	}()
 	if w.direct {
 		err = f.Handle(ctx, r)
 		returned = true
-		if e, ok := err.(*entry); ok {
-			return e, nil
+		if e, ok := err.(formatted); ok {
+			return e.r, nil
 		}
 		return nil, err // not reached with slog's handlers, which always Write
 	}
-	b = getEntry()
+	b = logsink.GetRecord()
 	w.mu.Lock()
 	w.cur = b
 	err = f.Handle(ctx, r)
 	returned = true
-	if err != nil || b.len() == 0 {
-		putEntry(b)
+	if err != nil || b.Len() == 0 {
+		logsink.PutRecord(b)
 		return nil, err
 	}
 	return b, nil

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -15,23 +16,23 @@ import (
 const (
 	// DefaultShards is the default number of shards, each with one drain
 	// worker that copies formatted records into Writes.
-	DefaultShards = 2
+	DefaultShards = logsink.DefaultShards
 	// DefaultRingCapacity is the default number of records each shard
 	// buffers. A ring slot takes 400 bytes on 64-bit platforms and holds a
 	// formatted record of up to 352 bytes, so a default ring takes
 	// 3.1 MiB, plus the records longer than that.
-	DefaultRingCapacity = 8192
+	DefaultRingCapacity = logsink.DefaultRingCapacity
 	// DefaultBatchSize is the default number of records a drain worker
 	// takes from its ring at once and copies into Writes of at most 256
 	// KiB.
-	DefaultBatchSize = 1024
+	DefaultBatchSize = logsink.DefaultBatchSize
 	// DefaultMaxDelay is the default [Options.MaxDelay].
-	DefaultMaxDelay = 100 * time.Microsecond
+	DefaultMaxDelay = logsink.DefaultMaxDelay
 	// DefaultKeepLevel is the default [Options.KeepLevel].
-	DefaultKeepLevel = slog.LevelWarn
+	DefaultKeepLevel = logsink.DefaultKeepLevel
 	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
 	// MiB of records longer than a ring slot holds, on top of the slots.
-	DefaultMaxQueuedBytes = 64 << 20
+	DefaultMaxQueuedBytes = logsink.DefaultMaxQueuedBytes
 )
 
 // ErrInvalidOptions is wrapped by every error that [New] returns for bad
@@ -143,19 +144,10 @@ type Options struct {
 
 // settled is Options after defaults and validation.
 type settled struct {
-	hopts        slog.HandlerOptions
-	format       func(io.Writer, *slog.HandlerOptions) slog.Handler
-	direct       bool // format is JSON or Text: see formatWriter
-	shards       int
-	ringCapacity int
-	batchSize    int
-	maxDelay     time.Duration // 0: write at once
-	onError      func(error)
-	logger       *slog.Logger
-	keepLevel    slog.Level
-	maxQueued    int   // Options.MaxQueuedBytes; 0: no bound
-	lowLimit     int64 // the ring length up to which records below keepLevel are accepted
-	assistMark   int64 // the ring length above which a caller yields before it logs
+	hopts  slog.HandlerOptions
+	format func(io.Writer, *slog.HandlerOptions) slog.Handler
+	direct bool            // format is JSON or Text: see formatWriter
+	sink   logsink.Options // the record writer's options, but Report
 }
 
 // settle validates o and applies the defaults. Every invalid field is
@@ -188,25 +180,19 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		return settled{}, errors.Join(errs...)
 	}
 	s := settled{
-		hopts:        slog.HandlerOptions{Level: o.Level, AddSource: o.AddSource, ReplaceAttr: o.ReplaceAttr},
-		format:       o.Format,
-		shards:       o.Shards,
-		ringCapacity: o.RingCapacity,
-		batchSize:    o.BatchSize,
-		maxDelay:     max(0, o.MaxDelay),
-		onError:      o.OnError,
-		logger:       o.Logger,
-		keepLevel:    DefaultKeepLevel,
-		maxQueued:    max(0, o.MaxQueuedBytes),
-	}
-	if o.MaxQueuedBytes == 0 {
-		s.maxQueued = DefaultMaxQueuedBytes
-	}
-	if o.MaxDelay == 0 {
-		s.maxDelay = DefaultMaxDelay
-	}
-	if o.KeepLevel != nil {
-		s.keepLevel = o.KeepLevel.Level()
+		hopts:  slog.HandlerOptions{Level: o.Level, AddSource: o.AddSource, ReplaceAttr: o.ReplaceAttr},
+		format: o.Format,
+		sink: logsink.Options{
+			Shards:         o.Shards,
+			RingCapacity:   o.RingCapacity,
+			BatchSize:      o.BatchSize,
+			MaxDelay:       o.MaxDelay,
+			KeepLevel:      o.KeepLevel,
+			MaxQueuedBytes: o.MaxQueuedBytes,
+			OnError:        o.OnError,
+			Logger:         o.Logger,
+			Name:           "slogsink",
+		},
 	}
 	if s.hopts.Level == nil {
 		s.hopts.Level = slog.LevelInfo
@@ -218,22 +204,6 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	// it is one of ours.
 	fp := reflect.ValueOf(s.format).Pointer()
 	s.direct = fp == reflect.ValueOf(JSON).Pointer() || fp == reflect.ValueOf(Text).Pointer()
-	if s.shards == 0 {
-		s.shards = DefaultShards
-	}
-	if s.ringCapacity == 0 {
-		s.ringCapacity = DefaultRingCapacity
-	}
-	if s.batchSize == 0 {
-		s.batchSize = DefaultBatchSize
-	}
-	s.batchSize = min(s.batchSize, s.ringCapacity)
-	reserve := s.ringCapacity / 8
-	if reserve == 0 && s.ringCapacity > 1 {
-		reserve = 1
-	}
-	s.lowLimit = int64(s.ringCapacity - reserve)
-	s.assistMark = int64(s.ringCapacity / 4)
 	return s, nil
 }
 

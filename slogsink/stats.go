@@ -1,33 +1,6 @@
 package slogsink
 
-import (
-	"log/slog"
-)
-
-// levels is the number of level buckets that drops are counted in.
-const levels = 4
-
-// levelNames names the buckets: the slog level at the bottom of each.
-var levelNames = [levels]string{"DEBUG", "INFO", "WARN", "ERROR"}
-
-// levelBase is the lowest level of each bucket but the first, which takes
-// every level below INFO.
-var levelBase = [levels]slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}
-
-// levelIndex returns the bucket of l: DEBUG below INFO, INFO below WARN,
-// WARN below ERROR, ERROR at and above it.
-func levelIndex(l slog.Level) int {
-	switch {
-	case l < slog.LevelInfo:
-		return 0
-	case l < slog.LevelWarn:
-		return 1
-	case l < slog.LevelError:
-		return 2
-	default:
-		return 3
-	}
-}
+import "log/slog"
 
 // Stats is a snapshot of a handler's counters, from [Handler.Stats].
 //
@@ -76,38 +49,4 @@ type Stats struct {
 // Stats returns a snapshot of the counters. Each is read once; under
 // concurrency they are read one after another, not at one instant. It
 // allocates the DroppedByLevel map.
-func (h *Handler) Stats() Stats {
-	c := h.c
-	s := Stats{
-		Written:        c.written.Load(),
-		Errors:         c.failed.Load(),
-		Panics:         c.panics.Load(),
-		Abandoned:      c.abandoned.Load(),
-		Empty:          c.empty.Load(),
-		DroppedByLevel: make(map[slog.Level]uint64),
-	}
-	// forBytes before dropped: a drop for bytes adds to dropped first.
-	for i := range c.shards {
-		s.DroppedForBytes += c.shards[i].forBytes.Load()
-	}
-	for lv := range levels {
-		n := c.closedDrops[lv].Load()
-		for i := range c.shards {
-			n += c.shards[i].dropped[lv].Load()
-		}
-		if n != 0 {
-			s.DroppedByLevel[levelBase[lv]] = n
-			s.Dropped += n
-		}
-	}
-	select {
-	case <-c.sink.Done():
-		// The workers have exited: what is queued stays in the rings.
-		for i := range c.shards {
-			st := &c.shards[i]
-			s.Abandoned += uint64(st.queued.Load() - st.markers.Load())
-		}
-	default:
-	}
-	return s
-}
+func (h *Handler) Stats() Stats { return Stats(h.c.w.Stats()) }

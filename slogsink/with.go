@@ -41,8 +41,7 @@ type op struct {
 // it handles a record.
 func (h *Handler) derive(o op) *Handler {
 	c := h.c
-	i := int(c.next.Add(1) % uint64(len(c.shards)))
-	d := &Handler{c: c, shard: i, sh: c.handles[i]}
+	d := &Handler{c: c, s: c.w.Stream()}
 	if h.fmt != nil {
 		d.fmt = c.apply(h.fmt, o)
 	}
@@ -58,7 +57,7 @@ func (c *core) apply(f slog.Handler, o op) (out slog.Handler) {
 	returned := false
 	defer func() {
 		if !returned {
-			c.reportPanic("the Format handler's WithAttrs or WithGroup", recover())
+			c.w.Panicked("the Format handler's WithAttrs or WithGroup", recover())
 			out = nil
 		}
 	}()
@@ -69,8 +68,7 @@ func (c *core) apply(f slog.Handler, o op) (out slog.Handler) {
 	}
 	returned = true
 	if out == nil {
-		c.queueError(fmt.Errorf("slogsink: the Format handler's %s returned nil", o.name()))
-		c.deliverErrors()
+		c.w.Fail(0, fmt.Errorf("slogsink: the Format handler's %s returned nil", o.name()))
 	}
 	return out
 }

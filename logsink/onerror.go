@@ -1,4 +1,4 @@
-package slogsink
+package logsink
 
 import (
 	"fmt"
@@ -24,19 +24,13 @@ type errorCalls struct {
 	head  int // queue[head] is the oldest
 	n     int
 	lost  uint64 // errors not queued because the queue was full
-}
-
-// failRecords counts n records lost to err and hands err to OnError.
-func (c *core) failRecords(n int, err error) {
-	c.failed.Add(uint64(n))
-	c.queueError(err)
-	c.deliverErrors()
+	name  string // Options.Name, for the error that counts the lost ones
 }
 
 // queueError queues err for OnError; it takes only the queue's lock, so it
 // may be called under the write and shard locks. deliverErrors, called
 // after those are released, delivers it.
-func (c *core) queueError(err error) {
+func (c *Writer) queueError(err error) {
 	if c.opts.onError == nil {
 		return
 	}
@@ -55,7 +49,7 @@ func (c *core) queueError(err error) {
 // goroutine is doing so, which then delivers them. A goroutine that stops
 // delivering looks at the queue once more after it has said so, so an
 // error queued meanwhile is not left behind.
-func (c *core) deliverErrors() {
+func (c *Writer) deliverErrors() {
 	e := &c.errs
 	for e.pending() && e.calling.CompareAndSwap(false, true) {
 		c.deliverQueued()
@@ -65,7 +59,7 @@ func (c *core) deliverErrors() {
 // deliverQueued is the delivering goroutine's loop. A Goexit in OnError
 // ends it (and its goroutine) with the flag cleared, so the next error
 // delivers what is left.
-func (c *core) deliverQueued() {
+func (c *Writer) deliverQueued() {
 	e := &c.errs
 	defer e.calling.Store(false)
 	for {
@@ -96,7 +90,7 @@ func (e *errorCalls) pop() error {
 		return err
 	}
 	if e.lost > 0 {
-		err := fmt.Errorf("slogsink: %d more errors while OnError was busy (their records are counted in Errors)", e.lost)
+		err := fmt.Errorf("%s: %d more errors while OnError was busy (their records are counted in Errors)", e.name, e.lost)
 		e.lost = 0
 		return err
 	}
@@ -105,7 +99,7 @@ func (e *errorCalls) pop() error {
 
 // callOnError calls OnError with err; a panic in it is recovered and
 // counted in Panics.
-func (c *core) callOnError(err error) {
+func (c *Writer) callOnError(err error) {
 	returned := false
 	defer func() {
 		if !returned {

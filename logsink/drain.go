@@ -1,4 +1,4 @@
-package slogsink
+package logsink
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const maxWrite = 256 << 10
 // abandoned (the ctx of the Drain call ended, which happens only when
 // Close's ctx ended first). The errors go to OnError once the shard's lock
 // is released.
-func (c *core) drain(ctx context.Context, batch []entry) {
+func (c *Writer) drain(ctx context.Context, batch []entry) {
 	if len(batch) == 0 {
 		return
 	}
@@ -93,7 +93,7 @@ func (c *core) drain(ctx context.Context, batch []entry) {
 
 // timeTurn records the time since start as a drain turn if it is the
 // longest so far.
-func (c *core) timeTurn(start time.Time) {
+func (c *Writer) timeTurn(start time.Time) {
 	d := int64(time.Since(start))
 	for m := c.maxTurn.Load(); d > m && !c.maxTurn.CompareAndSwap(m, d); m = c.maxTurn.Load() {
 	}
@@ -104,7 +104,7 @@ func (c *core) timeTurn(start time.Time) {
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
 // sink nor Close's caller. An error is queued for OnError, which the
 // caller calls once its own locks are released (deliverErrors).
-func (c *core) write(p []byte, n int) {
+func (c *Writer) write(p []byte, n int) {
 	if len(p) == 0 {
 		return // n is 0: no record is empty (Handle counts those in Empty)
 	}
@@ -144,7 +144,7 @@ const panicReportEvery = time.Minute
 // where and logs it through the Logger, with its stack, unless another
 // report went out less than a minute ago. The Logger's own panic is
 // recovered.
-func (c *core) reportPanic(where string, p any) {
+func (c *Writer) reportPanic(where string, p any) {
 	total := c.panics.Add(1)
 	now := time.Now().UnixNano()
 	last := c.lastPanic.Load()
@@ -157,6 +157,6 @@ func (c *core) reportPanic(where string, p any) {
 		what, val = "called runtime.Goexit", ""
 	}
 	defer func() { _ = recover() }()
-	c.logger.Error("slogsink: "+where+" "+what+"; its records are counted in Errors",
+	c.logger.Error(c.opts.name+": "+where+" "+what+"; its records are counted in Errors",
 		"panic", val, "panics", total, "stack", string(debug.Stack()))
 }

@@ -1,0 +1,125 @@
+package logprobe
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/shardedsink/shardedsink/internal/benchtxt"
+)
+
+// Table renders the goal tables of a front-end from a bench.sh run
+// (benchtxt format): the stalled pipe and the file, a row per logger of
+// modes (the names after "logger=" in BenchmarkStalledPipe and
+// BenchmarkFile), then the caller's cost into io.Discard and the idle CPU,
+// a row per logger of discard and idle. Every cell is the median of the
+// runs; script is the command that wrote raw.
+func Table(raw []byte, script string, modes, discard, idle []string) (string, error) {
+	r, err := benchtxt.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	get := func(bench, unit string) (float64, int, error) {
+		v := r.Values[bench][unit]
+		if len(v) == 0 {
+			return 0, 0, fmt.Errorf("no %s of %s", unit, bench)
+		}
+		return benchtxt.Median(v), len(v), nil
+	}
+	fmt.Fprintf(&b, "Measured by `%s`: %s, %s; medians of the runs. At the end: %s.\n\n", script, r.Header, r.CPU, r.End)
+	b.WriteString("Stalled pipe (64 goroutines for 2 s, the reader stalled for the first second; 1 call in 100 during the stall at ERROR):\n\n" +
+		"| logger | runs | calls | reached the reader | p99 call | max call | ERROR lost / logged in the stall | calls not counted |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range modes {
+		name := "BenchmarkStalledPipe/logger=" + m
+		calls, runs, err := get(name, "calls")
+		if err != nil {
+			return "", err
+		}
+		reached, _, _ := get(name, "%reached")
+		p99, _, _ := get(name, "p99-call-ns")
+		mx, _, _ := get(name, "max-call-ns")
+		lost, _, _ := get(name, "kept-lost")
+		kept, _, _ := get(name, "kept-calls")
+		unacc := "–"
+		if v, _, err := get(name, "unaccounted"); err == nil {
+			unacc = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s %% | %s | %s | %s / %s | %s |\n", m, runs, kilo(calls), sig(reached), nanos(p99), nanos(mx),
+			strconv.FormatFloat(lost, 'f', 0, 64), strconv.FormatFloat(kept, 'f', 0, 64), unacc)
+	}
+	b.WriteString("\nHealthy file (64 goroutines for 2 s):\n\n| logger | runs | calls/s | reached the file | p99 call | max call |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, m := range modes {
+		name := "BenchmarkFile/logger=" + m
+		rate, runs, err := get(name, "calls/s")
+		if err != nil {
+			return "", err
+		}
+		reached, _, _ := get(name, "%reached")
+		p99, _, _ := get(name, "p99-call-ns")
+		mx, _, _ := get(name, "max-call-ns")
+		fmt.Fprintf(&b, "| %s | %d | %s | %s %% | %s | %s |\n", m, runs, kilo(rate), sig(reached), nanos(p99), nanos(mx))
+	}
+	b.WriteString("\nThe caller's cost into io.Discard, one goroutine:\n\n| logger | runs | time | allocations | time / first row's |\n|---|---:|---:|---:|---:|\n")
+	var first float64
+	for k, m := range discard {
+		name := "BenchmarkDiscard/logger=" + m
+		ns, runs, err := get(name, "ns/op")
+		if err != nil {
+			return "", err
+		}
+		allocs, _, _ := get(name, "allocs/op")
+		if k == 0 {
+			first = ns
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %sx |\n", m, runs, nanos(ns), whole(allocs), sig(ns/first))
+	}
+	b.WriteString("\nIdle, 10 s with nothing logged after one record: the process's CPU:\n\n| logger | runs | CPU, % of a core |\n|---|---:|---:|\n")
+	for _, m := range idle {
+		name := "BenchmarkIdle/logger=" + m
+		pct, runs, err := get(name, "%core-idle")
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s %% |\n", m, runs, sig(pct))
+	}
+	return b.String(), nil
+}
+
+// sig formats v with three significant digits (at least its integer part).
+func sig(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	digits := max(0, 2-int(math.Floor(math.Log10(math.Abs(v)))))
+	return strconv.FormatFloat(v, 'f', digits, 64)
+}
+
+func kilo(v float64) string {
+	if v >= 1e6 {
+		return sig(v/1e6) + " M"
+	}
+	return sig(v/1000) + " k"
+}
+
+// nanos formats a time in ns as ns, µs, ms or s.
+func nanos(v float64) string {
+	switch {
+	case v >= 1e9:
+		return sig(v/1e9) + " s"
+	case v >= 1e6:
+		return sig(v/1e6) + " ms"
+	case v >= 1e3:
+		return sig(v/1e3) + " µs"
+	}
+	return sig(v) + " ns"
+}
+
+// whole formats a count: whole, or with three significant digits.
+func whole(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return sig(v)
+}

@@ -1,0 +1,181 @@
+package logsink
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// Flush waits until every record accepted before the call has been written
+// to the destination (or counted as failed). First it pushes a drop report
+// for the records dropped so far that no later record has reported yet,
+// where the ring has room for it (otherwise the next record reports them). It
+// returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
+// writer is closed. Loggers may keep logging meanwhile.
+func (c *Writer) Flush(ctx context.Context) error {
+	// The same pairing with Close as in Stream.Begin: the drop reports pushed
+	// here are drained before Close shuts the sink down, or Flush sees
+	// closed and pushes none (Close then writes them itself).
+	if !c.enter() {
+		return ErrClosed
+	}
+	for i := range c.shards {
+		if c.shards[i].pendingHint.Load() != 0 {
+			c.reportDrops(i)
+		}
+	}
+	c.leave()
+	err := c.sink.Flush(ctx)
+	if errors.Is(err, sink.ErrShutdown) {
+		return ErrClosed
+	}
+	return err
+}
+
+// enter counts a Flush in flight on every shard and reports whether the
+// Writer is still open; leave ends it. See Stream.Begin for the pairing with
+// Close.
+func (c *Writer) enter() bool {
+	for i := range c.shards {
+		c.shards[i].inflight.Add(1)
+	}
+	if c.closed.Load() != 0 {
+		c.leave()
+		return false
+	}
+	return true
+}
+
+func (c *Writer) leave() {
+	for i := range c.shards {
+		c.shards[i].inflight.Add(-1)
+	}
+}
+
+// Close stops the Writer: records written from now on are dropped and
+// counted; the records accepted before are written to the destination,
+// followed by a drop report for any drops not yet reported; then the drain
+// workers stop. It returns nil, or ctx.Err() when ctx ends first: the
+// records still buffered then are not written, and are counted in
+// Stats().Abandoned once the workers have exited ([Writer.Done]).
+//
+// Close runs once; every call returns the first call's result, and a call
+// made while the first is still working returns when it does, or with its
+// own ctx.Err(). Close does not close the destination. A panic in the
+// destination or Options.Report while Close writes the last drop report is
+// recovered and counted, as on the drain workers.
+func (c *Writer) Close(ctx context.Context) error {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if !first {
+		select {
+		case <-c.closeDone:
+			return c.closeErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer close(c.closeDone)
+	c.closeErr = c.close(ctx)
+	return c.closeErr
+}
+
+func (c *Writer) close(ctx context.Context) error {
+	// Every logging call and Flush from now on sees closed, or is counted in
+	// inflight; see Stream.Begin for the pairing.
+	c.closed.Store(1)
+	if err := c.waitQuiet(ctx); err != nil {
+		_ = c.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
+		return err
+	}
+	if err := c.sink.Shutdown(ctx); err != nil {
+		// The sink's error wraps ctx's and says what it left; Close
+		// returns ctx.Err() itself, as its doc says (Abandoned counts what
+		// is left).
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return context.DeadlineExceeded // ctx's deadline passed before its timer fired
+		}
+		return err
+	}
+	// The workers have exited and nothing pushes any more: what is pending
+	// was dropped after the last record of its shard. Write it in place,
+	// on a goroutine of its own, so that a destination or Report that
+	// calls runtime.Goexit ends that goroutine and not Close's caller, and
+	// a Write that blocks keeps Close only until ctx ends.
+	fin := make(chan struct{})
+	go func() {
+		defer close(fin)
+		defer c.deliverErrors()
+		for i := range c.shards {
+			st := &c.shards[i]
+			if counts, total := st.takePending(); total != 0 {
+				if b := c.formatReport(counts, total); b != nil {
+					c.write(b.Bytes(), 0)
+					PutRecord(b)
+				}
+			}
+		}
+	}()
+	select {
+	case <-fin:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waitQuiet waits until no logging call or Flush is between its closed
+// check and its push, polling with a backoff from 1 µs to 1 ms: such a
+// call runs for a few microseconds (one record's formatting) unless it is
+// preempted.
+func (c *Writer) waitQuiet(ctx context.Context) error {
+	for d := time.Microsecond; ; d = min(2*d, time.Millisecond) {
+		quiet := true
+		for i := range c.shards {
+			if c.shards[i].inflight.Load() != 0 {
+				quiet = false
+				break
+			}
+		}
+		if quiet {
+			return nil
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Done returns a channel that is closed once Close has stopped the drain
+// workers and the last of them has exited; after a Close whose ctx ended
+// first, that is when the last Write in flight has returned. From then on
+// the counts of [Handler.Stats] are final.
+func (c *Writer) Done() <-chan struct{} { return c.sink.Done() }
+
+// Dropped returns Stats().Dropped, without allocating.
+func (c *Writer) Dropped() uint64 {
+	var total uint64
+	for lv := range levels {
+		total += c.closedDrops[lv].Load()
+		for i := range c.shards {
+			total += c.shards[i].dropped[lv].Load()
+		}
+	}
+	return total
+}
+
+// Written returns Stats().Written: the records written by Writes that
+// succeeded; drop reports are not counted.
+func (c *Writer) Written() uint64 { return c.written.Load() }
+
+// Errors returns Stats().Errors: the records lost to an error or a panic.
+func (c *Writer) Errors() uint64 { return c.failed.Load() }

@@ -1,0 +1,97 @@
+// Package logsink is a writer of formatted log records that never waits
+// for its destination: the part of every non-blocking logger that comes
+// after the formatting. A record (its bytes, with a level) is copied into
+// a ring slot of a sharded sink (package sink), in the slot itself for up
+// to 352 bytes; the sink's drain workers copy the bytes of a batch into
+// one Write. When the destination falls behind and a ring fills, records
+// are shed, errors last, and counted, and the stream itself says where: a
+// record
+//
+//	{"time":"...","level":"WARN","msg":"logsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
+//
+// (or whatever Options.Report formats) is written in the gap.
+//
+// A Writer is an io.Writer, each Write one record, for any logger that
+// writes a record in one Write (the standard log package, zerolog, zap's
+// WriteSyncer):
+//
+//	w, err := logsink.New(os.Stdout, nil)
+//	if err != nil { ... }
+//	defer w.Close(context.Background()) // writes what is buffered
+//	log.SetOutput(w)
+//
+// WriteLevel gives a record its level, so that errors are kept longest
+// (zerolog's LevelWriter has the same method). Front-ends that format on
+// the caller (slogsink, zapsink) use [Stream.Begin] and [Stream.Push]:
+// Begin refuses a record before it is formatted when it would be shed, and
+// the record is formatted into a pooled [Record] and pushed from there.
+//
+// # Guarantees
+//
+//  1. A Write never waits for the destination or a drain worker: one copy
+//     of the bytes and one push into one ring, no lock of the Writer's. A
+//     record of up to 352 bytes allocates nothing; a longer one allocates
+//     its bytes once, bounded in all by Options.MaxQueuedBytes. While its
+//     ring is more than a quarter full, one caller per 100 µs yields the
+//     processor (runtime.Gosched) before it writes, so that the drain
+//     worker, runnable but behind busy loggers, gets a turn instead of
+//     waiting for the scheduler's 10 ms slices (not in the first
+//     millisecond of a Write, when the worker is still in it).
+//  2. Output: the bytes of each record, whole, never interleaved with
+//     another's, in the order they were accepted per [Stream] (Write uses
+//     the Writer's own, shard 0; [Writer.Stream] gives a logger a shard of
+//     its own, round-robin).
+//  3. Accounting: once Close has returned and [Writer.Done] is closed (at
+//     once when Close returned nil), the records written or begun are
+//     exactly Written + Dropped + Errors + Abandoned + Empty ([Stats]).
+//     Dropped: shed because a ring was full (in slots or in bytes), or
+//     written after Close. Errors: lost in a Write that failed or
+//     panicked, or counted by a front-end ([Writer.Fail]); a panic costs
+//     its Write only, is counted in Panics, never reaches the caller, and
+//     the first of each minute is logged through Options.Logger.
+//     Abandoned: still buffered when Close's ctx ended. Empty: no bytes.
+//  4. Every drop is reported in the stream exactly once, by the record
+//     that Options.Report formats from [Drops] (the number lost at that
+//     point of the shard, by level): after the last record the shard
+//     accepted before them, in the slot of the first it accepted after.
+//     Drops that no record follows are reported by Flush, or by Close
+//     after the last record. Records written after Close are counted in
+//     Dropped and reported nowhere else.
+//  5. Errors are shed last: an eighth of each ring, and of its bytes, is a
+//     reserve that only records at or above Options.KeepLevel (default
+//     WARN) may fill: while records below it are shed, those at or above
+//     it are kept until the reserve too is full. [Stats].DroppedByLevel
+//     counts the drops per level.
+//  6. A drain turn is bounded: a worker takes at most BatchSize records
+//     (default 1024) and writes them in Writes of at most 256 KiB from a
+//     buffer of that size (a longer record is written alone, from its own
+//     bytes), then yields. Writes never overlap.
+//  7. Options.OnError gets every error of a Write, one call at a time,
+//     outside every lock of the Writer's; a slow OnError holds up only the
+//     goroutine that calls it.
+//  8. [Writer.Flush] waits until everything written before it is written
+//     to the destination; [Writer.Close] writes what is buffered and stops
+//     the workers; both honour their ctx, and Close returns ctx.Err() when
+//     it ends first.
+//
+// # When records are lost, and how to size for none
+//
+// Records are shed only when a ring is full, in slots or in bytes: when the
+// destination, on average or for the length of one slow Write, takes the
+// bytes more slowly than they are logged. To lose nothing, size for the
+// longest Write the destination may take at the peak rate: records per
+// second per shard × the longest Write in seconds must fit in seven
+// eighths of RingCapacity, and the bytes of those over 352 in seven eighths
+// of MaxQueuedBytes/Shards. The default ring of 8192 records holds 7,168
+// records below KeepLevel per shard. A ring slot takes 400 bytes, so each
+// doubling of RingCapacity costs 3.1 MiB per shard more.
+//
+// # Costs
+//
+// A Write costs one copy into a ring slot and one push, plus, when records
+// were shed just before, the formatting of the report. The drain workers
+// copy the records out and write them in batches. Idle, the workers park
+// (the sink's IdleWake): no poller runs; each worker wakes once a second
+// to look at its ring (a safety net that the default ring does not need),
+// and the sink's monitor once a minute.
+package logsink

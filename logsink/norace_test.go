@@ -1,0 +1,5 @@
+//go:build !race
+
+package logsink_test
+
+const raceEnabled = false

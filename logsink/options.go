@@ -1,0 +1,209 @@
+package logsink
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// The defaults that the zero value of each [Options] field stands for.
+const (
+	// DefaultShards is the default number of shards, each with one drain
+	// worker that copies formatted records into Writes.
+	DefaultShards = 2
+	// DefaultRingCapacity is the default number of records each shard
+	// buffers. A ring slot takes 400 bytes on 64-bit platforms and holds a
+	// formatted record of up to InlineSize (352) bytes, so a default ring
+	// takes 3.1 MiB, plus the records longer than that.
+	DefaultRingCapacity = 8192
+	// DefaultBatchSize is the default number of records a drain worker
+	// takes from its ring at once and copies into Writes of at most 256
+	// KiB.
+	DefaultBatchSize = 1024
+	// DefaultMaxDelay is the default [Options.MaxDelay].
+	DefaultMaxDelay = 100 * time.Microsecond
+	// DefaultKeepLevel is the default [Options.KeepLevel].
+	DefaultKeepLevel = slog.LevelWarn
+	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
+	// MiB of records longer than a ring slot holds, on top of the slots.
+	DefaultMaxQueuedBytes = 64 << 20
+)
+
+// ErrInvalidOptions is wrapped by every error that [New] returns for bad
+// options. Each such error names the field and the value it rejects.
+var ErrInvalidOptions = errors.New("logsink: invalid options")
+
+// ErrClosed is returned by [Writer.Flush] once the writer is closed.
+var ErrClosed = errors.New("logsink: writer is closed")
+
+// Options configures a [Writer]. A nil *Options, and the zero value of
+// every field, means the default.
+type Options struct {
+	// Level is the level of the records written with [Writer.Write] and
+	// [Stream.Write], which carry none of their own (WriteLevel gives one).
+	// Default slog.LevelInfo.
+	Level slog.Level
+
+	// Shards is the number of rings, each with one drain worker. Default
+	// DefaultShards (2), at most sink.MaxShards.
+	Shards int
+	// RingCapacity is the number of records each ring holds; a record that
+	// finds its ring full is dropped and counted. Default
+	// DefaultRingCapacity (8192), at most sink.MaxRingCapacity.
+	RingCapacity int
+	// BatchSize is the most records a drain worker takes at once. Default
+	// DefaultBatchSize (1024), clamped to RingCapacity.
+	BatchSize int
+	// MaxDelay is the longest a drain worker holds fewer than BatchSize
+	// records before it writes them (sink.Config.MaxDelay): a record
+	// reaches the writer at most this much later than it would otherwise
+	// (plus the timer's lateness). Meanwhile the worker sleeps instead of
+	// following the loggers record by record, so that it does not pull
+	// the ring's cache lines from under them. Flush and Close never wait
+	// for it. Default DefaultMaxDelay (100 µs); negative: write at once.
+	MaxDelay time.Duration
+	// KeepLevel is the level from which records are shed last: an eighth
+	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
+	// records at or above KeepLevel may fill (a drop report travels in the
+	// slot of the record after it), so that while records below it are
+	// being dropped, these are not. Default DefaultKeepLevel
+	// (slog.LevelWarn); read once, by New.
+	KeepLevel slog.Leveler
+	// MaxQueuedBytes bounds the memory of the records longer than a ring
+	// slot holds (InlineSize, 352 bytes), which allocate their bytes: those
+	// in the rings and in the batches being written (a Write that stalls
+	// keeps its batch counted) never sum to more, so a flood of large
+	// records into a stalled writer is shed, counted
+	// (Stats.DroppedForBytes) and reported like a full ring, and does not
+	// pin the heap. Each shard has MaxQueuedBytes/Shards; records below
+	// KeepLevel may fill seven eighths of it, so that those at or above it
+	// find room. A record larger than a shard's share is taken only while
+	// the shard holds no bytes, and then alone. The records in the slots
+	// come on top: RingCapacity × Shards × 400 bytes (6.25 MiB by
+	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
+	// but the slots.
+	//
+	// It costs every push a call that reads the record's size, and a
+	// record longer than a slot one atomic add on its shard's byte
+	// counter; the drain worker gives the bytes back with one add per
+	// batch.
+	MaxQueuedBytes int
+
+	// Report formats the record that reports drops in the stream (see the
+	// package doc): it returns a Record from [GetRecord] holding the
+	// report's bytes, which the Writer puts back, or nil when it could not
+	// (the front-end counts that failure itself, with [Writer.Fail] or
+	// [Writer.Panicked]). It runs on a logging goroutine, under no lock of
+	// the Writer's, or on Flush's or Close's. Default [JSONReport].
+	Report func(Drops) *Record
+	// Name prefixes the Writer's own messages (its errors, its panic
+	// reports) and names its sink. Default "logsink".
+	Name string
+
+	// OnError, when set, is called with every error of a Write to the
+	// writer and every error handed to [Writer.Fail], one call at a time,
+	// outside every lock of the Writer's: on the goroutine that met the
+	// error (a drain worker, or the one that logs), or, when a call is in
+	// progress, on the goroutine making it, after it; nobody waits for a
+	// call of another. While one call lasts, up to 64 errors wait, and one
+	// error counts the rest. It must not log through this Writer. A panic
+	// in it is recovered and counted in Panics.
+	OnError func(error)
+	// Logger receives the Writer's own reports: the first recovered panic
+	// of each minute, with its stack. Default: a text logger on os.Stderr,
+	// not slog.Default(), which may well write to this Writer.
+	Logger *slog.Logger
+}
+
+// settled is Options after defaults and validation.
+type settled struct {
+	level        slog.Level
+	shards       int
+	ringCapacity int
+	batchSize    int
+	maxDelay     time.Duration // 0: write at once
+	onError      func(error)
+	logger       *slog.Logger
+	report       func(Drops) *Record
+	name         string
+	keepLevel    slog.Level
+	maxQueued    int   // Options.MaxQueuedBytes; 0: no bound
+	lowLimit     int64 // the ring length up to which records below keepLevel are accepted
+	assistMark   int64 // the ring length above which a caller yields before it logs
+}
+
+// settle validates o and applies the defaults. Every invalid field is
+// reported, each in an error that wraps ErrInvalidOptions.
+func (o *Options) settle(w io.Writer) (settled, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	var errs []error
+	bad := func(field string, value any, why string) {
+		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidOptions, field, value, why))
+	}
+	if w == nil {
+		bad("w", "nil", "New needs a writer")
+	}
+	if o.Shards < 0 {
+		bad("Shards", o.Shards, "must be positive, or zero for the default 2")
+	} else if o.Shards > sink.MaxShards {
+		bad("Shards", o.Shards, fmt.Sprintf("must be at most sink.MaxShards (%d)", sink.MaxShards))
+	}
+	if o.RingCapacity < 0 {
+		bad("RingCapacity", o.RingCapacity, "must be positive, or zero for the default 8192")
+	} else if o.RingCapacity > sink.MaxRingCapacity {
+		bad("RingCapacity", o.RingCapacity, fmt.Sprintf("must be at most sink.MaxRingCapacity (%d)", sink.MaxRingCapacity))
+	}
+	if o.BatchSize < 0 {
+		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
+	}
+	if len(errs) > 0 {
+		return settled{}, errors.Join(errs...)
+	}
+	s := settled{
+		level:        o.Level,
+		shards:       or(o.Shards, DefaultShards),
+		ringCapacity: or(o.RingCapacity, DefaultRingCapacity),
+		batchSize:    or(o.BatchSize, DefaultBatchSize),
+		maxDelay:     max(0, o.MaxDelay),
+		onError:      o.OnError,
+		logger:       o.Logger,
+		report:       o.Report,
+		name:         or(o.Name, "logsink"),
+		keepLevel:    DefaultKeepLevel,
+		maxQueued:    max(0, o.MaxQueuedBytes),
+	}
+	if o.MaxQueuedBytes == 0 {
+		s.maxQueued = DefaultMaxQueuedBytes
+	}
+	if o.MaxDelay == 0 {
+		s.maxDelay = DefaultMaxDelay
+	}
+	if o.KeepLevel != nil {
+		s.keepLevel = o.KeepLevel.Level()
+	}
+	if s.report == nil {
+		s.report = JSONReport
+	}
+	s.batchSize = min(s.batchSize, s.ringCapacity)
+	reserve := s.ringCapacity / 8
+	if reserve == 0 && s.ringCapacity > 1 {
+		reserve = 1
+	}
+	s.lowLimit = int64(s.ringCapacity - reserve)
+	s.assistMark = int64(s.ringCapacity / 4)
+	return s, nil
+}
+
+func or[V comparable](v, def V) V {
+	var zero V
+	if v == zero {
+		return def
+	}
+	return v
+}

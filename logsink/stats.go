@@ -1,0 +1,85 @@
+package logsink
+
+import "log/slog"
+
+// Stats is a snapshot of a Writer's counters, from [Writer.Stats].
+//
+// Once Close has returned and [Writer.Done] is closed (at once, when
+// Close returned nil), and nobody logs any more, the counts add up:
+//
+//	records begun or written = Written + Dropped + Errors + Abandoned + Empty
+//
+// Drop reports are in none of them.
+type Stats struct {
+	// Written counts the records in Writes that succeeded.
+	Written uint64 `json:"written"`
+	// Dropped counts the records shed because their ring was full (below
+	// KeepLevel, full but for the reserve) in slots or in bytes, and those
+	// written after Close.
+	Dropped uint64 `json:"dropped"`
+	// DroppedForBytes counts, of Dropped, the records shed because their
+	// shard's share of Options.MaxQueuedBytes was spent (below KeepLevel,
+	// but for its reserve); the others found their ring full in slots, or
+	// came after Close. Many of these say that MaxQueuedBytes is small
+	// for the records, many of the others that RingCapacity is.
+	DroppedForBytes uint64 `json:"dropped_for_bytes"`
+	// DroppedByLevel splits Dropped by level: the keys are slog.LevelDebug
+	// (every level below Info), LevelInfo, LevelWarn and LevelError (every
+	// level from Error up); a level that lost nothing has no key.
+	DroppedByLevel map[slog.Level]uint64 `json:"dropped_by_level"`
+	// Errors counts the records lost to an error or a panic: in a Write
+	// to the destination that failed, panicked or called runtime.Goexit,
+	// or in a front-end's formatting ([Writer.Fail]).
+	Errors uint64 `json:"errors"`
+	// Panics counts the recovered panics and runtime.Goexit calls, in the
+	// destination, Options.Report, OnError and a front-end's formatting
+	// ([Writer.Panicked]). The
+	// first of each minute is logged through Options.Logger with its
+	// stack.
+	Panics uint64 `json:"panics"`
+	// Abandoned counts the records that were accepted but not written
+	// because Close's ctx ended first: those a drain worker gave up on,
+	// and, once Done is closed, those left in the rings.
+	Abandoned uint64 `json:"abandoned"`
+	// Empty counts the records that had no bytes (a front-end's formatter
+	// that wrote none, an empty Write): there was nothing to write.
+	Empty uint64 `json:"empty"`
+}
+
+// Stats returns a snapshot of the counters. Each is read once; under
+// concurrency they are read one after another, not at one instant. It
+// allocates the DroppedByLevel map.
+func (c *Writer) Stats() Stats {
+	s := Stats{
+		Written:        c.written.Load(),
+		Errors:         c.failed.Load(),
+		Panics:         c.panics.Load(),
+		Abandoned:      c.abandoned.Load(),
+		Empty:          c.empty.Load(),
+		DroppedByLevel: make(map[slog.Level]uint64),
+	}
+	// forBytes before dropped: a drop for bytes adds to dropped first.
+	for i := range c.shards {
+		s.DroppedForBytes += c.shards[i].forBytes.Load()
+	}
+	for lv := range levels {
+		n := c.closedDrops[lv].Load()
+		for i := range c.shards {
+			n += c.shards[i].dropped[lv].Load()
+		}
+		if n != 0 {
+			s.DroppedByLevel[DropLevels[lv]] = n
+			s.Dropped += n
+		}
+	}
+	select {
+	case <-c.sink.Done():
+		// The workers have exited: what is queued stays in the rings.
+		for i := range c.shards {
+			st := &c.shards[i]
+			s.Abandoned += uint64(st.queued.Load() - st.markers.Load())
+		}
+	default:
+	}
+	return s
+}

@@ -1,0 +1,256 @@
+package logsink
+
+import (
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// Stream is one way into a [Writer]: every record written through it goes
+// through one shard, and one worker writes that shard's records in the
+// order they were accepted. So the records one goroutine writes through
+// one Stream are written in the order it wrote them; through different
+// Streams they may be written out of order. A Stream is a small value (a
+// pointer, a shard and a handle), safe for concurrent use; its copies are
+// the same Stream. The zero Stream is not usable: take one from
+// [Writer.Stream] or [Writer.Root].
+type Stream struct {
+	c     *Writer
+	shard int
+	sh    *sink.Handle[entry]
+}
+
+// Writer returns the Writer that s writes into.
+func (s Stream) Writer() *Writer { return s.c }
+
+// Write writes p as one record at Options.Level; see [Stream.WriteLevel].
+func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.c.opts.level, p) }
+
+// WriteLevel writes p, the formatted bytes of one record, as a record of
+// level l: it copies p (into the ring slot itself for up to InlineSize
+// bytes; a longer record allocates its bytes once) and returns len(p),
+// nil. It never waits for the destination or for a drain worker, and does
+// not keep p.
+//
+// A record is dropped and counted instead (see [Writer.Stats]) when the
+// shard's ring is full; below KeepLevel already when the ring is full but
+// for the reserve that only records at or above KeepLevel may use. A
+// record longer than a slot is dropped when the bytes the shard holds
+// would pass its share of Options.MaxQueuedBytes (below KeepLevel, seven
+// eighths of it; counted in Stats.DroppedForBytes too). The next record
+// the shard accepts carries, in front of it in its own ring slot, the
+// report of Options.Report that says how many were dropped, and at which
+// levels. After [Writer.Close] every record is dropped and counted. An
+// empty p is counted in Stats.Empty.
+//
+// It returns nil and len(p) in every case, so that a logger that reports
+// a failed Write (as zerolog does, on stderr) does not report drops that
+// the stream reports itself.
+func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
+	if !s.Begin(l) {
+		return len(p), nil
+	}
+	defer s.End()
+	if len(p) == 0 {
+		s.c.empty.Add(1)
+		return 0, nil
+	}
+	r := GetRecord()
+	r.e.append(p)
+	s.Push(l, r)
+	return len(p), nil
+}
+
+// Begin starts a record of level l that the caller formats itself, for
+// front-ends that format on the caller (slogsink, zapsink): it reports
+// whether s takes a record of that level now. When it returns false the
+// record is already dropped and counted (the ring is full for l, or the
+// Writer is closed), and the caller formats nothing. When it returns true
+// the caller formats the record, ends it with exactly one of [Stream.Push],
+// [Writer.Fail] (counting 1), [Writer.Panicked] (after counting the record
+// with Fail) or [Writer.Empty], and then calls [Stream.End], which must run
+// even when the formatting panics or calls runtime.Goexit (defer it): Close
+// waits for every record begun to end.
+//
+// While the ring is more than a quarter full, one caller per 100 µs
+// yields the processor (runtime.Gosched) in Begin, so that the drain
+// worker, runnable but behind busy loggers, gets a turn (see the package
+// doc).
+func (s Stream) Begin(l slog.Level) bool {
+	c := s.c
+	st := &c.shards[s.shard]
+	// Close stores closed, then waits for every inflight to read zero;
+	// this add comes before the load of closed. Go's atomics are
+	// sequentially consistent, so either this load sees closed, or Close
+	// sees this call in flight and waits for its push before it shuts the
+	// sink down: no record is pushed into a sink that nobody drains any
+	// more.
+	st.inflight.Add(1)
+	if c.closed.Load() != 0 {
+		st.inflight.Add(-1)
+		c.closedDrops[levelIndex(l)].Add(1)
+		return false
+	}
+	limit := c.opts.lowLimit
+	if l >= c.opts.keepLevel {
+		limit = int64(c.opts.ringCapacity)
+	}
+	q := st.queued.Load()
+	if q > c.opts.assistMark && c.assistTurn() {
+		// The ring is backing up and the worker may be runnable but
+		// waiting for a P behind busy loggers: let it run.
+		runtime.Gosched()
+		q = st.queued.Load()
+	}
+	if q >= limit {
+		st.inflight.Add(-1)
+		st.drop(levelIndex(l))
+		return false
+	}
+	return true
+}
+
+// End ends a record that Begin started.
+func (s Stream) End() { s.c.shards[s.shard].inflight.Add(-1) }
+
+// Push hands r, the formatted bytes of a record of level l that
+// [Stream.Begin] started, to the shard, and puts r back into the pool
+// (the caller must not use it after). The record is accepted, or dropped
+// and counted, as [Stream.WriteLevel] says; a report of earlier drops goes
+// in front of it. An empty r is counted in Stats.Empty.
+func (s Stream) Push(l slog.Level, r *Record) {
+	c := s.c
+	st := &c.shards[s.shard]
+	lv := levelIndex(l)
+	b := &r.e
+	if b.len() == 0 {
+		PutRecord(r)
+		c.empty.Add(1)
+		return
+	}
+	limit := c.opts.lowLimit
+	if l >= c.opts.keepLevel {
+		limit = int64(c.opts.ringCapacity)
+	}
+	if b.big != nil && l < c.opts.keepLevel && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
+		PutRecord(r)
+		st.dropForBytes(lv)
+		return
+	}
+	// The report of earlier drops travels in this record's slot, in front
+	// of it: in the gap, and taking no room of its own. pendingHint is
+	// written only when a record is shed, so on the accept path this is a
+	// load of a line that stays in this core's cache.
+	var report *Record
+	var counts [levels]uint64
+	var total uint64
+	if st.pendingHint.Load() != 0 {
+		if counts, total = st.takePending(); total != 0 {
+			// nil when the report could not be formatted: counted by the
+			// front-end, and the records it counted stay in Dropped.
+			report = c.formatReport(counts, total)
+		}
+	}
+	if st.queued.Add(1) > limit {
+		st.queued.Add(-1)
+		PutRecord(r)
+		if report != nil {
+			PutRecord(report)
+			st.givePending(counts, total)
+		}
+		st.drop(lv)
+		return
+	}
+	en := r
+	if report != nil {
+		en = GetRecord()
+		en.e = makeEntry(report.Bytes(), b.bytes(), s.shard, false)
+		PutRecord(report)
+		PutRecord(r)
+	}
+	en.e.shard = int32(s.shard)
+	en.e.marker = false
+	pushed := s.sh.Push(en.e)
+	PutRecord(en)
+	if !pushed {
+		// Refused for bytes (MaxQueuedBytes), not for slots: queued, which
+		// admission kept at most the ring's capacity, is never below the
+		// ring's length. Or, once Close has begun, refused by a sink that
+		// Close shut down when its ctx ended before this push: a drop
+		// after Close, not one for bytes. The report it carried goes back.
+		st.queued.Add(-1)
+		if report != nil {
+			st.givePending(counts, total)
+		}
+		if c.closed.Load() != 0 {
+			st.drop(lv)
+		} else {
+			st.dropForBytes(lv)
+		}
+	}
+}
+
+// belowReserve reports whether a record of n heap bytes below KeepLevel
+// fits into the stream's shard without passing seven eighths of its share
+// of MaxQueuedBytes, the rest being the reserve of the records at or above
+// KeepLevel. It is a soft view, one atomic load: records in flight on
+// other goroutines may take the room it saw. A shard that holds nothing
+// takes a record of any size, as the sink does.
+func (s Stream) belowReserve(n int) bool {
+	queued, share := s.sh.QueuedBytes()
+	return queued == 0 || queued+int64(n) <= share-share/8
+}
+
+// assistAfter is how long a Write must have been in progress before
+// callers whose ring backs up yield anyway: a worker whose Write returned
+// (a syscall that ended, a timer that fired) waits for a P like any other
+// goroutine, up to the scheduler's 10 ms slice while loggers keep every P
+// busy, and yielding lets it have one; before that, yielding would not
+// help a worker that is still in its Write.
+const assistAfter = time.Millisecond
+
+// assistEvery is the least time between two yields of callers whose ring
+// backs up. One yield lets the scheduler of that P run the worker if it is
+// runnable (in the run queue, or readied by a timer that fired or a
+// syscall that returned), and a few calls in a thousand pay for it, not
+// every call: yielding on every call kept the log complete at 16 and 64
+// goroutines but put the scheduler's wait (tens of microseconds to
+// milliseconds) into the p99 of the call.
+const assistEvery = 100 * time.Microsecond
+
+// assistTurn reports whether a caller whose ring backs up should yield:
+// not while a Write has been in progress for less than assistAfter, when
+// yielding would not help a worker that is still in its Write; otherwise
+// one caller per assistEvery (of callers that ask at once, one gets the
+// turn).
+func (c *Writer) assistTurn() bool {
+	now := int64(time.Since(c.epoch))
+	if ws := c.writeStart.Load(); ws != 0 && now-ws <= int64(assistAfter) {
+		return false
+	}
+	last := c.lastAssist.Load()
+	return now-last > int64(assistEvery) && c.lastAssist.CompareAndSwap(last, now)
+}
+
+// Fail counts n records lost to err (a front-end's formatting that
+// failed) in Stats.Errors and hands err, when not nil, to OnError.
+func (c *Writer) Fail(n int, err error) {
+	c.failed.Add(uint64(n))
+	if err != nil {
+		c.queueError(err)
+		c.deliverErrors()
+	}
+}
+
+// Empty counts one record that had no bytes (a front-end's formatter that
+// wrote none) in Stats.Empty.
+func (c *Writer) Empty() { c.empty.Add(1) }
+
+// Panicked counts a panic that a front-end recovered (p; nil for a
+// runtime.Goexit) in Stats.Panics and logs it, with its stack, through
+// Options.Logger unless another report went out less than a minute ago.
+// where names what panicked ("the Format handler"). The records it cost
+// are counted with [Writer.Fail].
+func (c *Writer) Panicked(where string, p any) { c.reportPanic(where, p) }

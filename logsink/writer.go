@@ -1,0 +1,190 @@
+package logsink
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// cacheLine is the padding between the per-shard producer counters, so that
+// producers of different shards do not write the same cache line (128: the
+// pair of lines that adjacent-line prefetchers fetch together).
+const cacheLine = 128
+
+// Writer is a non-blocking writer of formatted log records. See the
+// package documentation for what it promises and what it costs.
+//
+// A Writer is safe for concurrent use. Its Streams share its sink,
+// destination and counters.
+type Writer struct {
+	// The fields that every logging call reads come first and share their
+	// cache lines with no field that anything writes while the writer
+	// runs: the drain workers' words sit behind padding, so a logging call
+	// does not miss its cache each time a worker takes the write lock. Its
+	// counters, and those of shardState, are sync/atomic types, which keep
+	// 64-bit words 8-byte aligned on 32-bit platforms too.
+	sink   *sink.Sink[entry]
+	w      io.Writer
+	opts   settled
+	logger *slog.Logger
+	shards []shardState
+	// handles[i] pushes into shard i.
+	handles []*sink.Handle[entry]
+	root    Stream
+	epoch   time.Time
+
+	_ [cacheLine]byte
+	// closed is set by Close before it waits for inflight to reach zero on
+	// every shard; see Stream.Begin.
+	closed      atomic.Uint32
+	closedDrops [levels]atomic.Uint64 // records handled after Close, per level
+	_           [cacheLine]byte
+
+	next atomic.Uint64 // the round-robin cursor for the shards of Streams
+	_    [cacheLine]byte
+
+	wmu       sync.Mutex    // serialises the Writes
+	written   atomic.Uint64 // records in Writes that succeeded
+	failed    atomic.Uint64 // records lost to an error or a panic
+	empty     atomic.Uint64 // records that had no bytes
+	abandoned atomic.Uint64 // records given up on when Close's ctx ended
+	panics    atomic.Uint64 // recovered panics and Goexits
+	lastPanic atomic.Int64  // Unix ns of the last panic report; 0 before the first
+	maxTurn   atomic.Int64  // the longest Drain call so far, in ns
+	// writeStart is the time, in ns since the epoch, at which the Write in
+	// progress began, or 0 when none is. Callers read it only when a ring
+	// backs up.
+	writeStart atomic.Int64
+	lastAssist atomic.Int64 // the time of the last yield of a caller, in ns since epoch
+	errs       errorCalls
+
+	closeOnce sync.Once
+	closeErr  error
+	closeDone chan struct{} // closed once closeErr is set
+}
+
+// shardState is one shard's part of the Writer.
+type shardState struct {
+	_ [cacheLine]byte
+	// queued counts the entries pushed into this shard and not yet taken
+	// by a Drain call: it is added to before the push and subtracted from
+	// after the pops, so it is never below the ring's length. Admission
+	// keeps it at most the ring's capacity, so a push that passed
+	// admission always finds room.
+	queued atomic.Int64
+	_      [cacheLine - 8]byte
+	// inflight counts the logging and Flush calls between their closed
+	// check and their push. Only they and Close touch it: it has a line
+	// of its own, apart from queued, which the worker writes.
+	inflight atomic.Int64
+	_        [cacheLine - 8]byte
+
+	// Written only when records are dropped and when their reports are
+	// pushed and drained.
+	pendingHint atomic.Uint64         // > 0 when pending may hold counts
+	pending     [levels]atomic.Uint64 // dropped and not yet reported in the stream, per level
+	dropped     [levels]atomic.Uint64 // dropped, in total, per level
+	markers     atomic.Int64          // markers counted in queued
+	forBytes    atomic.Uint64         // of dropped, those shed for bytes (MaxQueuedBytes)
+	_           [cacheLine - 8 - 16*levels - 16]byte
+
+	// Drain side: the shard's worker.
+	mu  sync.Mutex
+	out []byte // the Write being assembled, at most maxWrite bytes
+}
+
+// New returns a Writer that writes to w. Its drain workers copy the bytes
+// of a batch of records into one Write of at most 256 KiB (a longer record
+// is written alone). Writes never overlap, so w need not be safe for
+// concurrent use.
+//
+// New returns an error wrapping [ErrInvalidOptions] that names the field
+// and the value of every invalid option (a nil w, a negative size other
+// than MaxQueuedBytes and MaxDelay, a size beyond the sink's limits);
+// nothing is started then. Otherwise the drain workers run until
+// [Writer.Close].
+func New(w io.Writer, opts *Options) (*Writer, error) {
+	o, err := opts.settle(w)
+	if err != nil {
+		return nil, err
+	}
+	c := &Writer{w: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
+	c.errs.name = o.name
+	if c.logger == nil {
+		c.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	cfg := sink.Config[entry]{
+		Name:         o.name,
+		Shards:       o.shards,
+		RingCapacity: o.ringCapacity,
+		BatchSize:    o.batchSize,
+		MaxDelay:     o.maxDelay,
+		// The records of one shard are written by its worker alone, in
+		// ring order: that is the order promise.
+		DisableStealing: true,
+		// Drops are counted and reported by the Writer; the sink drops
+		// only for bytes (admission keeps every ring below its capacity),
+		// and Push counts those too.
+		OnOverload: func(sink.Overload) {},
+		// Nor does the monitor need to look often, and a parked worker
+		// needs no safety net: with the default vyukov ring no doorbell
+		// slips (sink.IdleWake). Idle, the workers and the monitor wake
+		// once a second, not ten times (the idle CPU of docs/benchmarks.md).
+		OverloadInterval: time.Minute,
+		IdleSleep:        time.Second,
+		Logger:           c.logger,
+	}
+	if o.maxQueued > 0 {
+		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued
+	}
+	c.sink, err = sink.New(cfg, sink.ActionFunc[entry](c.drain))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	c.handles = make([]*sink.Handle[entry], o.shards)
+	for k, left := uint64(0), o.shards; left > 0; k++ {
+		if sh := c.sink.HandleFor(k); c.handles[sh.Shard()] == nil {
+			c.handles[sh.Shard()] = sh
+			left--
+		}
+	}
+	c.root = Stream{c: c, shard: 0, sh: c.handles[0]}
+	return c, nil
+}
+
+// Write writes p as one record at Options.Level, through the Writer's own
+// Stream (shard 0): see [Stream.WriteLevel]. It never waits for the
+// destination and always returns len(p), nil: a record that is not
+// accepted is counted (see [Writer.Stats]) and reported in the stream.
+func (c *Writer) Write(p []byte) (int, error) { return c.root.WriteLevel(c.opts.level, p) }
+
+// WriteLevel writes p as one record of level l, through the Writer's own
+// Stream (shard 0): see [Stream.WriteLevel].
+func (c *Writer) WriteLevel(l slog.Level, p []byte) (int, error) { return c.root.WriteLevel(l, p) }
+
+// Root returns the Writer's own Stream, the one that Write uses (shard 0).
+func (c *Writer) Root() Stream { return c.root }
+
+// Stream returns a Stream of its own for a logger: one shard, the next
+// one round-robin, whose records are written in the order they were
+// accepted. Loggers that log through Streams of their own spread over the
+// shards and their workers; the records of one goroutine through one
+// Stream keep their order.
+func (c *Writer) Stream() Stream {
+	i := int(c.next.Add(1) % uint64(len(c.shards)))
+	return Stream{c: c, shard: i, sh: c.handles[i]}
+}
+
+// Shards returns the number of shards.
+func (c *Writer) Shards() int { return len(c.shards) }
+
+// MaxDrainTurn returns the longest drain turn so far (one Drain call: the
+// copies and the Writes of one batch), the time a worker held a P; for
+// benchmarks and monitoring.
+func (c *Writer) MaxDrainTurn() time.Duration { return time.Duration(c.maxTurn.Load()) }

@@ -1,0 +1,103 @@
+package zapsink
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	"github.com/shardedsink/shardedsink/logsink"
+)
+
+// DefaultSyncTimeout is the default [Options.SyncTimeout].
+const DefaultSyncTimeout = time.Second
+
+// ErrInvalidOptions is wrapped by every error that [NewCore] and
+// [NewWriteSyncer] return for bad arguments; each names the field and the
+// value it rejects.
+var ErrInvalidOptions = errors.New("zapsink: invalid options")
+
+// Options configures a [Core] or a [WriteSyncer]. A nil *Options, and the
+// zero value of every field, means the default. The sizes are logsink's
+// (logsink.Options says what each costs).
+type Options struct {
+	// KeepLevel: the records of the levels it enables are shed last (the
+	// reserve of logsink.Options.KeepLevel), read once, by New, as the
+	// lowest of zap's levels it enables. Default zapcore.WarnLevel. A
+	// WriteSyncer reads its records' levels with LevelOf.
+	KeepLevel zapcore.LevelEnabler
+	// LevelOf reads the level of a record from its bytes, for a
+	// WriteSyncer, which gets none. Default JSONLevel. The Core ignores it.
+	LevelOf func([]byte) zapcore.Level
+	// SyncTimeout bounds Sync, which the Core calls after every entry
+	// above ErrorLevel. Default DefaultSyncTimeout (1 s).
+	SyncTimeout time.Duration
+
+	// Shards, RingCapacity, BatchSize, MaxDelay and MaxQueuedBytes are
+	// logsink.Options' (defaults 2, 8192, 1024, 100 µs, 64 MiB).
+	Shards         int
+	RingCapacity   int
+	BatchSize      int
+	MaxDelay       time.Duration
+	MaxQueuedBytes int
+	// OnError gets every error of a Write to the destination and of the
+	// encoder, one call at a time, outside every lock (logsink.Options).
+	OnError func(error)
+	// Logger receives the writer's reports of recovered panics. Default: a
+	// text logger on os.Stderr.
+	Logger *slog.Logger
+}
+
+// settle validates o and returns logsink's options (but Report) and the
+// sync timeout.
+func (o *Options) settle() (logsink.Options, time.Duration, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	lo := logsink.Options{
+		Shards:         o.Shards,
+		RingCapacity:   o.RingCapacity,
+		BatchSize:      o.BatchSize,
+		MaxDelay:       o.MaxDelay,
+		MaxQueuedBytes: o.MaxQueuedBytes,
+		OnError:        o.OnError,
+		Logger:         o.Logger,
+		Name:           "zapsink",
+	}
+	if o.KeepLevel != nil {
+		lo.KeepLevel = lowestEnabled(o.KeepLevel)
+	} else {
+		lo.KeepLevel = SlogLevel(zapcore.WarnLevel)
+	}
+	timeout := o.SyncTimeout
+	if timeout < 0 {
+		return lo, 0, fmt.Errorf("%w: SyncTimeout = %v: must be positive, or zero for the default %v", ErrInvalidOptions, timeout, DefaultSyncTimeout)
+	}
+	if timeout == 0 {
+		timeout = DefaultSyncTimeout
+	}
+	return lo, timeout, nil
+}
+
+// lowestEnabled is the slog level of the lowest zap level that e enables;
+// above FatalLevel when it enables none.
+func lowestEnabled(e zapcore.LevelEnabler) slog.Level {
+	for l := zapcore.DebugLevel; l <= zapcore.FatalLevel; l++ {
+		if e.Enabled(l) {
+			return SlogLevel(l)
+		}
+	}
+	return SlogLevel(zapcore.FatalLevel) + 1
+}
+
+// SlogLevel maps a zap level onto slog's, as the writer counts and keeps
+// records: Debug -4, Info 0, Warn 4, Error 8, DPanic 9, Panic 10, Fatal
+// 11 (the levels above Error count as ERROR in the drop reports).
+func SlogLevel(l zapcore.Level) slog.Level {
+	if l <= zapcore.ErrorLevel {
+		return slog.Level(4 * int(l))
+	}
+	return slog.LevelError + slog.Level(l-zapcore.ErrorLevel)
+}
