@@ -123,6 +123,12 @@ func (w *worker[T]) loop() {
 			w.idleWait()
 			continue
 		}
+		if w.s.cfg.maxQueuedBytes == 0 {
+			// The pops freed ring slots: wake the PushWait callers they
+			// make room for (one atomic load when nobody waits). With a
+			// byte budget, room comes with the give-back after Drain.
+			w.s.wakeWaitersIfAny()
+		}
 		w.idleRounds = 0
 		if w.s.cfg.maxDelay > 0 {
 			if held == 0 {
@@ -140,6 +146,11 @@ func (w *worker[T]) loop() {
 		}
 		w.drain(w.s.drainCtx)
 		w.sh.seq.Add(1)
+		if w.s.cfg.maxQueuedBytes > 0 {
+			// The batch's bytes came back (and its slots, at the pops):
+			// wake the PushWait callers they make room for.
+			w.s.wakeWaitersIfAny()
+		}
 		// Yield after every batch, so that a Drain that never blocks cannot
 		// hold a P for the whole 10 ms preemption slice: timers and other
 		// goroutines on this P run between batches.
@@ -272,6 +283,10 @@ func (w *worker[T]) replace() {
 		w.sh.seq.Add(1)
 	}
 	w.leaving = false
+	// The ended Drain call's bytes came back in its deferred give-back,
+	// but the round's wake-up of PushWait callers (after drain) did not
+	// run.
+	w.s.wakeWaitersIfAny()
 	go w.run()
 }
 
