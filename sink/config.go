@@ -252,9 +252,10 @@ type Config[T any] struct {
 	// shard holds; only a full ring refuses it.
 	//
 	// It costs a successful push a SizeOf call and, for a value of a size
-	// above 0, one atomic add on its shard's byte counter, a locked
-	// instruction like the ring's own
-	// compare-and-swap, so a push costs up to about twice as much; `bash
+	// above 0, one atomic compare-and-swap on its shard's byte counter
+	// (retried when another push moved the counter in between), a locked
+	// instruction like the ring's own, so a push costs up to about twice
+	// as much; `bash
 	// bench/pushcost/budget.sh` measures it (BenchmarkBudget, with the
 	// alternative of one counter for the sink, which all CPUs would share),
 	// and that a sink without a budget pushes as before the budget existed.
