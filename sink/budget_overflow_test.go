@@ -12,8 +12,10 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// maxSize is the largest size SizeOf may return (2^48, the doc's bound).
-const maxSize = 1 << 48
+// maxSize is the largest size SizeOf may return (2^48, the doc's bound);
+// a variable, so that the tests compile where int has 32 bits (they skip
+// there).
+var maxSize = int(uint64(1) << 48 & uint64(^uint(0)))
 
 // At MaxQueuedBytes = math.MaxInt, one shard, values of 2^48 bytes:
 // 32,767 of them fit in the share (32,767 x 2^48 = 2^63 - 2^48) and the
@@ -25,7 +27,7 @@ func TestTheByteBudgetDoesNotOverflowAtMaxInt(t *testing.T) {
 		t.Skip("sizes of 2^48 need a 64-bit int")
 	}
 	const pushes = 40_000
-	const fit = math.MaxInt64 / maxSize // 32,767
+	const fit = math.MaxInt64 / (1 << 48) // 32,767
 	g := newGate[blob]()
 	cfg := bytesCfg(1, 65536, 1, 0, math.MaxInt)
 	s := newSink(t, cfg, g)
@@ -45,7 +47,7 @@ func TestTheByteBudgetDoesNotOverflowAtMaxInt(t *testing.T) {
 	require.Equal(t, fit, accepted, "the values that fit in MaxInt bytes")
 	require.Equal(t, uint64(pushes-fit), st.Dropped)
 	require.Equal(t, uint64(pushes-fit), st.DroppedForBytes)
-	require.Equal(t, int64(fit)*maxSize, st.QueuedBytes)
+	require.Equal(t, int64(fit)*int64(maxSize), st.QueuedBytes)
 	q, share := h.QueuedBytes()
 	require.GreaterOrEqual(t, q, int64(0))
 	require.LessOrEqual(t, q, share)
@@ -61,7 +63,7 @@ func TestMaxBatchBytesHoldsAtMaxInt(t *testing.T) {
 		t.Skip("sizes of 2^48 need a 64-bit int")
 	}
 	const pushes = 40_000
-	const fit = math.MaxInt64 / maxSize
+	const fit = math.MaxInt64 / (1 << 48)
 	g := newGate[blob]()
 	cfg := bytesCfg(1, 65536, 65536, math.MaxInt, 0)
 	var most int
