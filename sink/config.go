@@ -130,7 +130,10 @@ type Config[T any] struct {
 	// (linux/amd64 with RDPID) a ring per CPU the process may run on, at
 	// most 4 × GOMAXPROCS and 64; elsewhere 4 × GOMAXPROCS clamped to [1,
 	// 32]. One shard gives one global FIFO order, at the price of one
-	// contended ring.
+	// contended ring. With CPU homes and more shards than CPUs, each CPU
+	// owns a group of shards, over which Sink.Push spreads its goroutines,
+	// and a Sink.Push whose home is full tries every other shard: the
+	// whole Shards × RingCapacity takes a burst.
 	//
 	// New allocates every ring at once: RingCapacity slots of an 8-byte
 	// sequence number and a value each (vyukov), plus a BatchSize buffer per

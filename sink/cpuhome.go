@@ -29,7 +29,9 @@ const maxCPUHomeTable = 1 << 12
 // [Sink.Push]), it is one ring per CPU the process may run on, at most
 // DefaultShardsPerP × GOMAXPROCS and at most DefaultMaxCPUShards: two
 // producers running at the same instant run on different CPUs, so with a
-// ring per CPU they never share a ring, and more rings would stay empty.
+// ring per CPU they never share a ring. More rings (a Shards set above it)
+// do not make pushes cheaper; they add capacity: each CPU then owns a group
+// of them, which its goroutines share by their stacks (see cpuHomeTable).
 // The cap by GOMAXPROCS keeps a process that may run on many CPUs but
 // runs few threads at once (a container's CPU quota on a large host) to a
 // few rings per running thread.
