@@ -45,6 +45,12 @@ func TestABurstOfSevenEighthsOfTheQueueIsHeld(t *testing.T) {
 		require.NoError(t, p.Shutdown(ctx))
 	}()
 	require.Equal(t, queue, p.QueueCapacity())
+	if shards, cpus := p.Stats().Sink.Shards, len(machine.CPUs()); shards <= cpus {
+		// A ring per CPU at most (more than 32 CPUs: the default shard
+		// count is capped at 32): no CPU owns a group, and the homes of
+		// 64 goroutines on many CPUs need not spread evenly.
+		t.Skipf("%d shards on %d CPUs: no groups of shards", shards, cpus)
+	}
 	total := 7 * queue / 8
 	var start, wg sync.WaitGroup
 	start.Add(1)
