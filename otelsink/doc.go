@@ -17,8 +17,10 @@
 //
 // [SpanProcessor.OnEnd] ignores unsampled spans and pushes a sampled one
 // with sink.Sink.Push into its goroutine's home ring (or the next shard's,
-// when that one is full); when both are full the span is dropped and
-// counted, and OnEnd returns: it never blocks (there is no WithBlocking).
+// when that one is full; or every other shard's, where a CPU owns a group
+// of shards, as with the default shard count and CPU homes); when those are
+// full the span is dropped and counted, and OnEnd returns: it never blocks
+// (there is no WithBlocking).
 // [LogProcessor.OnEmit] does the same with record.Clone(), since the SDK
 // reuses the record. The drain workers of all the shards fill one export
 // batch, exported when it holds [WithMaxExportBatchSize] items or one batch

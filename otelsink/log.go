@@ -94,8 +94,9 @@ func (*LogProcessor) Enabled(context.Context, sdklog.EnabledParameters) bool { r
 // for concurrent use, so OnEmit takes record.Clone(), which shares no state
 // with it (and allocates only when the record has more attributes than it
 // holds inline). The copy is pushed into the calling goroutine's home shard
-// (one try-push, and one more on the next shard when that ring is full);
-// when both rings are full, or after Shutdown, it is dropped and counted in
+// (sink.Sink.Push: one try-push, and when that ring is full one more on
+// the next shard, or on every other shard where the CPU owns a group of
+// shards); when those rings are full, or after Shutdown, it is dropped and counted in
 // Stats().Dropped. A nil record is ignored. ctx is not used: a cancelled
 // ctx does not stop the record.
 func (p *LogProcessor) OnEmit(_ context.Context, record *sdklog.Record) error {

@@ -115,8 +115,11 @@ type config struct {
 // like sdktrace.WithMaxQueueSize and sdklog.WithMaxQueueSize. It is split
 // evenly over the shards (rounded down to a multiple of the shard count;
 // QueueCapacity reports the result); an item that finds its shard's ring and
-// the next one full is dropped and counted. When [WithShards] is not given
-// and size is below the default shard count, the shard count becomes size.
+// the ones sink.Sink.Push tries after it full is dropped and counted (with
+// CPU homes and more shards than CPUs, the default, that is every ring, and
+// a burst of 7/8 of the size from 64 goroutines is held). When
+// [WithShards] is not given and size is below the default shard count, the
+// shard count becomes size.
 // size must be at least 1, at least the shard count given to WithShards, and
 // at most sink.MaxRingCapacity per shard. Default: OTEL_BSP_MAX_QUEUE_SIZE
 // (OTEL_BLRP_MAX_QUEUE_SIZE for logs) when set and within those bounds (a

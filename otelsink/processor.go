@@ -90,9 +90,12 @@ func (*SpanProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd hands s to the sink without waiting. An unsampled span is ignored
 // (neither queued nor counted). A sampled span is pushed into the calling
-// goroutine's home shard (sink.Sink.Push: one try-push, and one more on the
-// next shard when that ring is full); when both rings are full, or after
-// Shutdown, s is dropped and counted in [SpanProcessor.Dropped].
+// goroutine's home shard (sink.Sink.Push: one try-push, and when that ring
+// is full one more on the next shard, or, where the CPU owns a group of
+// shards (CPU homes with more shards than CPUs, as with the default shard
+// count), on every other shard, so that the whole queue takes a burst);
+// when those rings are full, or after Shutdown, s is dropped and counted in
+// [SpanProcessor.Dropped].
 //
 // A successful OnEnd writes to no shared counter: it loads the closed flag
 // (a line that only Shutdown writes), the sampled flag, and does the push.

@@ -8,8 +8,10 @@ import (
 )
 
 // maxValueBytes is the largest size SizeOf may return: far above any real
-// value, and low enough that the sizes of the pushes in flight on one
-// shard cannot overflow its int64 byte counter.
+// value. The byte counter of a shard never passes max(share,
+// maxValueBytes) (see reserve), and sums of sizes elsewhere are checked
+// against overflow, so that every bound holds at every valid setting up to
+// math.MaxInt.
 const maxValueBytes = 1 << 48
 
 // budget is the ring a shard pushes into when Config.MaxQueuedBytes is set:
@@ -57,20 +59,37 @@ func (b *budget[T]) TryPush(v T) bool {
 // larger than its share included), so that values that stand for no
 // memory of their own (slogsink's records that fit in their slot) pay
 // nothing for the budget but the size. The load first keeps a push into a
-// full budget from writing the counter. One atomic add, the one locked
-// instruction that a byte budget adds to a push of a value with a size.
+// full budget from writing the counter.
+//
+// The counter moves by compare-and-swap from a value it was loaded at, so
+// it never passes max(share, maxValueBytes): no sum of sizes in flight
+// can overflow it, at any share up to math.MaxInt64 (an add first and a
+// check after would let the pushes in flight carry it past MaxInt64, and
+// the overflowed sum would admit everything). held is never negative (a
+// give-back follows its reservation), so share-held cannot overflow
+// either. One compare-and-swap, the one locked instruction that a byte
+// budget adds to a push of a value with a size; under contention on one
+// shard's counter a push may retry it.
 func (b *budget[T]) reserve(n int64) bool {
 	if n == 0 {
 		return true
 	}
-	if held := atomic.LoadInt64(b.held); held != 0 && held+n > b.share {
-		return false
+	for {
+		held := atomic.LoadInt64(b.held)
+		if held != 0 && n > b.share-held {
+			return false
+		}
+		if atomic.CompareAndSwapInt64(b.held, held, held+n) {
+			return true
+		}
 	}
-	if now := atomic.AddInt64(b.held, n); now > b.share && now != n {
-		atomic.AddInt64(b.held, -n)
-		return false
-	}
-	return true
+}
+
+// full reports whether the shard's share has no room for n bytes now (a
+// snapshot: a give-back may make room at once).
+func (b *budget[T]) full(n int64) bool {
+	held := atomic.LoadInt64(b.held)
+	return n != 0 && held != 0 && n > b.share-held
 }
 
 // release gives n bytes back (nothing to do for 0).
@@ -126,7 +145,7 @@ func (sh *shard[T]) refused(v T) bool {
 		// dropped before forBytes, and Stats loads them the other way
 		// round, so that a snapshot never has more of the second.
 		sh.countDrop()
-		if held := atomic.LoadInt64(b.held); n != 0 && held != 0 && held+n > b.share {
+		if b.full(n) {
 			sh.countForBytes()
 		}
 		return false

@@ -130,7 +130,10 @@ type Config[T any] struct {
 	// (linux/amd64 with RDPID) a ring per CPU the process may run on, at
 	// most 4 × GOMAXPROCS and 64; elsewhere 4 × GOMAXPROCS clamped to [1,
 	// 32]. One shard gives one global FIFO order, at the price of one
-	// contended ring.
+	// contended ring. With CPU homes and more shards than CPUs, each CPU
+	// owns a group of shards, over which Sink.Push spreads its goroutines,
+	// and a Sink.Push whose home is full tries every other shard: the
+	// whole Shards × RingCapacity takes a burst.
 	//
 	// New allocates every ring at once: RingCapacity slots of an 8-byte
 	// sequence number and a value each (vyukov), plus a BatchSize buffer per
@@ -252,9 +255,10 @@ type Config[T any] struct {
 	// shard holds; only a full ring refuses it.
 	//
 	// It costs a successful push a SizeOf call and, for a value of a size
-	// above 0, one atomic add on its shard's byte counter, a locked
-	// instruction like the ring's own
-	// compare-and-swap, so a push costs up to about twice as much; `bash
+	// above 0, one atomic compare-and-swap on its shard's byte counter
+	// (retried when another push moved the counter in between), a locked
+	// instruction like the ring's own, so a push costs up to about twice
+	// as much; `bash
 	// bench/pushcost/budget.sh` measures it (BenchmarkBudget, with the
 	// alternative of one counter for the sink, which all CPUs would share),
 	// and that a sink without a budget pushes as before the budget existed.

@@ -29,7 +29,9 @@ const maxCPUHomeTable = 1 << 12
 // [Sink.Push]), it is one ring per CPU the process may run on, at most
 // DefaultShardsPerP × GOMAXPROCS and at most DefaultMaxCPUShards: two
 // producers running at the same instant run on different CPUs, so with a
-// ring per CPU they never share a ring, and more rings would stay empty.
+// ring per CPU they never share a ring. More rings (a Shards set above it)
+// do not make pushes cheaper; they add capacity: each CPU then owns a group
+// of them, which its goroutines share by their stacks (see cpuHomeTable).
 // The cap by GOMAXPROCS keeps a process that may run on many CPUs but
 // runs few threads at once (a container's CPU quota on a large host) to a
 // few rings per running thread.
@@ -57,19 +59,48 @@ func defaultShards(cpuHomes bool, cpus, procs int) int {
 	return min(max(perP, 1), DefaultMaxShards)
 }
 
+// A home entry of the CPU home table: the first shard of the CPU's group in
+// its low 16 bits and, when the group has more than one shard, the group's
+// size in its high 16 bits (0 otherwise, so that with at most a ring per
+// CPU an entry is the shard number itself, as it was before groups).
+// MaxShards is below 2^16, so both fit.
+const (
+	groupShift = 16
+	firstMask  = 1<<groupShift - 1
+)
+
+// homeEntry returns the entry of a group of size shards from first.
+func homeEntry(first, size int) uint32 {
+	if size <= 1 {
+		return uint32(first)
+	}
+	return uint32(first) | uint32(size)<<groupShift
+}
+
 // cpuHomeTable maps CPU numbers to n shards for the handle-less Push. The
 // CPUs the process may run on, in increasing order of the number that
 // machine.CPU reads for them (c mod 4096: a CPU numbered 4,096 or above
-// reads as its low 12 bits), take shards 0, 1, ..., n-1, 0, 1, ..., so
-// that up to n of them have a ring each whatever their numbers (a cpuset of
-// CPUs 32 to 63, or every other CPU, or CPUs 4096 to 4127, spreads as
-// evenly as CPUs 0 to 31). Two CPUs of the set that read alike (c and
-// c+4096) share an entry: RDPID cannot tell them apart. The table's length
-// is the power of two above the highest number read, so that a lookup is a
-// mask and a load; a CPU outside the set (the affinity was widened after
-// New) lands on the entry its low bits choose, which still holds a valid
-// shard.
-func cpuHomeTable(cpus []int, n int) []uint16 {
+// reads as its low 12 bits), take the shards in turn, so that they spread
+// as evenly as they can whatever their numbers (a cpuset of CPUs 32 to 63,
+// or every other CPU, or CPUs 4096 to 4127, spreads as evenly as CPUs 0 to
+// 31):
+//
+//   - with n at most the number of CPUs, CPU k of the set gets shard k mod
+//     n, a group of one: up to n of them have a ring each;
+//   - with more shards than CPUs, CPU k of c gets the group of shards
+//     [k*n/c, (k+1)*n/c) (n/c of them, rounded down or up), and Push spreads
+//     its goroutines over the group by their stack homes: two producers
+//     running at once run on two CPUs and so push into disjoint groups,
+//     and a burst from many goroutines on one CPU fills every ring of its
+//     group instead of one.
+//
+// Two CPUs of the set that read alike (c and c+4096) share an entry: RDPID
+// cannot tell them apart. The table's length is the power of two above the
+// highest number read, so that a lookup is a mask and a load; a CPU outside
+// the set (the affinity was widened after New) lands on the entry its low
+// bits choose, which holds the entry of a CPU of the set. With no CPU
+// known, every CPU has the group of all n shards.
+func cpuHomeTable(cpus []int, n int) []uint32 {
 	read := make([]int, 0, len(cpus))
 	for _, c := range cpus {
 		read = append(read, c%maxCPUHomeTable)
@@ -82,20 +113,32 @@ func cpuHomeTable(cpus []int, n int) []uint16 {
 			size <<= 1
 		}
 	}
-	t := make([]uint16, size)
-	for i := range t {
-		t[i] = uint16(i % n)
+	c := len(read)
+	entry := func(k int) uint32 {
+		switch {
+		case c == 0:
+			return homeEntry(0, n)
+		case n <= c:
+			return homeEntry(k%n, 1)
+		default:
+			first, end := k*n/c, (k+1)*n/c
+			return homeEntry(first, end-first)
+		}
 	}
-	for k, c := range read {
-		t[c] = uint16(k % n)
+	t := make([]uint32, size)
+	for i := range t {
+		t[i] = entry(i % max(c, 1))
+	}
+	for k, cpu := range read {
+		t[cpu] = entry(k)
 	}
 	return t
 }
 
-// cpuShard returns the shard of CPU cpu in the sink's CPU home table, which
-// must not be empty: a mask (the table's length is a power of two) and a
-// load.
-func (s *Sink[T]) cpuShard(cpu uint32) int {
+// cpuEntry returns the home entry of CPU cpu in the sink's CPU home table,
+// which must not be empty: a mask (the table's length is a power of two)
+// and a load.
+func (s *Sink[T]) cpuEntry(cpu uint32) uint32 {
 	t := s.cpuHomes
-	return int(t[cpu&uint32(len(t)-1)])
+	return t[cpu&uint32(len(t)-1)]
 }

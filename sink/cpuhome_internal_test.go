@@ -19,20 +19,25 @@ func TestCPUHomeTableGivesEachCPUOfTheSetItsOwnRing(t *testing.T) {
 		name string
 		cpus []int
 		n    int
-		want map[int]uint16 // CPU -> shard
+		want map[int]uint32 // CPU -> home entry (the shard, for a group of one)
 		size int
 	}{
-		{"two CPUs, two rings", []int{0, 1}, 2, map[int]uint16{0: 0, 1: 1}, 2},
-		{"every other CPU", []int{0, 2, 4, 6}, 4, map[int]uint16{0: 0, 2: 1, 4: 2, 6: 3}, 8},
-		{"a cpuset high up", []int{33, 34, 35}, 3, map[int]uint16{33: 0, 34: 1, 35: 2}, 64},
-		{"more CPUs than rings", []int{0, 1, 2, 3, 4, 5}, 2, map[int]uint16{0: 0, 1: 1, 2: 0, 3: 1, 4: 0, 5: 1}, 8},
-		{"one ring", []int{5, 9}, 1, map[int]uint16{5: 0, 9: 0}, 16},
-		{"no CPUs known", nil, 4, map[int]uint16{0: 0}, 1},
+		{"two CPUs, two rings", []int{0, 1}, 2, map[int]uint32{0: 0, 1: 1}, 2},
+		{"every other CPU", []int{0, 2, 4, 6}, 4, map[int]uint32{0: 0, 2: 1, 4: 2, 6: 3}, 8},
+		{"a cpuset high up", []int{33, 34, 35}, 3, map[int]uint32{33: 0, 34: 1, 35: 2}, 64},
+		{"more CPUs than rings", []int{0, 1, 2, 3, 4, 5}, 2, map[int]uint32{0: 0, 1: 1, 2: 0, 3: 1, 4: 0, 5: 1}, 8},
+		{"one ring", []int{5, 9}, 1, map[int]uint32{5: 0, 9: 0}, 16},
+		{"no CPUs known: one group of every shard", nil, 4, map[int]uint32{0: homeEntry(0, 4)}, 1},
+		// More shards than CPUs: each CPU owns a group.
+		{"four shards on two CPUs", []int{0, 1}, 4, map[int]uint32{0: homeEntry(0, 2), 1: homeEntry(2, 2)}, 2},
+		{"eight shards on two CPUs", []int{0, 1}, 8, map[int]uint32{0: homeEntry(0, 4), 1: homeEntry(4, 4)}, 2},
+		{"five shards on two CPUs", []int{3, 6}, 5, map[int]uint32{3: homeEntry(0, 2), 6: homeEntry(2, 3), 0: homeEntry(0, 2), 1: homeEntry(2, 3)}, 8},
+		{"a group of one where shards divide unevenly", []int{0, 1, 2}, 4, map[int]uint32{0: 0, 1: 1, 2: homeEntry(2, 2)}, 4},
 		// machine.CPU reads CPU c as c mod 4096 (RDPID's 12 bits): CPUs
 		// numbered 4,096 and above take the entries of what they read.
-		{"CPUs numbered 4,096 and above", []int{4096, 4097, 4098, 4099}, 4, map[int]uint16{0: 0, 1: 1, 2: 2, 3: 3}, 4},
-		{"a cpuset across 4,096", []int{4094, 4095, 4096, 4097}, 4, map[int]uint16{0: 0, 1: 1, 4094: 2, 4095: 3}, 4096},
-		{"two CPUs that read alike", []int{7, 4103}, 2, map[int]uint16{7: 0}, 8},
+		{"CPUs numbered 4,096 and above", []int{4096, 4097, 4098, 4099}, 4, map[int]uint32{0: 0, 1: 1, 2: 2, 3: 3}, 4},
+		{"a cpuset across 4,096", []int{4094, 4095, 4096, 4097}, 4, map[int]uint32{0: 0, 1: 1, 4094: 2, 4095: 3}, 4096},
+		{"two CPUs that read alike", []int{7, 4103}, 2, map[int]uint32{7: homeEntry(0, 2)}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := cpuHomeTable(tc.cpus, tc.n)
@@ -40,8 +45,34 @@ func TestCPUHomeTableGivesEachCPUOfTheSetItsOwnRing(t *testing.T) {
 			for cpu, shard := range tc.want {
 				require.Equal(t, shard, table[cpu], "CPU %d", cpu)
 			}
-			for i, shard := range table {
-				require.Less(t, int(shard), tc.n, "entry %d", i)
+			covered := make([]int, tc.n)
+			for i, e := range table {
+				first, size := int(e&firstMask), max(int(e>>groupShift), 1)
+				require.Less(t, first+size-1, tc.n, "entry %d", i)
+				if e <= firstMask {
+					require.Zero(t, e>>groupShift, "entry %d: a group of one is the shard itself", i)
+				}
+				for j := first; j < first+size; j++ {
+					covered[j]++
+				}
+			}
+			if len(tc.cpus) > 0 && tc.n > len(tc.cpus) {
+				// Every shard is in the group of exactly one CPU of the set.
+				owners := make([]int, tc.n)
+				read := map[int]bool{}
+				for _, c := range tc.cpus {
+					read[c%maxCPUHomeTable] = true
+				}
+				for c := range read {
+					e := table[c]
+					first, size := int(e&firstMask), max(int(e>>groupShift), 1)
+					for j := first; j < first+size; j++ {
+						owners[j]++
+					}
+				}
+				for j, o := range owners {
+					require.Equal(t, 1, o, "shard %d is in %d CPUs' groups", j, o)
+				}
 			}
 		})
 	}
@@ -53,7 +84,7 @@ func TestCPUHomeTableSpreadsALargeSetEvenly(t *testing.T) {
 		cpus = append(cpus, c)
 	}
 	table := cpuHomeTable(cpus, 32)
-	per := map[uint16]int{}
+	per := map[uint32]int{}
 	for _, c := range cpus {
 		per[table[c]]++
 	}
@@ -114,7 +145,7 @@ func TestCPUHomesFollowTheCPUSetWithoutReadingTheCPU(t *testing.T) {
 			require.NotNil(t, s.cpuHomes)
 			homes := map[int]int{} // shard -> CPU
 			for _, c := range tc.cpus[:want] {
-				home := s.cpuShard(uint32(c % maxCPUHomeTable)) // what machine.CPU reads on CPU c
+				home := int(s.cpuEntry(uint32(c % maxCPUHomeTable))) // what machine.CPU reads on CPU c: a group of one
 				if other, dup := homes[home]; dup {
 					t.Fatalf("CPUs %d and %d share ring %d", other, c, home)
 				}

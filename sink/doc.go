@@ -23,15 +23,22 @@
 // # Guarantees
 //
 //  1. A push never blocks: it returns after one TryPush on one ring (two for
-//     a handle-less [Sink.Push] whose home ring is full).
+//     a handle-less [Sink.Push] whose home ring is full). Where a CPU owns
+//     a group of shards (see Pushing), a handle-less push whose home is
+//     full tries every other shard, up to Shards TryPush calls in all.
+//     Only [Handle.PushWait] and [Sink.PushWait] wait, and only when they
+//     find no room, until their ctx ends.
 //  2. A successful push allocates nothing and writes to no shared counter,
 //     lock or timer, but for one add to its shard's byte counter when
-//     [Config.MaxQueuedBytes] is set.
+//     [Config.MaxQueuedBytes] is set. (The add is a compare-and-swap, so
+//     that the counter cannot overflow.)
 //  3. Every rejected push adds one to exactly one shard's drop counter, and
 //     so does every value displaced under [DropOldest]: accepted + rejected
 //     == attempted, [Sink.Dropped] == rejected + displaced, and once the
 //     sink is quiet Drained + Queued + Dropped == attempted (Stats).
-//     Under [DropNewest], the default, nothing is displaced.
+//     Under [DropNewest], the default, nothing is displaced. A PushWait
+//     whose ctx ends first counts its value once, in Dropped and in
+//     Stats().WaitedOut.
 //  4. Every accepted value that is not displaced is handed to Drain exactly
 //     once, or is still in its ring (Stats().Queued) after a Shutdown whose
 //     ctx ended, which a later Shutdown drains.
@@ -42,8 +49,9 @@
 //     values were left, and a later Shutdown with a live ctx resumes the
 //     drain.
 //  7. Once Shutdown has begun, every push returns false and is counted as
-//     dropped. A push that races the close either lands before it and is
-//     drained, or fails and is counted.
+//     dropped. Every PushWait, waiting or new, returns [ErrShutdown] at
+//     once and counts its value. A push that races the close either lands
+//     before it and is drained, or fails and is counted.
 //  8. A worker yields the processor after every batch, so a Drain that never
 //     blocks cannot starve other goroutines or timers on its P.
 //  9. A panic in Drain, or a call of runtime.Goexit, is recovered, counted
@@ -56,7 +64,8 @@
 //     larger value alone); a push beyond that is dropped and counted in
 //     Dropped and Stats().DroppedForBytes. With [Config.MaxBatchBytes] set,
 //     a Drain batch sums to at most MaxBatchBytes bytes, or is one larger
-//     value.
+//     value. Both hold at every valid setting, up to math.MaxInt with sizes
+//     up to 2^48: no sum of sizes overflows.
 //
 // Push returning true means the value was in a ring at that instant, not that
 // it was drained. There is no count of accepted values, because keeping one
@@ -75,6 +84,25 @@
 // order, since a goroutine that moves to another CPU moves its Push home.
 // Stealing lets several workers drain one shard at once, so for order set
 // DisableStealing too, or use one shard (one global FIFO, one contended ring).
+//
+// With CPU homes and more shards than CPUs (Config.Shards above the
+// default), each CPU owns a group of shards and Sink.Push spreads its
+// goroutines over its CPU's group by their stacks, so producers running at
+// once still never share a ring and a burst fills every ring; a push whose
+// home is full then tries every other shard before it drops, so the whole
+// configured capacity takes a burst.
+//
+// # Waiting for room
+//
+// For the values worth a bounded wait rather than a drop (an error record,
+// an audit event, a message for a durable stream), [Handle.PushWait] and
+// [Sink.PushWait] push at once when there is room and otherwise park until
+// a drain worker frees room in the shard or ctx ends; then the value is
+// dropped, counted in Dropped and Stats().WaitedOut, and ctx.Err() is
+// returned. Waiters do not spin; a worker that frees room wakes as many as
+// it has room for, oldest first, and pays one atomic load per batch when
+// nobody waits. A value larger than its shard's byte share is refused at
+// once ([ErrValueTooLarge]). Push itself is unchanged by PushWait.
 //
 // # Draining
 //
@@ -114,7 +142,14 @@
 // instruction), a load and a release store of the slot's stamp, the value's
 // copy and a load of the shard's sleeping flag (written only when its worker
 // sleeps or wakes). Sink.Push adds a read of the CPU number and a table
-// lookup, or a hash of a stack address; a byte budget adds a SizeOf call and
-// an atomic add. internal/hotpath's test checks that a program importing
-// only the library compiles the push to these instructions.
+// lookup (and a compare with a branch not taken, or with groups of shards a
+// hash of a stack address), or a hash of a stack address; a byte budget
+// adds a SizeOf call and an atomic compare-and-swap. A drain worker pays
+// one atomic load per batch for PushWait when nobody waits. The PushWait
+// costs (give-up delay, parked CPU, wake-up latency) are measured by
+//
+//	go test -run '^$' -bench PushWait -benchtime 1x ./sink/
+//
+// internal/hotpath's test checks that a program importing only the library
+// compiles the push to these instructions.
 package sink

@@ -10,11 +10,21 @@ func UseStackHomes(t testing.TB) { useStackHomes(t) }
 // UsesCPUHomes reports whether s takes Push's home from the CPU.
 func UsesCPUHomes[T any](s *Sink[T]) bool { return s.cpuHomes != nil }
 
-// CPUHome returns the shard that Push from CPU cpu uses, or -1 when s takes
-// its homes from the stack.
+// CPUHome returns the shard that Push from CPU cpu starts from (the first
+// of its group), or -1 when s takes its homes from the stack.
 func CPUHome[T any](s *Sink[T], cpu int) int {
 	if s.cpuHomes == nil {
 		return -1
 	}
-	return s.cpuShard(uint32(cpu))
+	return int(s.cpuEntry(uint32(cpu)) & firstMask)
+}
+
+// CPUGroup returns the first shard and the number of shards of the group
+// that CPU cpu owns, or -1, 0 when s takes its homes from the stack.
+func CPUGroup[T any](s *Sink[T], cpu int) (first, size int) {
+	if s.cpuHomes == nil {
+		return -1, 0
+	}
+	e := s.cpuEntry(uint32(cpu))
+	return int(e & firstMask), max(int(e>>groupShift), 1)
 }

@@ -1,5 +1,7 @@
 package sink
 
+import "context"
+
 // Handle pushes into one shard of a [Sink]. Take one from [Sink.Handle] or
 // [Sink.HandleFor] and keep it: a Handle is immutable, safe for concurrent
 // use, and costs nothing to hold. Every Handle of a sink's shard is the same
@@ -8,6 +10,7 @@ type Handle[T any] struct {
 	sh    *shard[T]
 	next  *Handle[T] // the next shard's handle, for Sink.Push
 	shard int
+	s     *Sink[T] // the sink, for PushWait
 }
 
 // Push pushes v into the handle's shard and reports whether it was accepted.
@@ -56,3 +59,42 @@ func (h *Handle[T]) Push(v T) bool {
 
 // Shard returns the index of the handle's shard, in [0, Shards).
 func (h *Handle[T]) Shard() int { return h.shard }
+
+// PushWait pushes v into the handle's shard, waiting for room if need be.
+// When the ring has room (and the shard's share of MaxQueuedBytes room for
+// v) it pushes at once, exactly as [Handle.Push] does, and returns nil.
+// Otherwise it parks until a drain worker frees room in this shard, or ctx
+// ends, or Shutdown begins: it does not spin, and a parked caller costs no
+// CPU. It returns:
+//
+//   - nil once v is in the ring;
+//   - ctx.Err(), unwrapped, when ctx ends first: v is dropped and counted
+//     in Dropped and, as a reason of its own, in WaitedOut;
+//   - [ErrShutdown] at once, or as soon as Shutdown begins while it waits:
+//     v is dropped and counted in Dropped, as a Push then is;
+//   - [ErrValueTooLarge] at once when v's size is above the shard's share
+//     of MaxQueuedBytes and the shard is not empty (such a value goes in
+//     only alone, and a wait for an empty shard could last for ever): v is
+//     dropped and counted in Dropped and DroppedForBytes.
+//
+// PushWait never displaces: under [DropOldest] it waits for room rather
+// than push an older value out (the caller chose to wait rather than lose
+// a value). Waiters of a shard are woken in the order they parked, as
+// many as there is room for (in slots, and in bytes by their sizes);
+// docs/design.md, "sink: PushWait", says how and what it costs. A caller
+// that gives up because ctx ended returns within a scheduling delay of
+// the ctx's end. PushWait panics with a nil ctx.
+func (h *Handle[T]) PushWait(ctx context.Context, v T) error {
+	sh := h.sh
+	if sh == nil {
+		panicUnmade("Handle")
+	}
+	mustHaveCtx("PushWait", ctx)
+	if sh.ring.TryPush(v) {
+		if sh.isSleeping() {
+			sh.wake()
+		}
+		return nil
+	}
+	return h.s.pushWait(ctx, h.shard, v)
+}

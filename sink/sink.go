@@ -49,10 +49,18 @@ type Sink[T any] struct {
 	action  Action[T]
 	shards  []shard[T]
 	handles []Handle[T] // handles[i] pushes into shards[i]; immutable
-	// cpuHomes maps CPU numbers to shards for Push when homes come from
-	// the CPU (see cpuHomeTable); nil when they come from the stack.
-	// Immutable after New.
-	cpuHomes []uint16
+	// cpuHomes maps CPU numbers to home entries (a shard, or a group of
+	// shards) for Push when homes come from the CPU (see cpuHomeTable);
+	// nil when they come from the stack. Immutable after New.
+	cpuHomes []uint32
+	// grouped is set when some CPU of cpuHomes owns more than one shard:
+	// a push whose home is full then tries every other shard. Immutable
+	// after New.
+	grouped bool
+
+	// waits[i] holds the PushWait calls parked for room in shards[i]; see
+	// wait.go.
+	waits []waitQueue
 
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.
@@ -98,6 +106,16 @@ type Sink[T any] struct {
 	_      [0]atomic.Uint64
 	cursor uint64
 	_      [cacheBlock - 8]byte
+
+	// waiting is the number of PushWait calls parked in the waits queues
+	// (raised before a caller's last look at its ring, lowered by whoever
+	// takes it out of its queue). The drain workers load it once per batch
+	// and look at the queues only when it is above zero: the whole cost of
+	// PushWait to a sink where nobody waits. A plain int32 used through
+	// sync/atomic's functions (see shard's "Atomics" note), alone on its
+	// cache lines: parking callers write it, every worker reads it.
+	waiting int32
+	_       [cacheBlock - 4]byte
 }
 
 // New validates cfg, builds the rings and starts one drain worker per shard
@@ -136,6 +154,7 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
 		shutdownSem: make(chan struct{}, 1),
+		waits:       make([]waitQueue, st.shards),
 	}
 	forces := make([]forcer[T], st.shards)
 	for i := range s.shards {
@@ -156,11 +175,14 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		sh.ring, forces[i] = pr, f
 		s.closers[i] = c
 		sh.doorbell = make(chan struct{}, 1)
-		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i}
+		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i, s: s}
 	}
 	s.installBudgets(forces)
 	if homesFromCPU() {
 		s.cpuHomes = cpuHomeTable(homeCPUs(), st.shards)
+		for _, e := range s.cpuHomes {
+			s.grouped = s.grouped || e > firstMask
+		}
 	}
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the
@@ -252,6 +274,17 @@ func shardFor(key uint64, n int) int {
 // its value as dropped. A zero Sink (not from New) panics with "sink: Sink
 // used without New".
 //
+// With homes from the CPU and more shards than CPUs (Config.Shards above
+// the CPUs the process may run on), each CPU owns a group of shards (see
+// docs/design.md, "sink: every shard used with CPU homes"): the home is the
+// ring of the group that the goroutine's stack chooses, so that a burst
+// from many goroutines fills every ring of the group, and when the home is
+// full Push tries every other shard of the sink in turn before it drops v
+// (on the next shard after home, as above): the whole configured capacity
+// takes a burst. A push that every ring refuses then costs Shards
+// TryPush calls instead of two; one that its home accepts costs a compare
+// and a stack hash more than with a ring per CPU.
+//
 // Push is the recommended way to push for a flat cost under contention; use
 // a [Handle] or [Sink.HandleFor] where the values of one producer or key must
 // keep their order (a goroutine's home ring can change). How the home ring is
@@ -259,12 +292,17 @@ func shardFor(key uint64, n int) int {
 func (s *Sink[T]) Push(v T) bool {
 	// The home: from the CPU where that is cheap to read (one call of a
 	// three-instruction assembly function, allowed on the hot path by
-	// name, then cpuShard's mask and load, inlined), from the stack
-	// otherwise. A zero Sink has no CPU table and no shards: the stack path
-	// says so.
+	// name, then cpuEntry's mask and load, inlined), from the stack
+	// otherwise. An entry above firstMask is a group of shards, spread by
+	// the stack (a branch not taken with a ring per CPU). A zero Sink has
+	// no CPU table and no shards: the stack path says so.
 	var i int
 	if len(s.cpuHomes) > 0 {
-		i = s.cpuShard(machine.CPU())
+		e := s.cpuEntry(machine.CPU())
+		i = int(e & firstMask)
+		if e > firstMask {
+			i += stackHome(int(e >> groupShift))
+		}
 	} else {
 		if len(s.handles) == 0 {
 			panicUnmade("Sink")
@@ -272,14 +310,17 @@ func (s *Sink[T]) Push(v T) bool {
 		i = stackHome(len(s.handles))
 	}
 	// Handle.Push, inline (a call level costs as much as the push itself
-	// when T is large), with one retry on the next shard; see there for the
-	// flag load.
+	// when T is large), with one retry on the next shard (or, in a group,
+	// every other shard); see there for the flag load.
 	sh := &s.shards[i]
 	if sh.ring.TryPush(v) {
 		if sh.isSleeping() {
 			sh.wake()
 		}
 		return true
+	}
+	if s.grouped {
+		return s.pushAround(i, v)
 	}
 	if next := s.handles[i].next; next.sh != sh {
 		sh = next.sh
@@ -295,6 +336,58 @@ func (s *Sink[T]) Push(v T) bool {
 	}
 	sh.countDrop()
 	return false
+}
+
+// pushAround is the end of a Push whose home, in a group of shards, was
+// full: it tries every other shard in turn from the next one, and when all
+// refuse, drops v on the next shard (or displaces there, under
+// DropOldest), as Push does with one retry.
+//
+//go:noinline
+func (s *Sink[T]) pushAround(home int, v T) bool {
+	if s.tryAround(home, v) {
+		return true
+	}
+	sh := s.handles[home].next.sh
+	if sh.slow != nil {
+		return sh.refused(v)
+	}
+	sh.countDrop()
+	return false
+}
+
+// tryAround tries every shard but home, in turn from the next one, and
+// reports whether one accepted v (its worker woken if it sleeps). It
+// counts nothing.
+func (s *Sink[T]) tryAround(home int, v T) bool {
+	n := len(s.shards)
+	for k := 1; k < n; k++ {
+		j := home + k
+		if j >= n {
+			j -= n
+		}
+		if sh := &s.shards[j]; sh.ring.TryPush(v) {
+			if sh.isSleeping() {
+				sh.wake()
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// home returns the shard that Push starts from on the calling goroutine.
+func (s *Sink[T]) home() int {
+	if len(s.cpuHomes) > 0 {
+		e := s.cpuEntry(machine.CPU())
+		i := int(e & firstMask)
+		if e > firstMask {
+			i += stackHome(int(e >> groupShift))
+		}
+		return i
+	}
+	s.mustBeMade()
+	return stackHome(len(s.handles))
 }
 
 // Dropped returns the number of values dropped so far: pushes refused

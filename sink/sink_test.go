@@ -178,7 +178,11 @@ func TestHandleForSpreadsKeys(t *testing.T) {
 // the next shard when the home ring is full, so one goroutine's burst fills
 // two rings before anything is shed. (Workers are gated, so the rings only
 // fill.)
+//
+// With CPU homes and more shards than CPUs, a burst fills every shard
+// instead: cpugroup_test.go.
 func TestHandlelessPushSpillsIntoOtherShards(t *testing.T) {
+	sink.UseStackHomes(t)
 	g := newGate[ev]()
 	const shards, capacity = 4, 8
 	s := newSink(t, testCfg(shards, capacity, 1), g)

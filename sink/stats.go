@@ -8,7 +8,8 @@ package sink
 // still in the ring, or dropped (refused, or under DropOldest accepted and
 // later displaced, which counts as dropped too). Under DropNewest Drained +
 // Queued is exactly the number of values accepted into the ring.
-// DroppedForBytes is part of Dropped, and once the sink is quiet
+// DroppedForBytes and WaitedOut are parts of Dropped (disjoint: a PushWait
+// refused for its size is not one that waited), and once the sink is quiet
 // QueuedBytes is the sum of the sizes of the values Queued counts.
 type Stats struct {
 	Name         string `json:"name"`
@@ -26,8 +27,18 @@ type Stats struct {
 	// QueuedBytes is what MaxQueuedBytes bounds: the sizes of the values
 	// in the rings and in batches whose Drain call has not returned (0
 	// without MaxQueuedBytes). The sum of PerShard.
-	QueuedBytes int64        `json:"queued_bytes"`
-	PerShard    []ShardStats `json:"per_shard"` // one entry per shard, in shard order
+	QueuedBytes int64 `json:"queued_bytes"`
+	// WaitedOut counts, of Dropped, the PushWait calls ([Handle.PushWait],
+	// [Sink.PushWait]) whose ctx ended before their shard had room: the
+	// values a caller chose to wait for and still lost, as against those
+	// refused at once because a ring was full. The sum of PerShard. As a
+	// metric: a counter (sinkprom could name it
+	// sink_pushwait_waited_out_total).
+	WaitedOut uint64 `json:"waited_out"`
+	// Waiting is the number of PushWait calls parked for room at the
+	// snapshot, a gauge; the sum of PerShard.
+	Waiting  int          `json:"waiting"`
+	PerShard []ShardStats `json:"per_shard"` // one entry per shard, in shard order
 }
 
 // ShardStats is one shard's part of [Stats].
@@ -50,6 +61,12 @@ type ShardStats struct {
 	// batches whose Drain call has not returned, the shard's own worker's
 	// or a stealer's (0 without MaxQueuedBytes).
 	QueuedBytes int64 `json:"queued_bytes"`
+	// WaitedOut counts, of Dropped, the PushWait calls on this shard
+	// whose ctx ended before it had room.
+	WaitedOut uint64 `json:"waited_out"`
+	// Waiting is the number of PushWait calls parked for room in this
+	// shard at the snapshot.
+	Waiting int `json:"waiting"`
 }
 
 // Stats returns a snapshot of the counters and ring lengths. Each counter is
@@ -69,9 +86,10 @@ func (s *Sink[T]) Stats() Stats {
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		// forBytes before dropped: a refusal adds to dropped first, so
-		// the snapshot never has more of the first.
+		// forBytes and waitedOut before dropped: a refusal adds to
+		// dropped first, so the snapshot never has more of the first.
 		forBytes := sh.forBytesCount()
+		waitedOut := s.waitedOutCount(i)
 		ss := ShardStats{
 			Shard:           i,
 			Dropped:         sh.droppedCount(),
@@ -80,7 +98,11 @@ func (s *Sink[T]) Stats() Stats {
 			DrainPanics:     sh.panics.Load(),
 			DroppedForBytes: forBytes,
 			QueuedBytes:     sh.heldBytes(),
+			WaitedOut:       waitedOut,
+			Waiting:         s.waitingCount(i),
 		}
+		st.WaitedOut += ss.WaitedOut
+		st.Waiting += ss.Waiting
 		st.Dropped += ss.Dropped
 		st.DroppedForBytes += ss.DroppedForBytes
 		st.QueuedBytes += ss.QueuedBytes

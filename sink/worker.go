@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -20,7 +21,8 @@ type worker[T any] struct {
 	batch []T // len 0 between rounds, cap BatchSize; cleared after each Drain
 
 	// With SizeOf set, meta[i] is batch[i]'s size and the shard it came
-	// from (nil otherwise), and batchBytes their sum. off is how much of
+	// from (nil otherwise), and batchBytes their sum (held at
+	// math.MaxInt64 where it would overflow; see addSizes). off is how much of
 	// the batch has been handed to Drain already: MaxBatchBytes cuts a
 	// round's values into several Drain calls (see drain).
 	meta       []valueMeta
@@ -121,6 +123,12 @@ func (w *worker[T]) loop() {
 			w.idleWait()
 			continue
 		}
+		if w.s.cfg.maxQueuedBytes == 0 {
+			// The pops freed ring slots: wake the PushWait callers they
+			// make room for (one atomic load when nobody waits). With a
+			// byte budget, room comes with the give-back after Drain.
+			w.s.wakeWaitersIfAny()
+		}
 		w.idleRounds = 0
 		if w.s.cfg.maxDelay > 0 {
 			if held == 0 {
@@ -138,6 +146,11 @@ func (w *worker[T]) loop() {
 		}
 		w.drain(w.s.drainCtx)
 		w.sh.seq.Add(1)
+		if w.s.cfg.maxQueuedBytes > 0 {
+			// The batch's bytes came back (and its slots, at the pops):
+			// wake the PushWait callers they make room for.
+			w.s.wakeWaitersIfAny()
+		}
 		// Yield after every batch, so that a Drain that never blocks cannot
 		// hold a P for the whole 10 ms preemption slice: timers and other
 		// goroutines on this P run between batches.
@@ -270,6 +283,10 @@ func (w *worker[T]) replace() {
 		w.sh.seq.Add(1)
 	}
 	w.leaving = false
+	// The ended Drain call's bytes came back in its deferred give-back,
+	// but the round's wake-up of PushWait callers (after drain) did not
+	// run.
+	w.s.wakeWaitersIfAny()
 	go w.run()
 }
 
@@ -283,7 +300,7 @@ func (w *worker[T]) drain(ctx context.Context) {
 	}
 	w.batch, w.off = w.batch[:0], 0
 	if w.meta != nil {
-		w.meta = w.meta[:0]
+		w.meta, w.batchBytes = w.meta[:0], 0
 	}
 }
 
@@ -297,7 +314,10 @@ func (w *worker[T]) cut() int {
 	}
 	sum := w.meta[w.off].size
 	end := w.off + 1
-	for end < len(w.batch) && sum+w.meta[end].size <= limit {
+	// limit-sum, not sum+size: sum <= limit after the first value or the
+	// loop stops, so the difference cannot overflow where the sum could
+	// (MaxBatchBytes up to math.MaxInt, sizes up to 2^48).
+	for end < len(w.batch) && w.meta[end].size <= limit-sum {
 		sum += w.meta[end].size
 		end++
 	}
@@ -373,8 +393,19 @@ func (w *worker[T]) measure(n, from int) {
 	for _, v := range w.batch[len(w.batch)-n:] {
 		m := valueMeta{size: sizeOf(w.s.cfg.sizeOf, v), from: int32(from)}
 		w.meta = append(w.meta, m)
-		w.batchBytes += m.size
+		w.batchBytes = addSizes(w.batchBytes, m.size)
 	}
+}
+
+// addSizes returns sum+n (both non-negative), or math.MaxInt64 where that
+// would overflow: a batch of up to MaxRingCapacity values of up to 2^48
+// bytes each can sum past it, and batchBytes only needs to tell whether the
+// batch has reached MaxBatchBytes, which is at most math.MaxInt64.
+func addSizes(sum, n int64) int64 {
+	if n > math.MaxInt64-sum {
+		return math.MaxInt64
+	}
+	return sum + n
 }
 
 // handed is the end of a Drain call with batch[from:to], however it ended:
@@ -389,13 +420,14 @@ func (w *worker[T]) handed(from, to int) {
 		return
 	}
 	budgeted := w.s.cfg.maxQueuedBytes > 0
+	if !budgeted {
+		return
+	}
+	// Each run's sum is at most what its shard held at once, which the
+	// budget keeps within max(share, 2^48): no overflow.
 	var run int32
 	var sum int64
 	for i, m := range w.meta[from:to] {
-		w.batchBytes -= m.size
-		if !budgeted {
-			continue
-		}
 		if i > 0 && m.from != run {
 			w.s.shards[run].slow.budget.release(sum)
 			sum = 0
@@ -419,6 +451,10 @@ func (w *worker[T]) compact() {
 	w.batch = w.batch[:n]
 	if w.meta != nil {
 		w.meta = w.meta[:copy(w.meta, w.meta[w.off:])]
+		w.batchBytes = 0
+		for _, m := range w.meta {
+			w.batchBytes = addSizes(w.batchBytes, m.size)
+		}
 	}
 	w.off = 0
 }

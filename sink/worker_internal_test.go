@@ -162,7 +162,11 @@ func TestWakeRingsOnceForManyProducers(t *testing.T) {
 	}
 }
 
+// With a home per CPU or from the stack, a full home moves the push on to
+// one more shard (groups of shards, where every shard is tried, are
+// cpugroup_test.go's).
 func TestSinkPushMovesOnWhenItsHomeIsFull(t *testing.T) {
+	useStackHomes(t)
 	s := bare(t, Config[int]{Shards: 3, RingCapacity: 2})
 	// This goroutine's home, from the address of its stack: the shard its
 	// first push lands in, and the next one.

@@ -19,8 +19,8 @@ import (
 var hot = []string{
 	`main\.main`, // where the probe's calls are inlined, as in a user's code
 	`ring/vyukov\.\(\*Ring\[.*\]\)\.(TryPush|TryPop|ForcePush|Len|Close|IsClosed)`,
-	`sink\.\(\*Handle\[.*\]\)\.Push`,
-	`sink\.\(\*Sink\[.*\]\)\.(Push|Handle|HandleFor|Dropped)`,
+	`sink\.\(\*Handle\[.*\]\)\.(Push|PushWait)`,
+	`sink\.\(\*Sink\[.*\]\)\.(Push|PushWait|Handle|HandleFor|Dropped)`,
 	`sink\.\(\*shard\[.*\]\)\..*`,
 	`sink\.\(\*budget\[.*\]\)\..*`,
 	`mpmc\.\(\*(Sender|Receiver|WeakSender|WeakReceiver)\[.*\]\)\..*`,
@@ -37,6 +37,8 @@ var mustAppear = []string{
 	`ring/vyukov\.\(\*Ring\[.*\]\)\.ForcePush`,
 	`sink\.\(\*Handle\[.*\]\)\.Push`,
 	`sink\.\(\*Sink\[.*\]\)\.Push`,
+	`sink\.\(\*Handle\[.*\]\)\.PushWait`,
+	`sink\.\(\*Sink\[.*\]\)\.PushWait`,
 	`sink\.\(\*budget\[.*\]\)\.TryPush`,
 	`sink\.\(\*shard\[.*\]\)\.refused`,
 	`mpmc\.\(\*Sender\[.*\]\)\.TrySend`,

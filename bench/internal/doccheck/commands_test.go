@@ -82,6 +82,10 @@ var commands = map[string]how{
 	"go test -run '^$' -bench CPU ./internal/machine/":                                        {run: "go test -run '^$' -bench CPU -benchtime 1x ./internal/machine/"},
 	"go test -run '^$' -bench Idle -benchtime 1x ./sink/":                                     asWritten,
 	"go test -run '^$' -bench All -count=10 ./mpmc/":                                          {run: "go test -run '^$' -bench All -benchtime 1x ./mpmc/"},
+	// docs/design.md and docs/benchmarks.md: PushWait and groups of shards (issue 36)
+	"go test -run '^$' -bench PushWait -benchtime 1x -count 5 ./sink/":                                            {run: "go test -run '^$' -bench PushWait -benchtime 1x ./sink/"},
+	"go test -run '^$' -bench 'Contended/.*/.*/impl=(Handle|Sink)\\.Push$' -benchtime 2000000x -count 10 ./sink/": {run: "go test -run '^$' -bench 'Contended/.*/.*/impl=(Handle|Sink)\\.Push$/producers=1$' -benchtime 1000x ./sink/"},
+	"go test -run '^$' -bench Groups -benchtime 2000000x -count 10 ./sink/":                                       {run: "go test -run '^$' -bench Groups -benchtime 1000x ./sink/"},
 }
 
 func TestEveryDocumentedCommandIsClassified(t *testing.T) {

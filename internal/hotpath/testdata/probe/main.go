@@ -32,6 +32,9 @@ func main() {
 	s.Handle().Push(event{})
 	s.HandleFor(1).Push(event{})
 	s.Push(event{})
+	// PushWait's push when there is room: the same inline atomics.
+	_ = s.Handle().PushWait(ctx, event{})
+	_ = s.PushWait(ctx, event{})
 	_ = s.Shutdown(ctx)
 
 	// With a byte budget: the same Handle.Push and Sink.Push, whose ring
