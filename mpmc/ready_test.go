@@ -271,83 +271,92 @@ func TestReadyAndRelease(t *testing.T) {
 // a small bounded channel. The workers take values only after a signal,
 // never on a tick: a wake-up lost leaves a value in the channel that no
 // worker comes for, and the test fails at the deadline. Every value must
-// arrive exactly once.
+// arrive exactly once. In the "mixed" runs half the workers drain the
+// channel after each signal and half take one value; in the
+// "one-per-signal" runs every worker takes one value a signal, so that
+// only the re-arm of a receive that leaves values gets the rest taken.
 func TestNoLostWakeupWithReadiness(t *testing.T) {
 	const senders, receivers = 4, 8
 	perSender := scaled(20000)
 	for _, k := range readyKinds {
-		t.Run(k.name, func(t *testing.T) {
-			s, r := k.open()
-			ctx := deadline(t)
-			seen := make([]atomic.Uint32, senders*perSender)
-			var received, ticks atomic.Int64
-			var wg sync.WaitGroup
-			for w := range receivers {
-				rx := r.Clone()
-				wg.Go(func() {
-					defer rx.Release()
-					ticker := time.NewTicker(time.Millisecond)
-					defer ticker.Stop()
-					for {
-						select {
-						case <-rx.Ready():
-						case <-ticker.C:
-							ticks.Add(1)
-							continue // never receive on a tick: it would hide a lost wake-up
-						case <-ctx.Done():
-							t.Errorf("worker %d: deadline with %d of %d received: a lost wake-up", w, received.Load(), len(seen))
-							return
-						}
-						// Half the workers take one value a signal, half drain.
+		for _, onePerSignal := range []bool{false, true} {
+			name := k.name + "/mixed"
+			if onePerSignal {
+				name = k.name + "/one-per-signal"
+			}
+			t.Run(name, func(t *testing.T) {
+				s, r := k.open()
+				ctx := deadline(t)
+				seen := make([]atomic.Uint32, senders*perSender)
+				var received, ticks atomic.Int64
+				var wg sync.WaitGroup
+				for w := range receivers {
+					rx := r.Clone()
+					wg.Go(func() {
+						defer rx.Release()
+						ticker := time.NewTicker(time.Millisecond)
+						defer ticker.Stop()
 						for {
-							v, err := rx.TryRecv()
-							if errors.Is(err, mpmc.ErrEmpty) {
-								break
+							select {
+							case <-rx.Ready():
+							case <-ticker.C:
+								ticks.Add(1)
+								continue // never receive on a tick: it would hide a lost wake-up
+							case <-ctx.Done():
+								t.Errorf("worker %d: deadline with %d of %d received: a lost wake-up", w, received.Load(), len(seen))
+								return
+							}
+							// One value a signal, or (half the workers, mixed) drain.
+							for {
+								v, err := rx.TryRecv()
+								if errors.Is(err, mpmc.ErrEmpty) {
+									break
+								}
+								if err != nil {
+									return // closed and empty
+								}
+								if seen[v].Add(1) != 1 {
+									t.Errorf("value %d received twice", v)
+								}
+								received.Add(1)
+								if onePerSignal || w%2 == 0 {
+									break
+								}
+							}
+						}
+					})
+				}
+				r.Release()
+				for i := range senders {
+					tx := s.Clone()
+					wg.Go(func() {
+						defer tx.Release()
+						for j := range perSender {
+							v := uint64(i*perSender + j)
+							var err error
+							if j%2 == 0 {
+								err = tx.Send(ctx, v)
+							} else {
+								for err = tx.TrySend(v); errors.Is(err, mpmc.ErrFull); err = tx.TrySend(v) {
+									time.Sleep(time.Microsecond)
+								}
 							}
 							if err != nil {
-								return // closed and empty
+								t.Errorf("send %d: %v", v, err)
+								return
 							}
-							if seen[v].Add(1) != 1 {
-								t.Errorf("value %d received twice", v)
-							}
-							received.Add(1)
-							if w%2 == 0 {
-								break
+							if j%64 == 63 {
+								time.Sleep(50 * time.Microsecond) // let the workers fall asleep
 							}
 						}
-					}
-				})
-			}
-			r.Release()
-			for i := range senders {
-				tx := s.Clone()
-				wg.Go(func() {
-					defer tx.Release()
-					for j := range perSender {
-						v := uint64(i*perSender + j)
-						var err error
-						if j%2 == 0 {
-							err = tx.Send(ctx, v)
-						} else {
-							for err = tx.TrySend(v); errors.Is(err, mpmc.ErrFull); err = tx.TrySend(v) {
-								time.Sleep(time.Microsecond)
-							}
-						}
-						if err != nil {
-							t.Errorf("send %d: %v", v, err)
-							return
-						}
-						if j%64 == 63 {
-							time.Sleep(50 * time.Microsecond) // let the workers fall asleep
-						}
-					}
-				})
-			}
-			s.Release()
-			wg.Wait()
-			require.Equal(t, int64(len(seen)), received.Load())
-			t.Logf("%d values, %d ticks", received.Load(), ticks.Load())
-		})
+					})
+				}
+				s.Release()
+				wg.Wait()
+				require.Equal(t, int64(len(seen)), received.Load())
+				t.Logf("%d values, %d ticks", received.Load(), ticks.Load())
+			})
+		}
 	}
 }
 
