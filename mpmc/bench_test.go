@@ -32,6 +32,13 @@ var kindsForBench = []struct {
 }{
 	{"Bounded", func() (*mpmc.Sender[int], *mpmc.Receiver[int]) { return mpmc.Bounded[int](1024) }},
 	{"Unbounded", mpmc.Unbounded[int]},
+	// Bounded with readiness armed (Receiver.Ready called once): what a
+	// send and a receive pay for it; the rows above pay nothing.
+	{"Bounded_ready", func() (*mpmc.Sender[int], *mpmc.Receiver[int]) {
+		s, r := mpmc.Bounded[int](1024)
+		_ = r.Ready()
+		return s, r
+	}},
 	// A ring that BoundedOn puts behind its counted guard.
 	{"BoundedOn_plain_vyukov", func() (*mpmc.Sender[int], *mpmc.Receiver[int]) {
 		return mpmc.BoundedOn[int](benchPlainRing{vyukov.New[int](1024)})

@@ -183,10 +183,11 @@ type channel[T any] struct {
 	seg      *segQueue[T]    // q, when it is a segQueue: called directly on the hot paths
 	capacity int             // 0 for unbounded
 	closedCh chan struct{}   // closed by close, for Closed()
+	readyCh  chan struct{}   // Receiver.Ready's, made by its first call (see ready.go)
 	closing  uint32          // 1 once a close has begun: its compare-and-swap decides who closes
 	closed   uint32          // 1 once the queue is closed: no value will come any more
 	hooks    *testHooks      // nil outside tests
-	_        [cacheBlock - 64]byte
+	_        [cacheBlock - 72]byte
 
 	recvq waitQueue[T] // receivers waiting for a value
 	sendq waitQueue[T] // senders waiting for room (bounded only)
@@ -272,32 +273,42 @@ func (c *channel[T]) isClosed() bool {
 	return atomic.LoadUint32(&c.closing) != 0 || c.q.IsClosed()
 }
 
-// pushed runs after a successful push: it wakes one more receiver, one not
-// yet notified (notify-additional). Its load of recvq.waiting, after the
-// push, is the notifier's side of the Dekker argument in waiters.go.
-func (c *channel[T]) pushed() {
-	c.recvq.notify(1)
+// pushed runs after n successful pushes: it wakes n more receivers, ones
+// not yet notified (notify-additional), and signals readiness if it is
+// armed. Its load of recvq.waiting, after the push, is the notifier's side
+// of the Dekker argument in waiters.go; it costs that one load when no
+// receiver waits and readiness is not armed.
+func (c *channel[T]) pushed(n int) {
+	if w := atomic.LoadUint64(&c.recvq.waiting); w != 0 {
+		c.pushedSlow(w, n)
+	}
 }
 
 // popped runs after n successful pops: it wakes n more senders waiting for
-// room. An unbounded channel has none, so it costs one load there.
+// room, and re-arms readiness when values are left (ready.go). It costs
+// one load when neither is needed (always, on an unbounded channel that
+// never armed readiness).
 func (c *channel[T]) popped(n int) {
 	// seq-cst load after the caller's completed pop: the notifier's side
 	// of the Dekker argument in waiters.go.
-	if atomic.LoadUint64(&c.sendq.waiting) != 0 {
-		c.wakeSenders(n)
+	if w := atomic.LoadUint64(&c.sendq.waiting); w != 0 {
+		c.poppedSlow(w, n)
 	}
 }
 
 // emptyOrClosed is the result of a receive whose pop failed: ErrEmpty on an
 // open channel; on a closed one, a value that a send which took effect
 // before the close pushed between the failed pop and the closed load, or
-// else ErrClosed, which is final.
+// else ErrClosed, which is final. An ErrClosed passes the readiness signal
+// on (ready.go), so that every worker selecting on it sees the close.
 func (c *channel[T]) emptyOrClosed() (T, error) {
 	if atomic.LoadUint32(&c.closed) != 0 {
 		if v, ok := c.pop(); ok {
 			c.popped(1)
 			return v, nil
+		}
+		if c.isArmed() {
+			c.signalReady()
 		}
 		var zero T
 		return zero, ErrClosed
@@ -351,6 +362,11 @@ func (c *channel[T]) close() bool {
 	close(c.closedCh)
 	c.recvq.notifyAll()
 	c.sendq.notifyAll()
+	// After closed is stored: a Ready that armed after this load sees
+	// closed and signals itself (ready.go).
+	if c.isArmed() {
+		c.signalReady()
+	}
 	return true
 }
 
@@ -394,7 +410,7 @@ func (c *channel[T]) send(ctx context.Context, v T) error {
 			if !pushed {
 				return c.refused()
 			}
-			c.pushed()
+			c.pushed(1)
 			return nil
 		}
 		w.val = v
@@ -444,7 +460,7 @@ func (c *channel[T]) wakeSenders(n int) {
 	pushed := c.handOnLocked(n)
 	q.mu.Unlock()
 	if pushed > 0 {
-		c.recvq.notify(pushed)
+		c.pushed(pushed)
 	}
 }
 
@@ -576,7 +592,7 @@ func (c *channel[T]) forceSend(v T) (old T, displaced bool, err error) {
 		// caller with the error; v was not sent.
 		return old, displaced, c.refused()
 	}
-	c.pushed()
+	c.pushed(1)
 	return old, displaced, nil
 }
 
@@ -597,10 +613,16 @@ func (c *channel[T]) releaseSender() {
 // releaseReceiver drops one receiver count; the last one closes the channel
 // and then drops what is buffered. Close comes first, so no send can land a
 // value after the drain, and no weak receiver can upgrade (Upgrade fails on
-// a zero count and once closed).
+// a zero count and once closed). Any other passes the readiness signal on
+// when values are left, in case its goroutine took the signal and will not
+// receive (ready.go).
 func (c *channel[T]) releaseReceiver() {
 	if atomic.AddInt64(&c.receivers, -1) == 0 {
 		c.close()
 		c.drain()
+		return
+	}
+	if c.isArmed() && c.leftForReady() {
+		c.signalReady()
 	}
 }

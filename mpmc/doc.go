@@ -102,8 +102,10 @@
 // # mpmc or a Go channel?
 //
 // Use a Go channel when one goroutine owns the sending side and can close
-// it, when you need select over several channels, or for a rendezvous
-// (capacity 0), which mpmc does not offer. Where goroutines wait for each
+// it, or for a rendezvous (capacity 0), which mpmc does not offer. A select
+// over several channels takes an mpmc channel through [Receiver.Ready]: a
+// Go channel that is signalled when a value may be taken, for
+// [Receiver.TryRecv] (see its doc for what the signal promises). Where goroutines wait for each
 // other the two behave alike, waking goroutines equally often at a small
 // capacity (runtime/metrics' /sched/latencies:seconds, in the
 // one-sender-one-receiver rows of go run ./bench/channels). Use mpmc when

@@ -9,12 +9,14 @@ import (
 // and not yet notified. Tests poll it to know that a goroutine has started
 // to wait, instead of sleeping.
 func WaitingReceivers[T any](r *Receiver[T]) int {
-	return int(atomic.LoadUint64(&r.ch().recvq.waiting))
+	return int(atomic.LoadUint64(&r.ch().recvq.waiting) &^ armed)
 }
 
 // WaitingSenders returns the number of senders queued on s's channel and
 // not yet notified.
-func WaitingSenders[T any](s *Sender[T]) int { return int(atomic.LoadUint64(&s.ch().sendq.waiting)) }
+func WaitingSenders[T any](s *Sender[T]) int {
+	return int(atomic.LoadUint64(&s.ch().sendq.waiting) &^ armed)
+}
 
 // SetHooks installs functions that a waiting Send (send true) or Recv
 // (send false) of s's channel calls with its ctx: beforeBlock once it is

@@ -87,8 +87,8 @@ func (r *Receiver[T]) Recv(ctx context.Context) (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
-			c.wakeSenders(1)
+		if w := atomic.LoadUint64(&c.sendq.waiting); w != 0 {
+			c.poppedSlow(w, 1) // senders to wake, or readiness to re-arm
 		}
 		return v, nil
 	}
@@ -127,8 +127,8 @@ func (r *Receiver[T]) TryRecv() (T, error) {
 		v, ok = c.q.TryPop()
 	}
 	if ok {
-		if atomic.LoadUint64(&c.sendq.waiting) != 0 {
-			c.wakeSenders(1)
+		if w := atomic.LoadUint64(&c.sendq.waiting); w != 0 {
+			c.poppedSlow(w, 1) // senders to wake, or readiness to re-arm
 		}
 		return v, nil
 	}

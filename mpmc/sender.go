@@ -88,7 +88,7 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 		panicZero("Sender")
 	}
 	// A receiver that waits gets v directly (one load when none waits).
-	if atomic.LoadUint64(&c.recvq.waiting) != 0 && c.handToReceiver(v) {
+	if atomic.LoadUint64(&c.recvq.waiting)&^armed != 0 && c.handToReceiver(v) {
 		return nil
 	}
 	var ok bool
@@ -102,8 +102,10 @@ func (s *Sender[T]) Send(ctx context.Context, v T) error {
 	if !ok {
 		return c.sendFull(ctx, v)
 	}
-	if atomic.LoadUint64(&c.recvq.waiting) != 0 { // the notifier's side of the Dekker argument (waiters.go)
-		c.recvq.notifySlow(1)
+	// The notifier's side of the Dekker argument (waiters.go); the same
+	// load tells whether readiness is armed (ready.go).
+	if w := atomic.LoadUint64(&c.recvq.waiting); w != 0 {
+		c.pushedSlow(w, 1)
 	}
 	return nil
 }
@@ -136,7 +138,7 @@ func (s *Sender[T]) TrySend(v T) error {
 		panicZero("Sender")
 	}
 	// A receiver that waits gets v directly (one load when none waits).
-	if atomic.LoadUint64(&c.recvq.waiting) != 0 && c.handToReceiver(v) {
+	if atomic.LoadUint64(&c.recvq.waiting)&^armed != 0 && c.handToReceiver(v) {
 		return nil
 	}
 	var ok bool
@@ -150,8 +152,8 @@ func (s *Sender[T]) TrySend(v T) error {
 	if !ok {
 		return c.full()
 	}
-	if atomic.LoadUint64(&c.recvq.waiting) != 0 {
-		c.recvq.notifySlow(1)
+	if w := atomic.LoadUint64(&c.recvq.waiting); w != 0 {
+		c.pushedSlow(w, 1)
 	}
 	return nil
 }

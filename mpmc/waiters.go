@@ -216,11 +216,13 @@ func (q *waitQueue[T]) unlink(w *waiter[T]) {
 
 // notify wakes up to n queued waiters that have not been notified yet,
 // oldest first (notify-additional). It costs one atomic load when nobody
-// waits.
+// waits. The armed bit of waiting (ready.go) is not a waiter: the channel
+// loads the word itself after a push (channel.pushed), to handle that bit
+// too, and calls notifySlow when a waiter is counted.
 func (q *waitQueue[T]) notify(n int) {
 	// seq-cst load after the caller's completed push or pop: see the file
 	// comment for the Dekker argument.
-	if atomic.LoadUint64(&q.waiting) == 0 {
+	if atomic.LoadUint64(&q.waiting)&^armed == 0 {
 		return
 	}
 	q.notifySlow(n)
@@ -274,7 +276,7 @@ func (q *waitQueue[T]) leaveSender(c *channel[T], w *waiter[T]) bool {
 	q.release(w)
 	q.mu.Unlock()
 	if pushed > 0 {
-		c.recvq.notify(pushed)
+		c.pushed(pushed)
 	}
 	return sent
 }

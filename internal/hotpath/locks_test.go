@@ -45,6 +45,7 @@ var lockBudget = []struct {
 	{`mpmc\.\(\*WeakReceiver\[.*\]\)\.Upgrade`, 1, "the handle count"},
 	{`mpmc\.\(\*channel\[.*\]\)\.(releaseSender|releaseReceiver)`, 1, "the handle count"},
 	{`mpmc\.\(\*channel\[.*\]\)\.close`, 2, "the closed flag and the ring's close"},
+	{`mpmc\.\(\*channel\[.*\]\)\.ready`, 2, "Receiver.Ready's first call, once per channel: the armed bit's OR into each queue's waiting word (mpmc/ready.go)"},
 	{`mpmc\.\(\*channel\[.*\]\)\.(send|recv)`, 1, "a Send or Recv that waits: the waiter count's add, the waiter's side of the Dekker pair (the queue lock's are in calls)"},
 }
 
