@@ -73,6 +73,8 @@ var commands = map[string]how{
 	"bash slogsink/testdata/compare.sh -rounds 10 -bench 'With/records=0|InfoOnAChain'":       {run: "bash -n slogsink/testdata/compare.sh"},
 	"go test -run TestAFloodOfLargeRecordsIsBoundedInBytes -v ./slogsink/":                    asWritten,
 	"bash otelsink/testdata/bench.sh":                                                         {run: "bash -n otelsink/testdata/bench.sh"},
+	"bash mpmc/testdata/ready-bench.sh":                                                       {run: "bash -n mpmc/testdata/ready-bench.sh"},
+	"bash bench/channels/compare.sh -rounds 6 -trials 7 -run cap16 OLD .":                     {run: "bash -n bench/channels/compare.sh"},
 	"bash zapsink/testdata/bench.sh":                                                          {run: "bash -n zapsink/testdata/bench.sh"},
 	"bash zerologsink/testdata/bench.sh":                                                      {run: "bash -n zerologsink/testdata/bench.sh"},
 	"bash natssink/testdata/bench.sh":                                                         {run: "bash -n natssink/testdata/bench.sh"},
