@@ -21,7 +21,10 @@ func (s *Sink[T]) onAck(subject, status string, data []byte) {
 	if !ok {
 		return
 	}
-	sl := &s.slots[idx]
+	sl := s.slots.get(int32(idx))
+	if sl == nil {
+		return
+	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.seq.Load() != seq {
@@ -64,7 +67,7 @@ func (s *Sink[T]) parseReply(subject string) (seq, idx, attempt uint64, ok bool)
 			rest = rest[1:]
 		}
 	}
-	if len(rest) != 0 || fields[0] == 0 || fields[1] >= uint64(len(s.slots)) {
+	if len(rest) != 0 || fields[0] == 0 || fields[1] >= uint64(s.slots.n) {
 		return 0, 0, 0, false
 	}
 	return fields[0], fields[1], fields[2], true

@@ -15,8 +15,7 @@ import (
 // publisher, and BenchmarkProducers counts it).
 func drainRound(s *Sink[int], batch []int, ack []byte) {
 	s.drain(context.Background(), batch)
-	for i := range s.slots {
-		sl := &s.slots[i]
+	s.slots.each(func(_ int32, sl *slot) {
 		sl.mu.Lock()
 		// A view of the slot's buffer (see slot.name), which nothing
 		// rewrites before onAck has read it: no drain runs meanwhile.
@@ -25,7 +24,7 @@ func drainRound(s *Sink[int], batch []int, ack []byte) {
 		if reply != "" {
 			s.onAck(reply, "", ack)
 		}
-	}
+	})
 }
 
 // drainPathAllocs returns the allocations per value of drainRound on a

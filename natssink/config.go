@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -12,16 +13,24 @@ import (
 
 // The defaults that the zero value of each [Config] field stands for.
 const (
-	DefaultName         = "natssink"
-	DefaultMaxInFlight  = 4096
-	DefaultAckTimeout   = 5 * time.Second // nats.go's JetStream default
-	DefaultAttempts     = 5
+	DefaultName = "natssink"
+	// DefaultMaxInFlight holds about 13 s of values at 20,000 values/s:
+	// a leader election (4-9 s) and a reconnect fit in it.
+	DefaultMaxInFlight = 1 << 18
+	// DefaultMaxInFlightBytes bounds the payloads in flight at 64 MiB.
+	DefaultMaxInFlightBytes = 64 << 20
+	DefaultAckTimeout       = 5 * time.Second // nats.go's JetStream default
+	// DefaultAttempts, 0, sets no bound on the attempts: RetryBudget ends
+	// the retries.
+	DefaultAttempts     = 0
 	DefaultRetryBudget  = 30 * time.Second
 	DefaultRetryBackoff = 100 * time.Millisecond
 
-	// MaxMaxInFlight is the largest MaxInFlight that New accepts: New
-	// allocates a slot of about 200 bytes per publish in flight.
-	MaxMaxInFlight = 1 << 20
+	// MaxMaxInFlight is the largest MaxInFlight that New accepts.
+	MaxMaxInFlight = 1 << 22
+	// MaxDuration is the longest AckTimeout, RetryBudget and RetryBackoff
+	// that New accepts, so that no sum or doubling of them overflows.
+	MaxDuration = 24 * time.Hour
 	// maxBackoffFactor bounds the doubling backoff at this many times
 	// RetryBackoff.
 	maxBackoffFactor = 16
@@ -48,30 +57,46 @@ type Config[T any] struct {
 
 	// MaxInFlight is the most values published and not yet acknowledged
 	// (awaiting an ack or a retry), over all the drain workers. A worker
-	// that finds it reached waits for an ack; producers never wait: the
-	// rings fill and pushes are shed and counted. Default 4096; at most
-	// [MaxMaxInFlight]. The client's memory for values is bounded by it:
-	// MaxInFlight payload buffers, each as large as the largest value it
-	// has held.
+	// that finds it (or MaxInFlightBytes) reached waits for an ack;
+	// producers never wait: the rings fill and pushes are shed and
+	// counted. It is what an outage can hold before the rings fill:
+	// default 262,144 (1<<18), about 13 s at 20,000 values/s; at most
+	// [MaxMaxInFlight]. Slots are allocated 1,024 at a time as the load
+	// first needs them (about 600 bytes each with nats.go's header, plus
+	// the payload buffer, which a free slot keeps up to 4 KiB), never
+	// freed: a sink that rode out an outage at the default bound keeps
+	// about 160 MB of slots.
 	MaxInFlight int
+	// MaxInFlightBytes is the most payload bytes of the values in flight:
+	// with MaxInFlight, the bound on the values an outage holds, so that
+	// large values do not multiply it. Default 64 MiB (about 340,000
+	// values of 195 bytes: MaxInFlight binds first). It may be passed by
+	// one value per drain worker.
+	MaxInFlightBytes int
 	// AckTimeout is how long one attempt waits for the stream's ack before
-	// the value is published again. Default 5 s.
+	// the value is published again. Default 5 s; at most [MaxDuration].
 	AckTimeout time.Duration
 	// Attempts is the most times one value is published, the first time
-	// included; 1 turns retries off. Default 5.
+	// included; 1 turns retries off. Default: no bound but RetryBudget,
+	// which is what rides out an outage (a count of attempts ends in
+	// about a second with quick refusals, an election takes 4-9 s).
 	Attempts int
 	// RetryBudget is the most time from a value's first publish to the
 	// start of its last retry; the last attempt then waits up to
-	// AckTimeout for its ack. Default 30 s. Keep it below the stream's
-	// duplicate window (jetstream.StreamConfig.Duplicates, default 2 min):
-	// within it a retry of a value the stream already has is recognised
-	// by its Nats-Msg-Id and stored once.
+	// AckTimeout for its ack, so a value fails at most RetryBudget +
+	// AckTimeout (35 s by default) after its first publish. Default 30 s;
+	// at most [MaxDuration]. New refuses a stream whose duplicate window
+	// (jetstream.StreamConfig.Duplicates, default 2 min, capped by the
+	// server at MaxAge) is shorter than RetryBudget + AckTimeout: within
+	// it a retry of a value the stream already has is recognised by its
+	// Nats-Msg-Id and stored once.
 	RetryBudget time.Duration
 	// RetryBackoff is the wait before the first retry after an error (a
 	// refusal by the stream, no stream answering, a publish the client
 	// could not take); it doubles with each retry, up to 16 times
 	// RetryBackoff, and each wait is drawn between half and all of it.
-	// A retry after an ack timeout does not wait. Default 100 ms.
+	// A retry after an ack timeout does not wait. Default 100 ms; at most
+	// [MaxDuration].
 	RetryBackoff time.Duration
 	// OnError receives the reasons values failed, at most once a second
 	// (and once more at Shutdown for the failures not yet reported): a
@@ -117,18 +142,19 @@ type Config[T any] struct {
 
 // settings is a Config after defaults and validation.
 type settings[T any] struct {
-	name         string
-	subject      string
-	subjectOf    func(T) string
-	encode       func([]byte, T) ([]byte, error)
-	maxInFlight  int
-	ackTimeout   time.Duration
-	attempts     int
-	retryBudget  time.Duration
-	retryBackoff time.Duration
-	onError      func(error) // nil: the default report through logger
-	logger       *slog.Logger
-	tick         time.Duration // how often the retry goroutine looks at the publishes in flight
+	name             string
+	subject          string
+	subjectOf        func(T) string
+	encode           func([]byte, T) ([]byte, error)
+	maxInFlight      int
+	maxInFlightBytes int64
+	ackTimeout       time.Duration
+	attempts         int
+	retryBudget      time.Duration
+	retryBackoff     time.Duration
+	onError          func(error) // nil: the default report through logger
+	logger           *slog.Logger
+	tick             time.Duration // how often the retry goroutine looks at the publishes in flight
 }
 
 // settle applies the defaults and validates every field. The returned
@@ -153,33 +179,37 @@ func (c Config[T]) settle() (settings[T], error) {
 	if c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight {
 		bad("MaxInFlight", c.MaxInFlight, fmt.Sprintf("must be in [1, %d], or zero for the default %d", MaxMaxInFlight, DefaultMaxInFlight))
 	}
-	if c.AckTimeout < 0 {
-		bad("AckTimeout", c.AckTimeout, "must be positive, or zero for the default 5s")
+	if c.MaxInFlightBytes < 0 {
+		bad("MaxInFlightBytes", c.MaxInFlightBytes, "must be positive, or zero for the default 64 MiB")
+	}
+	if c.AckTimeout < 0 || c.AckTimeout > MaxDuration {
+		bad("AckTimeout", c.AckTimeout, "must be in (0, 24h], or zero for the default 5s")
 	}
 	if c.Attempts < 0 {
-		bad("Attempts", c.Attempts, "must be positive (1: no retries), or zero for the default 5")
+		bad("Attempts", c.Attempts, "must be positive (1: no retries), or zero for no bound but RetryBudget")
 	}
-	if c.RetryBudget < 0 {
-		bad("RetryBudget", c.RetryBudget, "must be positive, or zero for the default 30s")
+	if c.RetryBudget < 0 || c.RetryBudget > MaxDuration {
+		bad("RetryBudget", c.RetryBudget, "must be in (0, 24h], or zero for the default 30s")
 	}
-	if c.RetryBackoff < 0 {
-		bad("RetryBackoff", c.RetryBackoff, "must be positive, or zero for the default 100ms")
+	if c.RetryBackoff < 0 || c.RetryBackoff > MaxDuration {
+		bad("RetryBackoff", c.RetryBackoff, "must be in (0, 24h], or zero for the default 100ms")
 	}
 	if len(errs) > 0 {
 		return settings[T]{}, errors.Join(errs...)
 	}
 	s := settings[T]{
-		name:         or(c.Name, DefaultName),
-		subject:      c.Subject,
-		subjectOf:    c.SubjectOf,
-		encode:       c.Encode,
-		maxInFlight:  or(c.MaxInFlight, DefaultMaxInFlight),
-		ackTimeout:   or(c.AckTimeout, DefaultAckTimeout),
-		attempts:     or(c.Attempts, DefaultAttempts),
-		retryBudget:  or(c.RetryBudget, DefaultRetryBudget),
-		retryBackoff: or(c.RetryBackoff, DefaultRetryBackoff),
-		onError:      c.OnError,
-		logger:       c.Logger,
+		name:             or(c.Name, DefaultName),
+		subject:          c.Subject,
+		subjectOf:        c.SubjectOf,
+		encode:           c.Encode,
+		maxInFlight:      or(c.MaxInFlight, DefaultMaxInFlight),
+		maxInFlightBytes: int64(or(c.MaxInFlightBytes, DefaultMaxInFlightBytes)),
+		ackTimeout:       or(c.AckTimeout, DefaultAckTimeout),
+		attempts:         or(c.Attempts, math.MaxInt),
+		retryBudget:      or(c.RetryBudget, DefaultRetryBudget),
+		retryBackoff:     or(c.RetryBackoff, DefaultRetryBackoff),
+		onError:          c.OnError,
+		logger:           c.Logger,
 	}
 	// The retry goroutine's resolution: a quarter of the shortest wait it
 	// times, within [1 ms, 50 ms].

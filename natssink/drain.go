@@ -26,13 +26,14 @@ type slot struct {
 	// seq is the sequence number of the value the slot holds; 0 while the
 	// slot is free. Stored under mu; Flush loads it without mu (a value
 	// settled between its load and the next is simply seen as settled).
-	seq atomic.Uint64
+	seq *atomic.Uint64
 	// due is when the retry goroutine acts on the slot, in ns since the
 	// sink's epoch: the ack deadline of the attempt in flight, or the time
 	// of the retry; 0 while free. Stored under mu; the retry goroutine
 	// loads it without mu to pass over the slots with nothing due, then
 	// looks again under mu.
-	due atomic.Int64
+	due *atomic.Int64
+	// (seq and due point into the slot's chunk, where they are scanned.)
 
 	backingOff bool        // awaiting a retry, not an ack
 	attempts   int         // publishes made
@@ -41,7 +42,8 @@ type slot struct {
 	reply      string      // the ack's subject, inbox.seq.slot.attempt: a view of name
 	id         []string    // one element: the Nats-Msg-Id, nuid.seq: a view of name
 	hdr        nats.Header // {Nats-Msg-Id: id}, reused
-	payload    []byte      // the encoded value; the buffer is kept for the slot's next value
+	payload    []byte      // the encoded value; the buffer is kept for the slot's next value (up to keepBuffer)
+	held       int         // the bytes of payload counted in the pool's bytes
 	err        error       // the reason the last attempt failed
 
 	// name holds the bytes of reply and id, which are strings over it
@@ -54,7 +56,8 @@ type slot struct {
 	name []byte
 }
 
-func (sl *slot) init(inbox string) {
+func (sl *slot) init(inbox string, seq *atomic.Uint64, due *atomic.Int64) {
+	sl.seq, sl.due = seq, due
 	sl.id = make([]string, 1)
 	sl.hdr = nats.Header{msgIDHeader: sl.id}
 	// inbox, then three dots and three decimal numbers of at most 20 digits.
@@ -75,19 +78,22 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) { a.s.drain(ctx, b
 func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 	now := s.now()
 	for i := range batch {
-		var idx int32
-		select {
-		case idx = <-s.free:
-		default:
-			// At the cap: wait for an ack (or a failure) to free a slot.
-			select {
-			case idx = <-s.free:
-				now = s.now()
-			case <-ctx.Done():
-				// Only Shutdown's ctx ending cancels Drain's.
-				s.failUnpublished(len(batch) - i)
-				return
+		idx, ok := s.pool.take()
+		if !ok {
+			// At a bound: wait for an ack (or a failure) to free a slot
+			// or bytes.
+			for !ok {
+				select {
+				case <-s.pool.room:
+				case <-ctx.Done():
+					// Only Shutdown's ctx ending cancels Drain's.
+					s.failUnpublished(len(batch) - i)
+					return
+				}
+				idx, ok = s.pool.take()
 			}
+			s.pool.signal() // another worker may wait, and room may be left
+			now = s.now()
 		}
 		if s.inflight.Add(1) == 1 {
 			s.poke() // the retry goroutine parks while nothing is in flight
@@ -99,7 +105,7 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 // publishFirst encodes v into slot idx and publishes it for the first
 // time.
 func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
-	sl := &s.slots[idx]
+	sl := s.slots.get(idx)
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if s.closed.Load() {
@@ -108,9 +114,12 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		return
 	}
 	subject, payload, err := s.encode(sl.payload[:0], v)
-	if payload != nil {
-		sl.payload = payload
+	if payload == nil {
+		payload = sl.payload[:0] // an empty payload, never the last value's bytes
 	}
+	sl.payload = payload
+	sl.held = len(payload)
+	s.pool.bytes.Add(int64(sl.held))
 	if err != nil {
 		sl.subject, sl.err = subject, err
 		s.giveUp(sl, idx, now)
@@ -209,9 +218,18 @@ func (s *Sink[T]) release(sl *slot, idx int32) {
 	sl.due.Store(0)
 	sl.subject, sl.reply, sl.id[0], sl.err = "", "", "", nil
 	sl.attempts = 0
+	if cap(sl.payload) > keepBuffer {
+		sl.payload = nil // one large value does not pin its size in the slot
+	}
+	held := sl.held
+	sl.held = 0
 	s.inflight.Add(-1)
-	s.free <- idx // never blocks: see Sink.free
+	s.pool.put(idx, held)
 }
+
+// keepBuffer is the largest payload buffer a free slot keeps for its next
+// value; a larger one is left to the garbage collector.
+const keepBuffer = 4 << 10
 
 // encode returns v's subject and appends its payload to dst, turning a
 // panic of Encode or SubjectOf into an error.

@@ -32,12 +32,12 @@ type Sink[T any] struct {
 	unsubErr  error
 	epoch     time.Time // the origin of the nanosecond times in the slots
 
-	// slots holds the publishes in flight; free holds the indices of the
-	// free slots (a send never blocks: its capacity is len(slots), and an
-	// index is in it at most once). A worker takes an index from free
-	// before it publishes a value, so free is the MaxInFlight semaphore.
-	slots    []slot
-	free     chan int32
+	// slots holds the publishes in flight; pool holds the free ones and
+	// bounds the values in flight in number and in bytes. A worker takes a
+	// slot from pool before it publishes a value, so pool is the
+	// MaxInFlight (and MaxInFlightBytes) semaphore.
+	slots    slotTable
+	pool     *pool
 	seq      atomic.Uint64 // the last sequence number given to a value
 	inflight atomic.Int64  // slots taken: the values published and not yet acked or failed
 
@@ -148,18 +148,14 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 		tr:          tr,
 		inbox:       inbox,
 		epoch:       time.Now(),
-		slots:       make([]slot, st.maxInFlight),
-		free:        make(chan int32, st.maxInFlight),
+		slots:       newSlotTable(st.maxInFlight),
 		wake:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		retryDone:   make(chan struct{}),
 		shutdownSem: make(chan struct{}, 1),
 	}
 	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
-	for i := range s.slots {
-		s.slots[i].init(inbox)
-		s.free <- int32(i)
-	}
+	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox) })
 	return s
 }
 
@@ -197,14 +193,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	// call that has returned: each is settled, or has a slot and a
 	// sequence number no greater than this.
 	last := s.seq.Load()
-	return waitUntil(ctx, func() bool {
-		for i := range s.slots {
-			if q := s.slots[i].seq.Load(); q != 0 && q <= last {
-				return false
-			}
-		}
-		return true
-	})
+	return waitUntil(ctx, func() bool { return !s.slots.anyAtOrBelow(s.pool.hwm.Load(), last) })
 }
 
 // Shutdown stops the sink: it closes the rings (a push from then on is
@@ -277,15 +266,14 @@ func (s *Sink[T]) abandon(cause error) {
 	s.stopRetrying()
 	reason := fmt.Errorf("%w: %w", ErrShutdown, cause)
 	now := s.now()
-	for i := range s.slots {
-		sl := &s.slots[i]
+	s.slots.each(func(idx int32, sl *slot) {
 		sl.mu.Lock()
 		if sl.seq.Load() != 0 {
 			sl.err = reason
-			s.giveUp(sl, int32(i), now)
+			s.giveUp(sl, idx, now)
 		}
 		sl.mu.Unlock()
-	}
+	})
 	s.rep.deliver(now, true)
 	_ = s.closeInbox()
 }
