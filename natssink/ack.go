@@ -26,7 +26,7 @@ func (s *Sink[T]) onAck(subject, status string, data []byte) {
 		return
 	}
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
+	defer s.unlockSettled(sl, int32(idx))
 	if sl.seq.Load() != seq {
 		return
 	}
@@ -84,7 +84,9 @@ var (
 
 // ackResult reads the answer to one publish: nil when the stream stored
 // the value (duplicate when it already had it), else the reason.
-// A success is recognised without decoding, so it allocates nothing.
+// A success without the bytes "duplicate" is recognised without decoding,
+// so it allocates nothing; any other answer is decoded (a stream or a
+// domain named "duplicate" costs its acks a decoding, not their meaning).
 func ackResult(status string, data []byte) (duplicate bool, err error) {
 	if len(data) == 0 {
 		if status == "503" {
@@ -92,8 +94,8 @@ func ackResult(status string, data []byte) (duplicate bool, err error) {
 		}
 		return false, fmt.Errorf("natssink: the server answered with status %q and no ack: %w", status, jetstream.ErrInvalidJSAck)
 	}
-	if bytes.HasPrefix(data, ackPrefix) {
-		return bytes.Contains(data, duplicateMarker), nil
+	if bytes.HasPrefix(data, ackPrefix) && !bytes.Contains(data, duplicateMarker) {
+		return false, nil // a success that is no duplicate: the common answer
 	}
 	var r struct {
 		Error     *jetstream.APIError `json:"error"`

@@ -76,8 +76,17 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) { a.s.drain(ctx, b
 // to onAck. When ctx ends while it waits (Shutdown's ctx ended), the values
 // not yet published are counted as failed.
 func (s *Sink[T]) drain(ctx context.Context, batch []T) {
+	// A runtime.Goexit in Encode or SubjectOf ends this call (and the
+	// worker's goroutine, which the sink replaces): publishFirst settles
+	// its value, and the values after it are counted here.
+	i, returned := 0, false
+	defer func() {
+		if !returned && i+1 < len(batch) {
+			s.failUnpublished(len(batch)-i-1, errGoexit)
+		}
+	}()
 	now := s.now()
-	for i := range batch {
+	for ; i < len(batch); i++ {
 		idx, ok := s.pool.take()
 		if !ok {
 			// At a bound: wait for an ack (or a failure) to free a slot
@@ -87,7 +96,8 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 				case <-s.pool.room:
 				case <-ctx.Done():
 					// Only Shutdown's ctx ending cancels Drain's.
-					s.failUnpublished(len(batch) - i)
+					s.failUnpublished(len(batch)-i, errUnpublished)
+					returned = true
 					return
 				}
 				idx, ok = s.pool.take()
@@ -100,6 +110,7 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 		}
 		s.publishFirst(idx, &batch[i], now)
 	}
+	returned = true
 }
 
 // publishFirst encodes v into slot idx and publishes it for the first
@@ -107,13 +118,22 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 	sl := s.slots.get(idx)
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
+	encoded := false
+	defer func() {
+		if !encoded { // runtime.Goexit in Encode or SubjectOf
+			sl.subject, sl.err = s.cfg.subject, errGoexit
+			s.giveUp(sl, idx, now)
+		}
+		s.unlockSettled(sl, idx)
+	}()
 	if s.closed.Load() {
+		encoded = true
 		sl.subject, sl.err = s.cfg.subject, ErrShutdown
 		s.giveUp(sl, idx, now)
 		return
 	}
 	subject, payload, err := s.encode(sl.payload[:0], v)
+	encoded = true
 	if payload == nil {
 		payload = sl.payload[:0] // an empty payload, never the last value's bytes
 	}
@@ -201,11 +221,26 @@ func (s *Sink[T]) giveUp(sl *slot, idx int32, now int64) {
 	s.release(sl, idx)
 }
 
-// failUnpublished counts as failed n values that a worker held when
-// Shutdown's ctx ended, before they got a slot.
-func (s *Sink[T]) failUnpublished(n int) {
+// failUnpublished counts as failed n values that a worker held, before
+// they got a slot, when Shutdown's ctx ended or a Goexit ended the Drain.
+func (s *Sink[T]) failUnpublished(n int, reason error) {
 	s.failed.Add(uint64(n))
-	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: errUnpublished})
+	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: reason})
+}
+
+// errGoexit is the reason of a value whose Encode or SubjectOf called
+// runtime.Goexit, and of the values after it in its batch.
+var errGoexit = fmt.Errorf("%w: runtime.Goexit in Encode or SubjectOf ended the batch", ErrEncodePanicked)
+
+// unlockSettled unlocks slot idx, after giving its value up when a
+// Shutdown has given up on the values in flight (the slot was locked by a
+// publish, or an ack, when that Shutdown went over the slots).
+func (s *Sink[T]) unlockSettled(sl *slot, idx int32) {
+	if s.closed.Load() && sl.seq.Load() != 0 {
+		sl.err = s.closedReason
+		s.giveUp(sl, idx, s.now())
+	}
+	sl.mu.Unlock()
 }
 
 // errUnpublished is the reason of the values a worker held when Shutdown's
@@ -242,6 +277,9 @@ func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err 
 	}()
 	if s.cfg.subjectOf != nil {
 		subject = s.cfg.subjectOf(*v)
+		if !validSubject(subject) {
+			return subject, dst, fmt.Errorf("natssink: SubjectOf returned %q, not a subject to publish to: %w", subject, nats.ErrBadSubject)
+		}
 	}
 	payload, err = s.cfg.encode(dst, *v)
 	if err != nil {

@@ -53,6 +53,6 @@ func (s *Sink[T]) scan(now int64) {
 				s.timedOut(sl, idx, now)
 			}
 		}
-		sl.mu.Unlock()
+		s.unlockSettled(sl, idx)
 	})
 }
