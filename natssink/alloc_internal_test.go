@@ -31,7 +31,7 @@ func drainRound(s *Sink[int], batch []int, ack []byte) {
 // connection to a blackhole server.
 func drainPathAllocs(t testing.TB) float64 {
 	_, js := connectBlackhole(t)
-	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, MaxInFlight: 512, AckTimeout: time.Hour})
+	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, MaxInFlight: 512, AckTimeout: time.Hour, SkipStreamCheck: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	batch := make([]int, 256)
@@ -62,7 +62,7 @@ func TestTheDrainPathAllocatesAtMostTwicePerValue(t *testing.T) {
 //	go test -run '^$' -bench DrainPath -benchtime 200000x ./natssink
 func BenchmarkDrainPath(b *testing.B) {
 	_, js := connectBlackhole(b)
-	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, MaxInFlight: 512, AckTimeout: time.Hour})
+	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, MaxInFlight: 512, AckTimeout: time.Hour, SkipStreamCheck: true})
 	require.NoError(b, err)
 	defer func() { require.NoError(b, s.Shutdown(context.Background())) }()
 	batch := make([]int, 256)

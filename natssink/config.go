@@ -43,6 +43,15 @@ type Config[T any] struct {
 	// Subject is the subject every value is published to; a stream must
 	// capture it. Required unless SubjectOf is set; not both.
 	Subject string
+	// Stream, optional, is the stream that must store the values: each
+	// publish carries it as Nats-Expected-Stream (a server whose stream
+	// of that subject is another refuses the value: counted as failed),
+	// and New checks it instead of the stream that captures Subject.
+	Stream string
+	// SkipStreamCheck turns off New's check of the stream (that it
+	// exists, acks, and recognises duplicates for as long as a value is
+	// retried): for a sink started while JetStream does not answer.
+	SkipStreamCheck bool
 	// SubjectOf returns the subject of one value, for routing by content.
 	// It runs on the drain workers, once per value (not again on a retry).
 	// A value whose subject is not a valid subject fails (counted, not
@@ -144,6 +153,7 @@ type Config[T any] struct {
 type settings[T any] struct {
 	name             string
 	subject          string
+	stream           string
 	subjectOf        func(T) string
 	encode           func([]byte, T) ([]byte, error)
 	maxInFlight      int
@@ -200,6 +210,7 @@ func (c Config[T]) settle() (settings[T], error) {
 	s := settings[T]{
 		name:             or(c.Name, DefaultName),
 		subject:          c.Subject,
+		stream:           c.Stream,
 		subjectOf:        c.SubjectOf,
 		encode:           c.Encode,
 		maxInFlight:      or(c.MaxInFlight, DefaultMaxInFlight),

@@ -56,10 +56,13 @@ type slot struct {
 	name []byte
 }
 
-func (sl *slot) init(inbox string, seq *atomic.Uint64, due *atomic.Int64) {
+func (sl *slot) init(inbox, stream string, seq *atomic.Uint64, due *atomic.Int64) {
 	sl.seq, sl.due = seq, due
 	sl.id = make([]string, 1)
 	sl.hdr = nats.Header{msgIDHeader: sl.id}
+	if stream != "" {
+		sl.hdr[expectedStreamHeader] = []string{stream}
+	}
 	// inbox, then three dots and three decimal numbers of at most 20 digits.
 	sl.name = make([]byte, 0, len(inbox)+3+3*20)
 }

@@ -94,10 +94,15 @@ func (t connTransport) publish(subject, reply string, hdr nats.Header, payload [
 // field and the value of every invalid field (of cfg, and of the sink's
 // knobs as sink.New checks them); nothing is started then.
 //
+// New then checks the stream (Config.Stream, or the one that captures
+// Subject; unless SkipStreamCheck): that it exists, acks, and keeps
+// duplicates for at least RetryBudget + AckTimeout. It returns an error
+// wrapping [ErrStreamUnsuitable] that says what is wrong, or the
+// JetStream API's error when the server does not answer within 5 s.
+//
 // The Sink does not own the connection: close it after [Sink.Shutdown]. A
 // Sink dropped without Shutdown keeps its goroutines and its subscription.
-// The stream that captures the subjects must exist before values are
-// pushed; a value published to a subject no stream captures is retried
+// A value published to a subject no stream captures is retried
 // (jetstream.ErrNoStreamResponse) and then counted as failed.
 func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 	var nc *nats.Conn
@@ -141,6 +146,12 @@ func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 		_ = sub.Unsubscribe()
 		return nil, err
 	}
+	if !cfg.SkipStreamCheck {
+		if err := checkStream(js, st.stream, st.subject, st.retryBudget+st.ackTimeout); err != nil {
+			_ = s.Shutdown(context.Background()) // nothing was pushed: it returns at once
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -159,7 +170,7 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 		shutdownSem: make(chan struct{}, 1),
 	}
 	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
-	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox) })
+	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox, st.stream) })
 	return s
 }
 

@@ -40,14 +40,14 @@ func (t *slotTable) get(idx int32) *slot {
 
 // ensure allocates the chunk of slot idx if it is not yet. Called by the
 // pool under its lock, so chunks are allocated once.
-func (t *slotTable) ensure(idx int32, inbox string) {
+func (t *slotTable) ensure(idx int32, inbox, stream string) {
 	cp := &t.chunks[idx>>chunkBits]
 	if cp.Load() != nil {
 		return
 	}
 	c := new(chunk)
 	for i := range c.slots {
-		c.slots[i].init(inbox, &c.seq[i], &c.due[i])
+		c.slots[i].init(inbox, stream, &c.seq[i], &c.due[i])
 	}
 	cp.Store(c)
 }
