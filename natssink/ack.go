@@ -124,8 +124,10 @@ const errCodeDuplicateInProcess = 10158
 // permanent reports whether a retry of a publish that failed with err
 // cannot succeed: a subject, header or payload the server refuses, a
 // connection that is closed or draining, or a refusal by the stream other
-// than a timeout (408), an unavailability (5xx) or a duplicate in process
-// (which the retry's own answer settles: a duplicate ack, or a store).
+// than a timeout (408), too many requests (429: a stream catching up after
+// an election refuses what exceeds its pending limit), an unavailability
+// (5xx) or a duplicate in process (which the retry's own answer settles: a
+// duplicate ack, or a store).
 func permanent(err error) bool {
 	for _, p := range [...]error{
 		nats.ErrBadSubject, nats.ErrMaxPayload, nats.ErrHeadersNotSupported,
@@ -137,7 +139,7 @@ func permanent(err error) bool {
 		}
 	}
 	if api, ok := errors.AsType[*jetstream.APIError](err); ok {
-		return api.Code != 408 && api.Code < 500 && api.ErrorCode != errCodeDuplicateInProcess
+		return api.Code != 408 && api.Code != 429 && api.Code < 500 && api.ErrorCode != errCodeDuplicateInProcess
 	}
 	return false
 }

@@ -112,10 +112,12 @@ type Config[T any] struct {
 	// *[FailureReport] that counts the failures since the previous call and
 	// wraps the reason of the last one (errors.Is finds ErrAckTimeout,
 	// jetstream.ErrNoStreamResponse, a *jetstream.APIError, an Encode
-	// error, ...). It is never given a payload. It runs on the sink's
-	// retry goroutine, which it delays: keep it short, and do not call
-	// Shutdown from it (Shutdown waits for that goroutine); a panic in it
-	// is recovered and logged. Default: an Error record through Logger.
+	// error, ...). It is never given a payload. It runs on a goroutine of
+	// its own, one call at a time: one that blocks delays only the later
+	// reports (their failures add up into the next), never a retry, and
+	// Shutdown waits for the last report only until its ctx ends. A panic
+	// in it is recovered and logged. Default: an Error record through
+	// Logger.
 	OnError func(error)
 
 	// The sink's own knobs: see [sink.Config], whose defaults they keep.

@@ -212,3 +212,11 @@ func bufCap(sl *slot) int {
 	defer sl.mu.Unlock()
 	return cap(sl.payload)
 }
+
+// A stream that has too many requests pending (429, as after an election
+// under load) is retried, not given up: the crash probe found it.
+func TestTooManyRequestsIsRetried(t *testing.T) {
+	_, err := ackResult("", []byte(`{"error":{"code":429,"err_code":10167,"description":"too many requests"},"stream":"S","seq":0}`))
+	require.Error(t, err)
+	require.False(t, permanent(err))
+}
