@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -63,6 +65,22 @@ type Config[T any] struct {
 	// keep no reference to it. An error, or a panic, counts the value as
 	// failed with that reason (not retried).
 	Encode func(dst []byte, v T) ([]byte, error)
+
+	// MsgIDOf, optional, returns the Nats-Msg-Id of one value, in place
+	// of the sink's own (its NUID and a sequence number): an id the
+	// caller keeps (an event id), so that the stream recognises the same
+	// value pushed twice, by this sink or another, within its duplicate
+	// window. It runs on the drain workers, once per value; an empty id
+	// fails the value (counted, not published).
+	MsgIDOf func(v T) string
+	// HeadersOf, optional, returns headers for one value's message (a
+	// traceparent, say). It runs on the drain workers, once per value; the
+	// sink keeps the header's value slices until the value is settled
+	// (retries send them again): do not change them after returning them.
+	// Nats-Msg-Id and Nats-Expected-Stream are the sink's and override the
+	// same keys in the result. It costs each value a clearing and filling
+	// of its slot's header.
+	HeadersOf func(v T) nats.Header
 
 	// MaxInFlight is the most values published and not yet acknowledged
 	// (awaiting an ack or a retry), over all the drain workers. A worker
@@ -158,6 +176,8 @@ type settings[T any] struct {
 	stream           string
 	subjectOf        func(T) string
 	encode           func([]byte, T) ([]byte, error)
+	msgIDOf          func(T) string
+	headersOf        func(T) nats.Header
 	maxInFlight      int
 	maxInFlightBytes int64
 	ackTimeout       time.Duration
@@ -215,6 +235,8 @@ func (c Config[T]) settle() (settings[T], error) {
 		stream:           c.Stream,
 		subjectOf:        c.SubjectOf,
 		encode:           c.Encode,
+		msgIDOf:          c.MsgIDOf,
+		headersOf:        c.HeadersOf,
 		maxInFlight:      or(c.MaxInFlight, DefaultMaxInFlight),
 		maxInFlightBytes: int64(or(c.MaxInFlightBytes, DefaultMaxInFlightBytes)),
 		ackTimeout:       or(c.AckTimeout, DefaultAckTimeout),

@@ -2,6 +2,7 @@ package natssink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -40,7 +41,9 @@ type slot struct {
 	first      int64       // when the first was made (ns since the epoch)
 	subject    string      // the value's subject, for the retries
 	reply      string      // the ack's subject, inbox.seq.slot.attempt: a view of name
-	id         []string    // one element: the Nats-Msg-Id, nuid.seq: a view of name
+	id         []string    // one element: the Nats-Msg-Id, nuid.seq (a view of name), or msgID
+	msgID      string      // the id MsgIDOf gave the value, or ""
+	stream     []string    // one element: Config.Stream, for Nats-Expected-Stream
 	hdr        nats.Header // {Nats-Msg-Id: id}, reused
 	payload    []byte      // the encoded value; the buffer is kept for the slot's next value (up to keepBuffer)
 	held       int         // the bytes of payload counted in the pool's bytes
@@ -61,7 +64,8 @@ func (sl *slot) init(inbox, stream string, seq *atomic.Uint64, due *atomic.Int64
 	sl.id = make([]string, 1)
 	sl.hdr = nats.Header{msgIDHeader: sl.id}
 	if stream != "" {
-		sl.hdr[expectedStreamHeader] = []string{stream}
+		sl.stream = []string{stream}
+		sl.hdr[expectedStreamHeader] = sl.stream
 	}
 	// inbox, then three dots and three decimal numbers of at most 20 digits.
 	sl.name = make([]byte, 0, len(inbox)+3+3*20)
@@ -135,7 +139,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		s.giveUp(sl, idx, now)
 		return
 	}
-	subject, payload, err := s.encode(sl.payload[:0], v)
+	subject, payload, err := s.encode(sl, v)
 	encoded = true
 	if payload == nil {
 		payload = sl.payload[:0] // an empty payload, never the last value's bytes
@@ -254,7 +258,7 @@ var errUnpublished = fmt.Errorf("%w: its ctx ended while the value waited for ro
 func (s *Sink[T]) release(sl *slot, idx int32) {
 	sl.seq.Store(0)
 	sl.due.Store(0)
-	sl.subject, sl.reply, sl.id[0], sl.err = "", "", "", nil
+	sl.subject, sl.reply, sl.id[0], sl.msgID, sl.err = "", "", "", "", nil
 	sl.attempts = 0
 	if cap(sl.payload) > keepBuffer {
 		sl.payload = nil // one large value does not pin its size in the slot
@@ -269,9 +273,11 @@ func (s *Sink[T]) release(sl *slot, idx int32) {
 // value; a larger one is left to the garbage collector.
 const keepBuffer = 4 << 10
 
-// encode returns v's subject and appends its payload to dst, turning a
-// panic of Encode or SubjectOf into an error.
-func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err error) {
+// encode returns v's subject and appends its payload to the slot's
+// buffer, sets the slot's message id (MsgIDOf) and headers (HeadersOf),
+// and turns a panic of any of them into an error. The caller holds sl.mu.
+func (s *Sink[T]) encode(sl *slot, v *T) (subject string, payload []byte, err error) {
+	dst := sl.payload[:0]
 	subject = s.cfg.subject
 	defer func() {
 		if p := recover(); p != nil {
@@ -284,12 +290,31 @@ func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err 
 			return subject, dst, fmt.Errorf("natssink: SubjectOf returned %q, not a subject to publish to: %w", subject, nats.ErrBadSubject)
 		}
 	}
+	if s.cfg.msgIDOf != nil {
+		if sl.msgID = s.cfg.msgIDOf(*v); sl.msgID == "" {
+			return subject, dst, errEmptyMsgID
+		}
+	}
+	if s.cfg.headersOf != nil {
+		h := s.cfg.headersOf(*v)
+		clear(sl.hdr)
+		for k, vals := range h {
+			sl.hdr[k] = vals
+		}
+		sl.hdr[msgIDHeader] = sl.id // the sink's own headers win
+		if s.cfg.stream != "" {
+			sl.hdr[expectedStreamHeader] = sl.stream
+		}
+	}
 	payload, err = s.cfg.encode(dst, *v)
 	if err != nil {
 		err = fmt.Errorf("natssink: Encode: %w", err)
 	}
 	return subject, payload, err
 }
+
+// errEmptyMsgID is the reason of a value whose MsgIDOf returned "".
+var errEmptyMsgID = errors.New("natssink: MsgIDOf returned an empty id")
 
 // setName sets the slot's reply subject, inbox.seq.slot.attempt, and its
 // Nats-Msg-Id, nuid.seq, which is part of it (the inbox's last token, a
@@ -308,6 +333,9 @@ func (sl *slot) setName(inbox string, seq uint64, idx int32, attempt int) {
 	sl.name = b // the same array: its capacity holds the longest name
 	sl.reply = unsafe.String(unsafe.SliceData(b), len(b))
 	sl.id[0] = sl.reply[idStart:idLen]
+	if sl.msgID != "" {
+		sl.id[0] = sl.msgID
+	}
 }
 
 // backoff returns the wait before the retry that follows attempt n:

@@ -20,8 +20,9 @@ var ErrInvalidConfig = errors.New("natssink: invalid config")
 // It wraps nats.ErrTimeout.
 var ErrAckTimeout = fmt.Errorf("natssink: no ack within AckTimeout: %w", nats.ErrTimeout)
 
-// ErrEncodePanicked is the reason of a value whose Encode or SubjectOf
-// panicked; the value is counted as failed and the worker goes on.
+// ErrEncodePanicked is the reason of a value whose Encode, SubjectOf,
+// MsgIDOf or HeadersOf panicked (or called runtime.Goexit); the value is
+// counted as failed and the worker goes on.
 var ErrEncodePanicked = errors.New("natssink: Encode or SubjectOf panicked")
 
 // ErrShutdown is the reason of a value that [Sink.Shutdown] gave up on
