@@ -155,6 +155,13 @@ type Config[T any] struct {
 	// MaxDelay lets a worker hold a short batch up to this long for more
 	// values. Default 0: publish at once.
 	MaxDelay time.Duration
+	// SizeOf and MaxQueuedBytes bound the values the rings hold in bytes
+	// as well as in number (sink.Config's fields of those names: SizeOf
+	// says what a value stands for, MaxQueuedBytes is the bound). Default:
+	// no bound in bytes on the rings (MaxInFlightBytes bounds the encoded
+	// values in flight).
+	SizeOf         func(T) int
+	MaxQueuedBytes int
 	// Overflow chooses which value a full ring sheds: sink.DropNewest
 	// (default) or sink.DropOldest.
 	Overflow sink.Overflow
@@ -261,6 +268,8 @@ func (c Config[T]) sinkConfig(name string) sink.Config[T] {
 		BatchSize:        c.BatchSize,
 		MaxDelay:         c.MaxDelay,
 		Overflow:         c.Overflow,
+		SizeOf:           c.SizeOf,
+		MaxQueuedBytes:   c.MaxQueuedBytes,
 		OverloadInterval: c.OverloadInterval,
 		OnOverload:       c.OnOverload,
 		Logger:           c.Logger,

@@ -220,3 +220,20 @@ func TestTooManyRequestsIsRetried(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, permanent(err))
 }
+
+// SizeOf and MaxQueuedBytes reach the rings: a value beyond the rings'
+// byte budget is dropped and counted.
+func TestMaxQueuedBytesBoundsTheRings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, tr := newFake(t, Config[int]{MaxInFlight: 1, AckTimeout: time.Hour, SizeOf: func(v int) int { return v }, MaxQueuedBytes: 1000})
+		require.True(t, s.Push(10)) // in flight, never acked
+		synctest.Wait()
+		require.True(t, s.Push(600))
+		require.False(t, s.Push(600), "1,200 bytes queued would pass 1,000")
+		st := s.Stats()
+		require.Equal(t, uint64(1), st.Rings.DroppedForBytes)
+		tr.setAnswer(ackAll)
+		s.onAck(tr.all()[0].reply, "", []byte(okAck))
+		shutdown(t, s, 3)
+	})
+}
