@@ -38,7 +38,7 @@ func TestAStreamOrDomainNamedDuplicateIsNoDuplicateAck(t *testing.T) {
 // slot's previous value (defect 3).
 func TestAnEncodeThatReturnsNilPublishesAnEmptyPayload(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, tr := newFake(t, Config[int]{Encode: func(dst []byte, v int) ([]byte, error) {
+		s, tr := newFake(t, Config[int]{MaxInFlight: 1, Encode: func(dst []byte, v int) ([]byte, error) {
 			if v == 0 {
 				return nil, nil
 			}
