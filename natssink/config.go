@@ -89,10 +89,12 @@ type Config[T any] struct {
 	// counted. It is what an outage can hold before the rings fill:
 	// default 262,144 (1<<18), about 13 s at 20,000 values/s; at most
 	// [MaxMaxInFlight]. Slots are allocated 1,024 at a time as the load
-	// first needs them (about 600 bytes each with nats.go's header, plus
-	// the payload buffer, which a free slot keeps up to 4 KiB), never
-	// freed: a sink that rode out an outage at the default bound keeps
-	// about 160 MB of slots.
+	// first needs them, and never freed: a value in flight costs about
+	// 1 KiB of heap with a 195-byte payload (its slot, nats.go's header,
+	// its buffers; TestASlotInFlightCostsAbout1KiB), and a free slot keeps
+	// its payload buffer up to 4 KiB. A sink that held the default bound
+	// in an outage keeps about 256 MiB: size MaxInFlight to the outage it
+	// must ride out at the rate it takes.
 	MaxInFlight int
 	// MaxInFlightBytes is the most payload bytes of the values in flight:
 	// with MaxInFlight, the bound on the values an outage holds, so that

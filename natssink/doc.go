@@ -68,9 +68,9 @@
 // nats-server processes, the stream leader that the sink is connected to
 // killed with SIGKILL and restarted 3 s later, 16 producers at 20,000
 // values/s for 8 s, the default Config; testdata/crash.sh reruns it):
-// the counts, and the peak of the heap, most of it the slots and their
-// payloads (about 600 bytes a slot, which stay allocated once used: size
-// MaxInFlight to what an outage must hold).
+// the counts, and the peak of the heap, most of it the slots in flight
+// (about 1 KiB each with 195-byte values, which stay allocated once used:
+// size MaxInFlight to what an outage must hold).
 //
 // While the connection is down, nats.go buffers publishes (8 MiB by
 // default, nats.ReconnectBufSize) and sends them once it reconnects; a
