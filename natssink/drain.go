@@ -98,18 +98,12 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 		if !ok {
 			// At a bound: wait for an ack (or a failure) to free a slot
 			// or bytes.
-			for !ok {
-				select {
-				case <-s.pool.room:
-				case <-ctx.Done():
-					// Only Shutdown's ctx ending cancels Drain's.
-					s.failUnpublished(len(batch)-i, errUnpublished)
-					returned = true
-					return
-				}
-				idx, ok = s.pool.take()
+			if idx, ok = s.waitForRoom(ctx); !ok {
+				// Only Shutdown's ctx ending cancels Drain's.
+				s.failUnpublished(len(batch)-i, errUnpublished)
+				returned = true
+				return
 			}
-			s.pool.signal() // another worker may wait, and room may be left
 			now = s.now()
 		}
 		if s.inflight.Add(1) == 1 {
@@ -118,6 +112,24 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 		s.publishFirst(idx, &batch[i], now)
 	}
 	returned = true
+}
+
+// waitForRoom waits for a free slot (and bytes) until ctx ends.
+func (s *Sink[T]) waitForRoom(ctx context.Context) (int32, bool) {
+	p := s.pool
+	p.waiters.Add(1)
+	defer p.waiters.Add(-1)
+	for {
+		if idx, ok := p.take(); ok {
+			p.signal() // another worker may wait, and room may be left
+			return idx, true
+		}
+		select {
+		case <-p.room:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
 }
 
 // publishFirst encodes v into slot idx and publishes it for the first

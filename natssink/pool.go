@@ -22,6 +22,8 @@ type pool struct {
 	// worker waiting for a slot or for bytes looks again.
 	room chan struct{}
 
+	waiters atomic.Int32 // workers waiting for room: put signals only then
+
 	maxBytes int64
 	bytes    atomic.Int64    // the payload bytes of the values in slots
 	hwm      atomic.Int32    // every slot at this index or above has never been taken
@@ -66,7 +68,11 @@ func (p *pool) put(idx int32, bytes int) {
 	p.mu.Lock()
 	p.free = append(p.free, idx) // never grows: idx was taken
 	p.mu.Unlock()
-	p.signal()
+	// A waiter counts itself before it looks (take), and this looks after
+	// the push: either it finds the slot or this sees it and signals.
+	if p.waiters.Load() > 0 {
+		p.signal()
+	}
 }
 
 // signal tells a waiting worker to look again, without waiting.
