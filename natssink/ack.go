@@ -21,9 +21,12 @@ func (s *Sink[T]) onAck(subject, status string, data []byte) {
 	if !ok {
 		return
 	}
-	sl := &s.slots[idx]
+	sl := s.slots.get(int32(idx))
+	if sl == nil {
+		return
+	}
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
+	defer s.unlockSettled(sl, int32(idx))
 	if sl.seq.Load() != seq {
 		return
 	}
@@ -64,7 +67,7 @@ func (s *Sink[T]) parseReply(subject string) (seq, idx, attempt uint64, ok bool)
 			rest = rest[1:]
 		}
 	}
-	if len(rest) != 0 || fields[0] == 0 || fields[1] >= uint64(len(s.slots)) {
+	if len(rest) != 0 || fields[0] == 0 || fields[1] >= uint64(s.slots.n) {
 		return 0, 0, 0, false
 	}
 	return fields[0], fields[1], fields[2], true
@@ -81,7 +84,9 @@ var (
 
 // ackResult reads the answer to one publish: nil when the stream stored
 // the value (duplicate when it already had it), else the reason.
-// A success is recognised without decoding, so it allocates nothing.
+// A success without the bytes "duplicate" is recognised without decoding,
+// so it allocates nothing; any other answer is decoded (a stream or a
+// domain named "duplicate" costs its acks a decoding, not their meaning).
 func ackResult(status string, data []byte) (duplicate bool, err error) {
 	if len(data) == 0 {
 		if status == "503" {
@@ -89,8 +94,8 @@ func ackResult(status string, data []byte) (duplicate bool, err error) {
 		}
 		return false, fmt.Errorf("natssink: the server answered with status %q and no ack: %w", status, jetstream.ErrInvalidJSAck)
 	}
-	if bytes.HasPrefix(data, ackPrefix) {
-		return bytes.Contains(data, duplicateMarker), nil
+	if bytes.HasPrefix(data, ackPrefix) && !bytes.Contains(data, duplicateMarker) {
+		return false, nil // a success that is no duplicate: the common answer
 	}
 	var r struct {
 		Error     *jetstream.APIError `json:"error"`
@@ -119,8 +124,10 @@ const errCodeDuplicateInProcess = 10158
 // permanent reports whether a retry of a publish that failed with err
 // cannot succeed: a subject, header or payload the server refuses, a
 // connection that is closed or draining, or a refusal by the stream other
-// than a timeout (408), an unavailability (5xx) or a duplicate in process
-// (which the retry's own answer settles: a duplicate ack, or a store).
+// than a timeout (408), too many requests (429: a stream catching up after
+// an election refuses what exceeds its pending limit), an unavailability
+// (5xx) or a duplicate in process (which the retry's own answer settles: a
+// duplicate ack, or a store).
 func permanent(err error) bool {
 	for _, p := range [...]error{
 		nats.ErrBadSubject, nats.ErrMaxPayload, nats.ErrHeadersNotSupported,
@@ -132,7 +139,7 @@ func permanent(err error) bool {
 		}
 	}
 	if api, ok := errors.AsType[*jetstream.APIError](err); ok {
-		return api.Code != 408 && api.Code < 500 && api.ErrorCode != errCodeDuplicateInProcess
+		return api.Code != 408 && api.Code != 429 && api.Code < 500 && api.ErrorCode != errCodeDuplicateInProcess
 	}
 	return false
 }

@@ -4,24 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
 
 // The defaults that the zero value of each [Config] field stands for.
 const (
-	DefaultName         = "natssink"
-	DefaultMaxInFlight  = 4096
-	DefaultAckTimeout   = 5 * time.Second // nats.go's JetStream default
-	DefaultAttempts     = 5
+	DefaultName = "natssink"
+	// DefaultMaxInFlight holds about 13 s of values at 20,000 values/s:
+	// a leader election (4-9 s) and a reconnect fit in it.
+	DefaultMaxInFlight = 1 << 18
+	// DefaultMaxInFlightBytes bounds the payloads in flight at 64 MiB.
+	DefaultMaxInFlightBytes = 64 << 20
+	DefaultAckTimeout       = 5 * time.Second // nats.go's JetStream default
+	// DefaultAttempts, 0, sets no bound on the attempts: RetryBudget ends
+	// the retries.
+	DefaultAttempts     = 0
 	DefaultRetryBudget  = 30 * time.Second
 	DefaultRetryBackoff = 100 * time.Millisecond
 
-	// MaxMaxInFlight is the largest MaxInFlight that New accepts: New
-	// allocates a slot of about 200 bytes per publish in flight.
-	MaxMaxInFlight = 1 << 20
+	// MaxMaxInFlight is the largest MaxInFlight that New accepts.
+	MaxMaxInFlight = 1 << 22
+	// MaxDuration is the longest AckTimeout, RetryBudget and RetryBackoff
+	// that New accepts, so that no sum or doubling of them overflows.
+	MaxDuration = 24 * time.Hour
 	// maxBackoffFactor bounds the doubling backoff at this many times
 	// RetryBackoff.
 	maxBackoffFactor = 16
@@ -34,6 +45,15 @@ type Config[T any] struct {
 	// Subject is the subject every value is published to; a stream must
 	// capture it. Required unless SubjectOf is set; not both.
 	Subject string
+	// Stream, optional, is the stream that must store the values: each
+	// publish carries it as Nats-Expected-Stream (a server whose stream
+	// of that subject is another refuses the value: counted as failed),
+	// and New checks it instead of the stream that captures Subject.
+	Stream string
+	// SkipStreamCheck turns off New's check of the stream (that it
+	// exists, acks, and recognises duplicates for as long as a value is
+	// retried): for a sink started while JetStream does not answer.
+	SkipStreamCheck bool
 	// SubjectOf returns the subject of one value, for routing by content.
 	// It runs on the drain workers, once per value (not again on a retry).
 	// A value whose subject is not a valid subject fails (counted, not
@@ -46,42 +66,78 @@ type Config[T any] struct {
 	// failed with that reason (not retried).
 	Encode func(dst []byte, v T) ([]byte, error)
 
+	// MsgIDOf, optional, returns the Nats-Msg-Id of one value, in place
+	// of the sink's own (its NUID and a sequence number): an id the
+	// caller keeps (an event id), so that the stream recognises the same
+	// value pushed twice, by this sink or another, within its duplicate
+	// window. It runs on the drain workers, once per value; an empty id
+	// fails the value (counted, not published).
+	MsgIDOf func(v T) string
+	// HeadersOf, optional, returns headers for one value's message (a
+	// traceparent, say). It runs on the drain workers, once per value; the
+	// sink keeps the header's value slices until the value is settled
+	// (retries send them again): do not change them after returning them.
+	// Nats-Msg-Id and Nats-Expected-Stream are the sink's and override the
+	// same keys in the result. It costs each value a clearing and filling
+	// of its slot's header.
+	HeadersOf func(v T) nats.Header
+
 	// MaxInFlight is the most values published and not yet acknowledged
 	// (awaiting an ack or a retry), over all the drain workers. A worker
-	// that finds it reached waits for an ack; producers never wait: the
-	// rings fill and pushes are shed and counted. Default 4096; at most
-	// [MaxMaxInFlight]. The client's memory for values is bounded by it:
-	// MaxInFlight payload buffers, each as large as the largest value it
-	// has held.
+	// that finds it (or MaxInFlightBytes) reached waits for an ack;
+	// producers never wait: the rings fill and pushes are shed and
+	// counted. It is what an outage can hold before the rings fill:
+	// default 262,144 (1<<18), about 13 s at 20,000 values/s; at most
+	// [MaxMaxInFlight]. Slots are allocated 1,024 at a time as the load
+	// first needs them, and never freed: a value in flight costs about
+	// 1 KiB of heap with a 195-byte payload (its slot, nats.go's header,
+	// its buffers; TestASlotInFlightCostsAbout1KiB), and a free slot keeps
+	// its payload buffer up to 4 KiB. A sink that held the default bound
+	// in an outage keeps about 256 MiB: size MaxInFlight to the outage it
+	// must ride out at the rate it takes.
 	MaxInFlight int
+	// MaxInFlightBytes is the most payload bytes of the values in flight:
+	// with MaxInFlight, the bound on the values an outage holds, so that
+	// large values do not multiply it. Default 64 MiB (about 340,000
+	// values of 195 bytes: MaxInFlight binds first). It may be passed by
+	// one value per drain worker.
+	MaxInFlightBytes int
 	// AckTimeout is how long one attempt waits for the stream's ack before
-	// the value is published again. Default 5 s.
+	// the value is published again. Default 5 s; at most [MaxDuration].
 	AckTimeout time.Duration
 	// Attempts is the most times one value is published, the first time
-	// included; 1 turns retries off. Default 5.
+	// included; 1 turns retries off. Default: no bound but RetryBudget,
+	// which is what rides out an outage (a count of attempts ends in
+	// about a second with quick refusals, an election takes 4-9 s).
 	Attempts int
 	// RetryBudget is the most time from a value's first publish to the
 	// start of its last retry; the last attempt then waits up to
-	// AckTimeout for its ack. Default 30 s. Keep it below the stream's
-	// duplicate window (jetstream.StreamConfig.Duplicates, default 2 min):
-	// within it a retry of a value the stream already has is recognised
-	// by its Nats-Msg-Id and stored once.
+	// AckTimeout for its ack, so a value fails at most RetryBudget +
+	// AckTimeout (35 s by default) after its first publish. Default 30 s;
+	// at most [MaxDuration]. New refuses a stream whose duplicate window
+	// (jetstream.StreamConfig.Duplicates, default 2 min, capped by the
+	// server at MaxAge) is shorter than RetryBudget + AckTimeout: within
+	// it a retry of a value the stream already has is recognised by its
+	// Nats-Msg-Id and stored once.
 	RetryBudget time.Duration
 	// RetryBackoff is the wait before the first retry after an error (a
 	// refusal by the stream, no stream answering, a publish the client
 	// could not take); it doubles with each retry, up to 16 times
 	// RetryBackoff, and each wait is drawn between half and all of it.
-	// A retry after an ack timeout does not wait. Default 100 ms.
+	// A retry after an ack timeout does not wait. Default 100 ms; at most
+	// [MaxDuration].
 	RetryBackoff time.Duration
 	// OnError receives the reasons values failed, at most once a second
 	// (and once more at Shutdown for the failures not yet reported): a
 	// *[FailureReport] that counts the failures since the previous call and
 	// wraps the reason of the last one (errors.Is finds ErrAckTimeout,
 	// jetstream.ErrNoStreamResponse, a *jetstream.APIError, an Encode
-	// error, ...). It is never given a payload. It runs on the sink's
-	// retry goroutine, which it delays: keep it short, and do not call
-	// Shutdown from it (Shutdown waits for that goroutine); a panic in it
-	// is recovered and logged. Default: an Error record through Logger.
+	// error, ...). It is never given a payload. It runs on a goroutine of
+	// its own, one call at a time: one that blocks delays only the later
+	// reports (their failures add up into the next), never a retry, and
+	// Shutdown waits for the last report only until its ctx ends. A panic
+	// in it is recovered and logged. Default: an Error record through
+	// Logger.
 	OnError func(error)
 
 	// The sink's own knobs: see [sink.Config], whose defaults they keep.
@@ -101,6 +157,13 @@ type Config[T any] struct {
 	// MaxDelay lets a worker hold a short batch up to this long for more
 	// values. Default 0: publish at once.
 	MaxDelay time.Duration
+	// SizeOf and MaxQueuedBytes bound the values the rings hold in bytes
+	// as well as in number (sink.Config's fields of those names: SizeOf
+	// says what a value stands for, MaxQueuedBytes is the bound). Default:
+	// no bound in bytes on the rings (MaxInFlightBytes bounds the encoded
+	// values in flight).
+	SizeOf         func(T) int
+	MaxQueuedBytes int
 	// Overflow chooses which value a full ring sheds: sink.DropNewest
 	// (default) or sink.DropOldest.
 	Overflow sink.Overflow
@@ -117,18 +180,22 @@ type Config[T any] struct {
 
 // settings is a Config after defaults and validation.
 type settings[T any] struct {
-	name         string
-	subject      string
-	subjectOf    func(T) string
-	encode       func([]byte, T) ([]byte, error)
-	maxInFlight  int
-	ackTimeout   time.Duration
-	attempts     int
-	retryBudget  time.Duration
-	retryBackoff time.Duration
-	onError      func(error) // nil: the default report through logger
-	logger       *slog.Logger
-	tick         time.Duration // how often the retry goroutine looks at the publishes in flight
+	name             string
+	subject          string
+	stream           string
+	subjectOf        func(T) string
+	encode           func([]byte, T) ([]byte, error)
+	msgIDOf          func(T) string
+	headersOf        func(T) nats.Header
+	maxInFlight      int
+	maxInFlightBytes int64
+	ackTimeout       time.Duration
+	attempts         int
+	retryBudget      time.Duration
+	retryBackoff     time.Duration
+	onError          func(error) // nil: the default report through logger
+	logger           *slog.Logger
+	tick             time.Duration // how often the retry goroutine looks at the publishes in flight
 }
 
 // settle applies the defaults and validates every field. The returned
@@ -153,33 +220,40 @@ func (c Config[T]) settle() (settings[T], error) {
 	if c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight {
 		bad("MaxInFlight", c.MaxInFlight, fmt.Sprintf("must be in [1, %d], or zero for the default %d", MaxMaxInFlight, DefaultMaxInFlight))
 	}
-	if c.AckTimeout < 0 {
-		bad("AckTimeout", c.AckTimeout, "must be positive, or zero for the default 5s")
+	if c.MaxInFlightBytes < 0 {
+		bad("MaxInFlightBytes", c.MaxInFlightBytes, "must be positive, or zero for the default 64 MiB")
+	}
+	if c.AckTimeout < 0 || c.AckTimeout > MaxDuration {
+		bad("AckTimeout", c.AckTimeout, "must be in (0, 24h], or zero for the default 5s")
 	}
 	if c.Attempts < 0 {
-		bad("Attempts", c.Attempts, "must be positive (1: no retries), or zero for the default 5")
+		bad("Attempts", c.Attempts, "must be positive (1: no retries), or zero for no bound but RetryBudget")
 	}
-	if c.RetryBudget < 0 {
-		bad("RetryBudget", c.RetryBudget, "must be positive, or zero for the default 30s")
+	if c.RetryBudget < 0 || c.RetryBudget > MaxDuration {
+		bad("RetryBudget", c.RetryBudget, "must be in (0, 24h], or zero for the default 30s")
 	}
-	if c.RetryBackoff < 0 {
-		bad("RetryBackoff", c.RetryBackoff, "must be positive, or zero for the default 100ms")
+	if c.RetryBackoff < 0 || c.RetryBackoff > MaxDuration {
+		bad("RetryBackoff", c.RetryBackoff, "must be in (0, 24h], or zero for the default 100ms")
 	}
 	if len(errs) > 0 {
 		return settings[T]{}, errors.Join(errs...)
 	}
 	s := settings[T]{
-		name:         or(c.Name, DefaultName),
-		subject:      c.Subject,
-		subjectOf:    c.SubjectOf,
-		encode:       c.Encode,
-		maxInFlight:  or(c.MaxInFlight, DefaultMaxInFlight),
-		ackTimeout:   or(c.AckTimeout, DefaultAckTimeout),
-		attempts:     or(c.Attempts, DefaultAttempts),
-		retryBudget:  or(c.RetryBudget, DefaultRetryBudget),
-		retryBackoff: or(c.RetryBackoff, DefaultRetryBackoff),
-		onError:      c.OnError,
-		logger:       c.Logger,
+		name:             or(c.Name, DefaultName),
+		subject:          c.Subject,
+		stream:           c.Stream,
+		subjectOf:        c.SubjectOf,
+		encode:           c.Encode,
+		msgIDOf:          c.MsgIDOf,
+		headersOf:        c.HeadersOf,
+		maxInFlight:      or(c.MaxInFlight, DefaultMaxInFlight),
+		maxInFlightBytes: int64(or(c.MaxInFlightBytes, DefaultMaxInFlightBytes)),
+		ackTimeout:       or(c.AckTimeout, DefaultAckTimeout),
+		attempts:         or(c.Attempts, math.MaxInt),
+		retryBudget:      or(c.RetryBudget, DefaultRetryBudget),
+		retryBackoff:     or(c.RetryBackoff, DefaultRetryBackoff),
+		onError:          c.OnError,
+		logger:           c.Logger,
 	}
 	// The retry goroutine's resolution: a quarter of the shortest wait it
 	// times, within [1 ms, 50 ms].
@@ -196,6 +270,8 @@ func (c Config[T]) sinkConfig(name string) sink.Config[T] {
 		BatchSize:        c.BatchSize,
 		MaxDelay:         c.MaxDelay,
 		Overflow:         c.Overflow,
+		SizeOf:           c.SizeOf,
+		MaxQueuedBytes:   c.MaxQueuedBytes,
 		OverloadInterval: c.OverloadInterval,
 		OnOverload:       c.OnOverload,
 		Logger:           c.Logger,

@@ -48,7 +48,18 @@ func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
 		{
 			name: "too many in flight",
 			cfg:  natssink.Config[event]{Subject: "e", Encode: encodeEvent, MaxInFlight: natssink.MaxMaxInFlight + 1},
-			want: []string{"MaxInFlight = 1048577: must be in [1, 1048576]"},
+			want: []string{"MaxInFlight = 4194305: must be in [1, 4194304]"},
+		},
+		{
+			// Each would overflow a deadline (now + AckTimeout) or the
+			// doubling backoff on the retry goroutine.
+			name: "durations that overflow",
+			cfg: natssink.Config[event]{
+				Subject: "e", Encode: encodeEvent, MaxInFlightBytes: -1,
+				AckTimeout: time.Duration(1<<63 - 1), RetryBudget: natssink.MaxDuration + 1, RetryBackoff: time.Duration(1 << 62),
+			},
+			want: []string{"MaxInFlightBytes = -1", "AckTimeout = 2562047h47m16.854775807s: must be in (0, 24h]",
+				"RetryBudget = 24h0m0.000000001s", "RetryBackoff = 1281023h53m38.427387904s"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

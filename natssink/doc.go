@@ -26,18 +26,21 @@
 //     so the stream stores it once if the retry falls within the stream's
 //     duplicate window (keep RetryBudget below it).
 //  3. Publishes are asynchronous: a worker does not wait for acks, except
-//     when MaxInFlight values are unacknowledged; then it waits for one,
-//     the rings fill and pushes are shed. The client holds at most
-//     MaxInFlight values, each in a buffer of its own slot.
+//     when MaxInFlight values (or MaxInFlightBytes of payload) are
+//     unacknowledged; then it waits for one, the rings fill and pushes are
+//     shed. The client holds at most MaxInFlight values, each in a buffer
+//     of its own slot.
 //  4. A value is published again when its ack does not come within
 //     AckTimeout, when no stream answers, when the client cannot take the
 //     publish, or when the stream refuses it for a reason that can pass (a
-//     timeout, 408; an unavailability, 5xx; a duplicate still in process),
-//     after a doubling backoff, up to Attempts times within RetryBudget. It
-//     is then counted as failed, and so is a value refused for any other
-//     reason (a bad subject, a payload over a limit, a closed connection,
-//     an Encode error or panic), with its reason: Stats().LastError, and
-//     OnError at most once a second, never with the payload.
+//     timeout, 408; too many requests, 429; an unavailability, 5xx; a
+//     duplicate still in process), after a doubling backoff, until
+//     RetryBudget has passed since its first publish (and Attempts, if
+//     set, are spent). It is then counted as failed, and so is a value
+//     refused for any other reason (a bad subject, a payload over a limit,
+//     a closed connection, an Encode error, panic or runtime.Goexit), with
+//     its reason: Stats().LastError, and OnError at most once a second,
+//     never with the payload.
 //  5. Acked means the stream stored the value (a clustered stream acks
 //     once a quorum has it). Failed means it is not known to be stored: a
 //     value whose every ack was lost may be in the stream and in Failed.
@@ -53,13 +56,29 @@
 //
 // # Outages
 //
-// While the stream cannot answer, a value holds its slot for about
-// Attempts × AckTimeout (5 × 5 s by default), never past RetryBudget +
-// AckTimeout, before it fails; the workers publish MaxInFlight values per
-// such round and the rings shed the rest.
-// The client's connection keeps reconnecting (see [Connect]), and a
-// Shutdown during an outage takes as long as the values it holds need:
-// give it a ctx with a deadline.
+// The defaults are sized for a JetStream server that dies (a leader
+// election takes 4-9 s, a reconnect 250 ms and up): a value is retried
+// for RetryBudget (30 s) and fails no later than RetryBudget + AckTimeout
+// (35 s) after its first publish; MaxInFlight (262,144) values, within
+// MaxInFlightBytes (64 MiB) of payload, wait in their slots meanwhile,
+// about 13 s at 20,000 values/s, before the rings fill and shed. New
+// checks that the stream recognises duplicates for at least those 35 s,
+// so that a retry of a value whose ack was lost is stored once.
+// testdata/crash.txt holds what internal/crashprobe measured (three
+// nats-server processes, the stream leader that the sink is connected to
+// killed with SIGKILL and restarted 3 s later, 16 producers at 20,000
+// values/s for 8 s, the default Config; testdata/crash.sh reruns it):
+// the counts, and the peak of the heap, most of it the slots in flight
+// (about 1 KiB each with 195-byte values, which stay allocated once used:
+// size MaxInFlight to what an outage must hold).
+//
+// While the connection is down, nats.go buffers publishes (8 MiB by
+// default, nats.ReconnectBufSize) and sends them once it reconnects; a
+// value that failed meanwhile (out of budget, or given up by Shutdown) may
+// still be in that buffer and be stored: Failed is "not known to be
+// stored", never "known not to be". The client's connection keeps
+// reconnecting (see [Connect]), and a Shutdown during an outage takes as
+// long as the values it holds need: give it a ctx with a deadline.
 //
 // # Costs
 //

@@ -2,6 +2,7 @@ package natssink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -26,22 +27,26 @@ type slot struct {
 	// seq is the sequence number of the value the slot holds; 0 while the
 	// slot is free. Stored under mu; Flush loads it without mu (a value
 	// settled between its load and the next is simply seen as settled).
-	seq atomic.Uint64
+	seq *atomic.Uint64
 	// due is when the retry goroutine acts on the slot, in ns since the
 	// sink's epoch: the ack deadline of the attempt in flight, or the time
 	// of the retry; 0 while free. Stored under mu; the retry goroutine
 	// loads it without mu to pass over the slots with nothing due, then
 	// looks again under mu.
-	due atomic.Int64
+	due *atomic.Int64
+	// (seq and due point into the slot's chunk, where they are scanned.)
 
 	backingOff bool        // awaiting a retry, not an ack
 	attempts   int         // publishes made
 	first      int64       // when the first was made (ns since the epoch)
 	subject    string      // the value's subject, for the retries
 	reply      string      // the ack's subject, inbox.seq.slot.attempt: a view of name
-	id         []string    // one element: the Nats-Msg-Id, nuid.seq: a view of name
+	id         []string    // one element: the Nats-Msg-Id, nuid.seq (a view of name), or msgID
+	msgID      string      // the id MsgIDOf gave the value, or ""
+	stream     []string    // one element: Config.Stream, for Nats-Expected-Stream
 	hdr        nats.Header // {Nats-Msg-Id: id}, reused
-	payload    []byte      // the encoded value; the buffer is kept for the slot's next value
+	payload    []byte      // the encoded value; the buffer is kept for the slot's next value (up to keepBuffer)
+	held       int         // the bytes of payload counted in the pool's bytes
 	err        error       // the reason the last attempt failed
 
 	// name holds the bytes of reply and id, which are strings over it
@@ -54,9 +59,14 @@ type slot struct {
 	name []byte
 }
 
-func (sl *slot) init(inbox string) {
+func (sl *slot) init(inbox, stream string, seq *atomic.Uint64, due *atomic.Int64) {
+	sl.seq, sl.due = seq, due
 	sl.id = make([]string, 1)
 	sl.hdr = nats.Header{msgIDHeader: sl.id}
+	if stream != "" {
+		sl.stream = []string{stream}
+		sl.hdr[expectedStreamHeader] = sl.stream
+	}
 	// inbox, then three dots and three decimal numbers of at most 20 digits.
 	sl.name = make([]byte, 0, len(inbox)+3+3*20)
 }
@@ -73,44 +83,82 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) { a.s.drain(ctx, b
 // to onAck. When ctx ends while it waits (Shutdown's ctx ended), the values
 // not yet published are counted as failed.
 func (s *Sink[T]) drain(ctx context.Context, batch []T) {
+	// A runtime.Goexit in Encode or SubjectOf ends this call (and the
+	// worker's goroutine, which the sink replaces): publishFirst settles
+	// its value, and the values after it are counted here.
+	i, returned := 0, false
+	defer func() {
+		if !returned && i+1 < len(batch) {
+			s.failUnpublished(len(batch)-i-1, errGoexit)
+		}
+	}()
 	now := s.now()
-	for i := range batch {
-		var idx int32
-		select {
-		case idx = <-s.free:
-		default:
-			// At the cap: wait for an ack (or a failure) to free a slot.
-			select {
-			case idx = <-s.free:
-				now = s.now()
-			case <-ctx.Done():
+	for ; i < len(batch); i++ {
+		idx, ok := s.pool.take()
+		if !ok {
+			// At a bound: wait for an ack (or a failure) to free a slot
+			// or bytes.
+			if idx, ok = s.waitForRoom(ctx); !ok {
 				// Only Shutdown's ctx ending cancels Drain's.
-				s.failUnpublished(len(batch) - i)
+				s.failUnpublished(len(batch)-i, errUnpublished)
+				returned = true
 				return
 			}
+			now = s.now()
 		}
 		if s.inflight.Add(1) == 1 {
 			s.poke() // the retry goroutine parks while nothing is in flight
 		}
 		s.publishFirst(idx, &batch[i], now)
 	}
+	returned = true
+}
+
+// waitForRoom waits for a free slot (and bytes) until ctx ends.
+func (s *Sink[T]) waitForRoom(ctx context.Context) (int32, bool) {
+	p := s.pool
+	p.waiters.Add(1)
+	defer p.waiters.Add(-1)
+	for {
+		if idx, ok := p.take(); ok {
+			p.signal() // another worker may wait, and room may be left
+			return idx, true
+		}
+		select {
+		case <-p.room:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
 }
 
 // publishFirst encodes v into slot idx and publishes it for the first
 // time.
 func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
-	sl := &s.slots[idx]
+	sl := s.slots.get(idx)
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
+	encoded := false
+	defer func() {
+		if !encoded { // runtime.Goexit in Encode or SubjectOf
+			sl.subject, sl.err = s.cfg.subject, errGoexit
+			s.giveUp(sl, idx, now)
+		}
+		s.unlockSettled(sl, idx)
+	}()
 	if s.closed.Load() {
+		encoded = true
 		sl.subject, sl.err = s.cfg.subject, ErrShutdown
 		s.giveUp(sl, idx, now)
 		return
 	}
-	subject, payload, err := s.encode(sl.payload[:0], v)
-	if payload != nil {
-		sl.payload = payload
+	subject, payload, err := s.encode(sl, v)
+	encoded = true
+	if payload == nil {
+		payload = sl.payload[:0] // an empty payload, never the last value's bytes
 	}
+	sl.payload = payload
+	sl.held = len(payload)
+	s.pool.bytes.Add(int64(sl.held))
 	if err != nil {
 		sl.subject, sl.err = subject, err
 		s.giveUp(sl, idx, now)
@@ -192,11 +240,26 @@ func (s *Sink[T]) giveUp(sl *slot, idx int32, now int64) {
 	s.release(sl, idx)
 }
 
-// failUnpublished counts as failed n values that a worker held when
-// Shutdown's ctx ended, before they got a slot.
-func (s *Sink[T]) failUnpublished(n int) {
+// failUnpublished counts as failed n values that a worker held, before
+// they got a slot, when Shutdown's ctx ended or a Goexit ended the Drain.
+func (s *Sink[T]) failUnpublished(n int, reason error) {
 	s.failed.Add(uint64(n))
-	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: errUnpublished})
+	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: reason})
+}
+
+// errGoexit is the reason of a value whose Encode or SubjectOf called
+// runtime.Goexit, and of the values after it in its batch.
+var errGoexit = fmt.Errorf("%w: runtime.Goexit in Encode or SubjectOf ended the batch", ErrEncodePanicked)
+
+// unlockSettled unlocks slot idx, after giving its value up when a
+// Shutdown has given up on the values in flight (the slot was locked by a
+// publish, or an ack, when that Shutdown went over the slots).
+func (s *Sink[T]) unlockSettled(sl *slot, idx int32) {
+	if s.closed.Load() && sl.seq.Load() != 0 {
+		sl.err = s.closedReason
+		s.giveUp(sl, idx, s.now())
+	}
+	sl.mu.Unlock()
 }
 
 // errUnpublished is the reason of the values a worker held when Shutdown's
@@ -207,15 +270,26 @@ var errUnpublished = fmt.Errorf("%w: its ctx ended while the value waited for ro
 func (s *Sink[T]) release(sl *slot, idx int32) {
 	sl.seq.Store(0)
 	sl.due.Store(0)
-	sl.subject, sl.reply, sl.id[0], sl.err = "", "", "", nil
+	sl.subject, sl.reply, sl.id[0], sl.msgID, sl.err = "", "", "", "", nil
 	sl.attempts = 0
+	if cap(sl.payload) > keepBuffer {
+		sl.payload = nil // one large value does not pin its size in the slot
+	}
+	held := sl.held
+	sl.held = 0
 	s.inflight.Add(-1)
-	s.free <- idx // never blocks: see Sink.free
+	s.pool.put(idx, held)
 }
 
-// encode returns v's subject and appends its payload to dst, turning a
-// panic of Encode or SubjectOf into an error.
-func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err error) {
+// keepBuffer is the largest payload buffer a free slot keeps for its next
+// value; a larger one is left to the garbage collector.
+const keepBuffer = 4 << 10
+
+// encode returns v's subject and appends its payload to the slot's
+// buffer, sets the slot's message id (MsgIDOf) and headers (HeadersOf),
+// and turns a panic of any of them into an error. The caller holds sl.mu.
+func (s *Sink[T]) encode(sl *slot, v *T) (subject string, payload []byte, err error) {
+	dst := sl.payload[:0]
 	subject = s.cfg.subject
 	defer func() {
 		if p := recover(); p != nil {
@@ -224,6 +298,25 @@ func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err 
 	}()
 	if s.cfg.subjectOf != nil {
 		subject = s.cfg.subjectOf(*v)
+		if !validSubject(subject) {
+			return subject, dst, fmt.Errorf("natssink: SubjectOf returned %q, not a subject to publish to: %w", subject, nats.ErrBadSubject)
+		}
+	}
+	if s.cfg.msgIDOf != nil {
+		if sl.msgID = s.cfg.msgIDOf(*v); sl.msgID == "" {
+			return subject, dst, errEmptyMsgID
+		}
+	}
+	if s.cfg.headersOf != nil {
+		h := s.cfg.headersOf(*v)
+		clear(sl.hdr)
+		for k, vals := range h {
+			sl.hdr[k] = vals
+		}
+		sl.hdr[msgIDHeader] = sl.id // the sink's own headers win
+		if s.cfg.stream != "" {
+			sl.hdr[expectedStreamHeader] = sl.stream
+		}
 	}
 	payload, err = s.cfg.encode(dst, *v)
 	if err != nil {
@@ -231,6 +324,9 @@ func (s *Sink[T]) encode(dst []byte, v *T) (subject string, payload []byte, err 
 	}
 	return subject, payload, err
 }
+
+// errEmptyMsgID is the reason of a value whose MsgIDOf returned "".
+var errEmptyMsgID = errors.New("natssink: MsgIDOf returned an empty id")
 
 // setName sets the slot's reply subject, inbox.seq.slot.attempt, and its
 // Nats-Msg-Id, nuid.seq, which is part of it (the inbox's last token, a
@@ -249,6 +345,9 @@ func (sl *slot) setName(inbox string, seq uint64, idx int32, attempt int) {
 	sl.name = b // the same array: its capacity holds the longest name
 	sl.reply = unsafe.String(unsafe.SliceData(b), len(b))
 	sl.id[0] = sl.reply[idStart:idLen]
+	if sl.msgID != "" {
+		sl.id[0] = sl.msgID
+	}
 }
 
 // backoff returns the wait before the retry that follows attempt n:

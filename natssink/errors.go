@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // ErrInvalidConfig is wrapped by every error that [New] returns for a bad
@@ -15,10 +17,12 @@ var ErrInvalidConfig = errors.New("natssink: invalid config")
 // ErrAckTimeout is the reason of an attempt whose ack did not come within
 // [Config.AckTimeout]: the value may or may not be in the stream, so it is
 // published again (with the same Nats-Msg-Id) while the retry budget lasts.
-var ErrAckTimeout = errors.New("natssink: no ack within AckTimeout")
+// It wraps nats.ErrTimeout.
+var ErrAckTimeout = fmt.Errorf("natssink: no ack within AckTimeout: %w", nats.ErrTimeout)
 
-// ErrEncodePanicked is the reason of a value whose Encode or SubjectOf
-// panicked; the value is counted as failed and the worker goes on.
+// ErrEncodePanicked is the reason of a value whose Encode, SubjectOf,
+// MsgIDOf or HeadersOf panicked (or called runtime.Goexit); the value is
+// counted as failed and the worker goes on.
 var ErrEncodePanicked = errors.New("natssink: Encode or SubjectOf panicked")
 
 // ErrShutdown is the reason of a value that [Sink.Shutdown] gave up on

@@ -3,6 +3,7 @@ package natssink_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -16,8 +17,15 @@ import (
 
 // Every goroutine the tests start, theirs and those of nats.go and
 // nats-server, must be gone when the tests end: each test stops its
-// sinks, closes its connections and shuts its servers down.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// sinks, closes its connections and shuts its servers down. The folder
+// of the nats-server binary that the cluster test builds is removed.
+func TestMain(m *testing.M) {
+	removeBinDir := makeBinDir()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeBinDir()
+		os.Exit(code)
+	}))
+}
 
 // event is what the tests push: a producer and its sequence number, and
 // a body that brings it to about 195 bytes.

@@ -44,19 +44,15 @@ func (s *Sink[T]) retryLoop() {
 
 // scan acts on every slot whose due time has come.
 func (s *Sink[T]) scan(now int64) {
-	for i := range s.slots {
-		sl := &s.slots[i]
-		if d := sl.due.Load(); d == 0 || d > now {
-			continue
-		}
+	s.slots.eachDue(s.pool.hwm.Load(), now, func(idx int32, sl *slot) {
 		sl.mu.Lock()
 		if d := sl.due.Load(); d != 0 && d <= now {
 			if sl.backingOff {
-				s.republish(sl, int32(i), now)
+				s.republish(sl, idx, now)
 			} else {
-				s.timedOut(sl, int32(i), now)
+				s.timedOut(sl, idx, now)
 			}
 		}
-		sl.mu.Unlock()
-	}
+		s.unlockSettled(sl, idx)
+	})
 }

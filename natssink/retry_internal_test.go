@@ -50,7 +50,7 @@ func TestAnAckThatDoesNotComeIsRetriedWithTheSameMsgIDThenGivenUp(t *testing.T) 
 		require.True(t, s.Push(7))
 		synctest.Wait()
 		require.Len(t, tr.all(), 1)
-		require.Equal(t, 1, s.Stats().InFlight)
+		require.Equal(t, uint64(1), s.Stats().InFlight)
 
 		time.Sleep(3*time.Second + 100*time.Millisecond)
 		synctest.Wait()
@@ -320,7 +320,7 @@ func TestAtMaxInFlightTheWorkerWaitsAndTheRingsShed(t *testing.T) {
 		synctest.Wait()
 		require.Len(t, tr.all(), 4, "no more than MaxInFlight unacknowledged")
 		st := s.Stats()
-		require.Equal(t, 4, st.InFlight)
+		require.Equal(t, uint64(4), st.InFlight)
 		require.Equal(t, uint64(100), st.Pushed)
 		require.Equal(t, uint64(100-accepted), st.Dropped)
 		require.Positive(t, st.Dropped, "the producer never waited: the ring shed")
@@ -420,7 +420,7 @@ func TestAReplyThatIsNotOursIsIgnored(t *testing.T) {
 		} {
 			s.onAck(subject, "", []byte(okAck))
 		}
-		require.Equal(t, 1, s.Stats().InFlight)
+		require.Equal(t, uint64(1), s.Stats().InFlight)
 		s.onAck(reply, "", []byte(okAck))
 		require.Equal(t, uint64(1), shutdown(t, s, 1).Acked)
 	})

@@ -32,12 +32,12 @@ type Sink[T any] struct {
 	unsubErr  error
 	epoch     time.Time // the origin of the nanosecond times in the slots
 
-	// slots holds the publishes in flight; free holds the indices of the
-	// free slots (a send never blocks: its capacity is len(slots), and an
-	// index is in it at most once). A worker takes an index from free
-	// before it publishes a value, so free is the MaxInFlight semaphore.
-	slots    []slot
-	free     chan int32
+	// slots holds the publishes in flight; pool holds the free ones and
+	// bounds the values in flight in number and in bytes. A worker takes a
+	// slot from pool before it publishes a value, so pool is the
+	// MaxInFlight (and MaxInFlightBytes) semaphore.
+	slots    slotTable
+	pool     *pool
 	seq      atomic.Uint64 // the last sequence number given to a value
 	inflight atomic.Int64  // slots taken: the values published and not yet acked or failed
 
@@ -51,7 +51,11 @@ type Sink[T any] struct {
 	// publish loads it under its slot's lock, and the Shutdown that sets
 	// it then takes every slot's lock in turn: a publish either happened
 	// before (and Shutdown fails its slot) or sees it set.
-	closed atomic.Bool
+	closed       atomic.Bool
+	closedReason error // set before closed
+	// down is set once Shutdown has stopped the workers: Flush then
+	// returns ErrShutdown.
+	down atomic.Bool
 
 	wake      chan struct{} // one slot: a poke for the retry goroutine
 	stop      chan struct{} // closed to stop the retry goroutine
@@ -90,10 +94,15 @@ func (t connTransport) publish(subject, reply string, hdr nats.Header, payload [
 // field and the value of every invalid field (of cfg, and of the sink's
 // knobs as sink.New checks them); nothing is started then.
 //
+// New then checks the stream (Config.Stream, or the one that captures
+// Subject; unless SkipStreamCheck): that it exists, acks, and keeps
+// duplicates for at least RetryBudget + AckTimeout. It returns an error
+// wrapping [ErrStreamUnsuitable] that says what is wrong, or the
+// JetStream API's error when the server does not answer within 5 s.
+//
 // The Sink does not own the connection: close it after [Sink.Shutdown]. A
 // Sink dropped without Shutdown keeps its goroutines and its subscription.
-// The stream that captures the subjects must exist before values are
-// pushed; a value published to a subject no stream captures is retried
+// A value published to a subject no stream captures is retried
 // (jetstream.ErrNoStreamResponse) and then counted as failed.
 func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 	var nc *nats.Conn
@@ -137,6 +146,12 @@ func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 		_ = sub.Unsubscribe()
 		return nil, err
 	}
+	if !cfg.SkipStreamCheck {
+		if err := checkStream(js, st.stream, st.subject, st.retryBudget+st.ackTimeout); err != nil {
+			_ = s.Shutdown(context.Background()) // nothing was pushed: it returns at once
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -148,18 +163,14 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 		tr:          tr,
 		inbox:       inbox,
 		epoch:       time.Now(),
-		slots:       make([]slot, st.maxInFlight),
-		free:        make(chan int32, st.maxInFlight),
+		slots:       newSlotTable(st.maxInFlight),
 		wake:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		retryDone:   make(chan struct{}),
 		shutdownSem: make(chan struct{}, 1),
 	}
 	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
-	for i := range s.slots {
-		s.slots[i].init(inbox)
-		s.free <- int32(i)
-	}
+	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox, st.stream) })
 	return s
 }
 
@@ -170,6 +181,7 @@ func (s *Sink[T]) start(cfg Config[T]) error {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	s.sink = sk
+	s.rep.start()
 	go s.retryLoop()
 	return nil
 }
@@ -183,28 +195,28 @@ func (s *Sink[T]) Push(v T) bool { return s.sink.Push(v) }
 
 // Flush waits until every value accepted before the call has been acked by
 // the stream or counted as failed. It returns nil then, ctx.Err() when ctx
-// ends first, and sink.ErrShutdown once Shutdown has stopped the workers.
+// ends first, and an error wrapping ErrShutdown (and sink.ErrShutdown)
+// once Shutdown has stopped the workers.
 // Producers may keep pushing; what they push during the call may or may
 // not be settled when it returns. Flush waits by polling (20 µs to 1 ms).
 func (s *Sink[T]) Flush(ctx context.Context) error {
 	if ctx == nil {
 		panic("natssink: Flush with a nil ctx")
 	}
+	if s.down.Load() {
+		return errFlushAfterShutdown
+	}
 	if err := s.sink.Flush(ctx); err != nil {
+		if errors.Is(err, sink.ErrShutdown) {
+			return errFlushAfterShutdown
+		}
 		return err
 	}
 	// Every value accepted before the call has been handed to a Drain
 	// call that has returned: each is settled, or has a slot and a
 	// sequence number no greater than this.
 	last := s.seq.Load()
-	return waitUntil(ctx, func() bool {
-		for i := range s.slots {
-			if q := s.slots[i].seq.Load(); q != 0 && q <= last {
-				return false
-			}
-		}
-		return true
-	})
+	return waitUntil(ctx, func() bool { return !s.slots.anyAtOrBelow(s.pool.hwm.Load(), last) })
 }
 
 // Shutdown stops the sink: it closes the rings (a push from then on is
@@ -250,14 +262,20 @@ func (s *Sink[T]) Shutdown(ctx context.Context) error {
 		s.abandon(ctx.Err())
 		return err
 	}
-	s.stopRetrying()
-	s.rep.deliver(s.now(), true)
-	if unsubErr := s.closeInbox(); unsubErr != nil && !errors.Is(unsubErr, nats.ErrConnectionClosed) {
-		// Nothing is lost: every value is settled. Say so all the same.
-		err = fmt.Errorf("natssink: unsubscribing from the ack inbox: %w", unsubErr)
-	}
+	// No value is in flight: the retry goroutine has nothing to publish
+	// and stops at once.
+	s.stopRetrying(time.Time{})
+	s.down.Store(true)
 	s.completed = true
-	return err
+	if unsubErr := s.closeInbox(); unsubErr != nil && !errors.Is(unsubErr, nats.ErrConnectionClosed) {
+		// Nothing is lost: every value is settled. Log it, as an error of
+		// the connection's rather than of the Shutdown.
+		s.rep.log().Warn("natssink: unsubscribing from the ack inbox", "sink", s.cfg.name, "err", unsubErr)
+	}
+	if !s.rep.finish(s.now(), ctx.Done()) {
+		return fmt.Errorf("natssink: every value is settled, but OnError has not returned with the last report: %w", context.Cause(ctx))
+	}
+	return nil
 }
 
 // closeInbox unsubscribes from the ack inbox, once.
@@ -271,30 +289,79 @@ func (s *Sink[T]) closeInbox() error {
 }
 
 // abandon is the end of a Shutdown whose ctx ended: nothing is published
-// any more, and every value in flight is counted as failed.
+// any more, and every value in flight is counted as failed. A slot locked
+// by a publish that blocks in the client is not waited for: its holder
+// gives its value up when the publish returns (unlockSettled). abandon
+// takes at most abandonGrace beyond the ctx.
 func (s *Sink[T]) abandon(cause error) {
+	s.closedReason = fmt.Errorf("%w: %w", ErrShutdown, cause)
 	s.closed.Store(true)
-	s.stopRetrying()
-	reason := fmt.Errorf("%w: %w", ErrShutdown, cause)
-	now := s.now()
-	for i := range s.slots {
-		sl := &s.slots[i]
-		sl.mu.Lock()
-		if sl.seq.Load() != 0 {
-			sl.err = reason
-			s.giveUp(sl, int32(i), now)
+	s.down.Store(true)
+	deadline := time.Now().Add(abandonGrace)
+	s.stopRetrying(deadline)
+	var busy []int32
+	s.slots.each(func(idx int32, sl *slot) {
+		if sl.seq.Load() == 0 {
+			// Free, or taken by a publish that will see closed (it
+			// loads it under the slot's lock, after taking the slot).
+			return
 		}
-		sl.mu.Unlock()
+		if !sl.mu.TryLock() {
+			busy = append(busy, idx)
+			return
+		}
+		s.unlockSettled(sl, idx)
+	})
+	// A holder that loaded closed before it was set may be about to
+	// unlock: look again at those for the grace period; one still locked
+	// then is a publish blocked in the client, which sees closed when it
+	// returns.
+	for len(busy) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+		left := busy[:0]
+		for _, idx := range busy {
+			sl := s.slots.get(idx)
+			if sl.seq.Load() == 0 {
+				continue
+			}
+			if !sl.mu.TryLock() {
+				left = append(left, idx)
+				continue
+			}
+			s.unlockSettled(sl, idx)
+		}
+		busy = left
 	}
-	s.rep.deliver(now, true)
+	grace, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	s.rep.finish(s.now(), grace.Done())
 	_ = s.closeInbox()
 }
 
-// stopRetrying stops the retry goroutine and waits for it.
-func (s *Sink[T]) stopRetrying() {
+// abandonGrace is how long a Shutdown whose ctx ended may still take.
+const abandonGrace = 50 * time.Millisecond
+
+// stopRetrying stops the retry goroutine and waits for it until deadline
+// (a zero deadline: as long as it takes). It reports whether it stopped.
+func (s *Sink[T]) stopRetrying(deadline time.Time) bool {
 	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.retryDone
+	if deadline.IsZero() {
+		<-s.retryDone
+		return true
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-s.retryDone:
+		return true
+	case <-t.C:
+		return false
+	}
 }
+
+// errFlushAfterShutdown is Flush's error once Shutdown has stopped the
+// workers: natssink's ErrShutdown and the sink's.
+var errFlushAfterShutdown = fmt.Errorf("%w: Flush after Shutdown (%w)", ErrShutdown, sink.ErrShutdown)
 
 // now returns the time since the sink's epoch, from the monotonic clock.
 func (s *Sink[T]) now() int64 { return int64(time.Since(s.epoch)) }

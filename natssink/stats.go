@@ -21,8 +21,10 @@ type Stats struct {
 	// rings, or taken by a worker that waits for room (MaxInFlight).
 	Queued uint64 `json:"queued"`
 	// InFlight counts the values published and awaiting their ack or a
-	// retry; at most MaxInFlight.
-	InFlight int `json:"in_flight"`
+	// retry; at most MaxInFlight. InFlightBytes is their payloads' bytes,
+	// at most about MaxInFlightBytes.
+	InFlight      uint64 `json:"in_flight"`
+	InFlightBytes uint64 `json:"in_flight_bytes"`
 	// Acked counts the values the stream acknowledged: each is stored once.
 	Acked uint64 `json:"acked"`
 	// Duplicates counts the acks that said the stream already held the
@@ -49,13 +51,14 @@ func (s *Sink[T]) Stats() Stats {
 	acked, failed := s.acked.Load(), s.failed.Load()
 	inflight := s.inflight.Load()
 	st := Stats{
-		Name:       s.cfg.name,
-		Acked:      acked,
-		Duplicates: s.dups.Load(),
-		Failed:     failed,
-		Retried:    s.retried.Load(),
-		InFlight:   int(inflight),
-		Rings:      s.sink.Stats(),
+		Name:          s.cfg.name,
+		Acked:         acked,
+		Duplicates:    s.dups.Load(),
+		Failed:        failed,
+		Retried:       s.retried.Load(),
+		InFlight:      uint64(max(inflight, 0)),
+		InFlightBytes: uint64(max(s.pool.bytes.Load(), 0)),
+		Rings:         s.sink.Stats(),
 	}
 	r := &st.Rings
 	st.Pushed = r.Drained + uint64(r.Queued) + r.Dropped

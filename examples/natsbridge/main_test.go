@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/shardedsink/shardedsink/natssink/embedded"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,7 +24,37 @@ func TestRunDeliversEveryAcceptedEventAsOneMessage(t *testing.T) {
 	require.Equal(t, uint64(res.Accepted), st.Acked+st.Failed, "every accepted event is acked or failed")
 	require.Equal(t, uint64(res.Pushed-res.Accepted), st.Dropped)
 	require.Zero(t, st.Failed)
-	require.Equal(t, st.Acked, res.Stored, "one message per acked event")
+	require.True(t, res.Owned)
+	require.Equal(t, int64(st.Acked), res.Stored, "one message per acked event")
+}
+
+// With -url at a shared server, an existing stream is used as it is: its
+// subjects, storage and limits are not rewritten, and a stream at its
+// limits (which gains nothing) is no error and no underflow.
+func TestRunLeavesAnExistingStreamAsItIs(t *testing.T) {
+	srv, err := embedded.Start("")
+	require.NoError(t, err)
+	defer srv.Stop()
+	want := jetstream.StreamConfig{
+		Name: "SHARED", Subjects: []string{"shared.>"}, Storage: jetstream.MemoryStorage, MaxMsgs: 10,
+	}
+	st, err := srv.JetStream.CreateStream(t.Context(), want)
+	require.NoError(t, err)
+	for range 10 {
+		_, err := srv.JetStream.Publish(t.Context(), "shared.other", []byte("someone else's"))
+		require.NoError(t, err)
+	}
+	res, err := run(context.Background(), options{
+		url: srv.URL, subject: "shared.bridge", stream: "SHARED", producers: 2, events: 100, ackTimeout: 5 * time.Second,
+	})
+	require.NoError(t, err)
+	require.False(t, res.Owned)
+	require.Equal(t, uint64(200), res.Sink.Acked)
+	require.Zero(t, res.Stored, "a stream at MaxMsgs gains nothing")
+	info, err := st.Info(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, want.Subjects, info.Config.Subjects)
+	require.Equal(t, jetstream.MemoryStorage, info.Config.Storage)
 }
 
 // -max-delay reaches the sink: with it every accepted event is still
@@ -34,7 +67,7 @@ func TestRunWithMaxDelay(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, uint64(res.Accepted), res.Sink.Acked)
-	require.Equal(t, res.Sink.Acked, res.Stored)
+	require.Equal(t, int64(res.Sink.Acked), res.Stored)
 
 	_, err = run(context.Background(), options{
 		subject: "test.delay", stream: "TESTDELAY", producers: 1, events: 1,

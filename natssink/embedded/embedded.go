@@ -12,6 +12,7 @@
 package embedded
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -45,7 +46,9 @@ type Server struct {
 // chooses, with JetStream storing in dir ("" for a temporary folder that
 // Stop removes), and nothing else: no monitoring, cluster, gateway,
 // leafnode or websocket listener, no logging, no signal handlers. It
-// returns once the server accepts connections and Conn is connected.
+// returns once the server accepts connections and Conn is connected, or
+// as soon as the server logs an error before that (a JetStream that
+// cannot start: its reason is the error), or after 10 s.
 func Start(dir string) (*Server, error) {
 	s := &Server{Dir: dir}
 	if dir == "" {
@@ -68,11 +71,26 @@ func Start(dir string) (*Server, error) {
 		s.removeDir()
 		return nil, fmt.Errorf("embedded: nats-server: %w", err)
 	}
+	// No log, but the server's errors: a JetStream that cannot start is
+	// Start's error, with the server's reason, as soon as it says so.
+	errs := &errorLog{}
+	srv.SetLogger(errs, false, false)
 	srv.Start()
 	s.srv = srv
-	if !srv.ReadyForConnections(10 * time.Second) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !srv.ReadyForConnections(20 * time.Millisecond) {
+		if err := errs.first(); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("embedded: nats-server (store %s): %w", s.Dir, err)
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("embedded: nats-server not ready for connections after 10s")
+		}
+	}
+	if !srv.JetStreamEnabled() {
 		s.Stop()
-		return nil, fmt.Errorf("embedded: nats-server not ready for connections after 10s")
+		return nil, fmt.Errorf("embedded: nats-server (store %s) started without JetStream: %w", s.Dir, errors.Join(errs.first(), errors.New("JetStream not enabled")))
 	}
 	s.URL = srv.ClientURL()
 	s.Conn, s.JetStream, err = natssink.Connect(s.URL, nats.Name("natssink-embedded"))
@@ -97,6 +115,34 @@ func (s *Server) Stop() {
 		s.removeDir()
 	})
 }
+
+// errorLog is the server's logger: it keeps the first error (or fatal
+// error) the server logs and drops every other record.
+type errorLog struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (l *errorLog) record(format string, v []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = fmt.Errorf(format, v...)
+	}
+}
+
+func (l *errorLog) first() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *errorLog) Errorf(format string, v ...any) { l.record(format, v) }
+func (l *errorLog) Fatalf(format string, v ...any) { l.record(format, v) }
+func (*errorLog) Noticef(string, ...any)           {}
+func (*errorLog) Warnf(string, ...any)             {}
+func (*errorLog) Debugf(string, ...any)            {}
+func (*errorLog) Tracef(string, ...any)            {}
 
 func (s *Server) removeDir() {
 	if s.removeAt {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,19 @@ func TestStartKeepsTheStoreItWasGiven(t *testing.T) {
 	info, err := st.Info(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), info.State.Msgs)
+}
+
+// A JetStream that cannot start (its store is a file) is Start's error at
+// once, with the server's reason, not a generic one after 10 s.
+func TestStartSaysWhyJetStreamDidNotStart(t *testing.T) {
+	file := t.TempDir() + "/not-a-folder"
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	start := time.Now()
+	srv, err := embedded.Start(file)
+	require.Nil(t, srv)
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 3*time.Second, "at once: %v", err)
+	require.Contains(t, err.Error(), "JetStream")
+	require.Contains(t, err.Error(), "storage directory is not a directory", "the server's reason")
+	require.Contains(t, err.Error(), "not-a-folder")
 }
