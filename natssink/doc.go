@@ -10,6 +10,15 @@
 //	ok := s.Push(ev)      // never blocks; false: shed and counted
 //	err = s.Shutdown(ctx) // publishes what the rings hold, waits for the acks
 //
+// Push or PushWait: [Sink.Push] for values that may be shed (telemetry,
+// logs): it never waits, and a burst larger than the rings is dropped and
+// counted. [Sink.PushWait] for values worth a bounded wait (an audit event,
+// a burst that must reach the stream whole): with no room it parks until
+// the drain workers free some or its ctx ends, then drops and counts the
+// value (Stats().WaitedOut). A ctx of a second holds a burst of 64
+// producers x 500 values whole with the default Config
+// (TestABurstPushedWithPushWaitIsAckedWhole).
+//
 // js comes from [Connect]("nats://a:4222,nats://b:4222,nats://c:4222") for a
 // cluster, or from the package embedded, which starts a server in the
 // process for development and tests: moving to a cluster changes only the

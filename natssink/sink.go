@@ -193,6 +193,23 @@ func (s *Sink[T]) start(cfg Config[T]) error {
 // counted (Stats().Dropped). True means v was accepted, not yet published.
 func (s *Sink[T]) Push(v T) bool { return s.sink.Push(v) }
 
+// PushWait hands v to the sink's rings as Push does when there is room, and
+// otherwise waits for room until ctx ends ([sink.Sink.PushWait]: the caller
+// parks, the drain workers wake it as they free slots). It returns nil when
+// v was accepted (not yet published); ctx.Err() when ctx ended first, v
+// then dropped and counted in Stats().Dropped and Stats().WaitedOut; an
+// error wrapping ErrShutdown (and sink.ErrShutdown) once Shutdown has
+// begun, v counted as dropped. Use it for values worth a bounded wait
+// (a burst that would otherwise be shed while JetStream is slow to ack);
+// Push for the rest. Without room it allocates the waiter and its channel.
+func (s *Sink[T]) PushWait(ctx context.Context, v T) error {
+	err := s.sink.PushWait(ctx, v)
+	if errors.Is(err, sink.ErrShutdown) {
+		return errPushAfterShutdown
+	}
+	return err
+}
+
 // Flush waits until every value accepted before the call has been acked by
 // the stream or counted as failed. It returns nil then, ctx.Err() when ctx
 // ends first, and an error wrapping ErrShutdown (and sink.ErrShutdown)
@@ -358,6 +375,10 @@ func (s *Sink[T]) stopRetrying(deadline time.Time) bool {
 		return false
 	}
 }
+
+// errPushAfterShutdown is PushWait's error once Shutdown has begun: it
+// wraps both packages' ErrShutdown.
+var errPushAfterShutdown = fmt.Errorf("%w: PushWait after Shutdown (%w)", ErrShutdown, sink.ErrShutdown)
 
 // errFlushAfterShutdown is Flush's error once Shutdown has stopped the
 // workers: natssink's ErrShutdown and the sink's.

@@ -17,6 +17,9 @@ type Stats struct {
 	// Dropped counts the values shed by full rings, or pushed once
 	// Shutdown had begun (the rings' own count).
 	Dropped uint64 `json:"dropped"`
+	// WaitedOut counts, of Dropped, the PushWait calls whose ctx ended
+	// before they found room.
+	WaitedOut uint64 `json:"waited_out"`
 	// Queued counts the values accepted and not yet published: in the
 	// rings, or taken by a worker that waits for room (MaxInFlight).
 	Queued uint64 `json:"queued"`
@@ -63,6 +66,7 @@ func (s *Sink[T]) Stats() Stats {
 	r := &st.Rings
 	st.Pushed = r.Drained + uint64(r.Queued) + r.Dropped
 	st.Dropped = r.Dropped
+	st.WaitedOut = r.WaitedOut
 	// Drained counts the values taken from the rings: each is settled, in
 	// a slot, or with a worker that waits for a slot.
 	if out := acked + failed + uint64(inflight); r.Drained > out {
