@@ -1,6 +1,8 @@
 package logsink
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"runtime"
 	"time"
@@ -104,7 +106,9 @@ func (s Stream) Begin(l slog.Level) bool {
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
-	if q >= limit {
+	if q >= limit && (l < c.opts.keepLevel || c.opts.keepWait == 0) {
+		// A record at or above KeepLevel that may wait for room goes on
+		// to Push, which waits.
 		st.inflight.Add(-1)
 		st.drop(levelIndex(l))
 		return false
@@ -131,10 +135,11 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		return
 	}
 	limit := c.opts.lowLimit
-	if l >= c.opts.keepLevel {
+	keep := l >= c.opts.keepLevel
+	if keep {
 		limit = int64(c.opts.ringCapacity)
 	}
-	if b.big != nil && l < c.opts.keepLevel && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
+	if b.big != nil && !keep && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
 		PutRecord(r)
 		st.dropForBytes(lv)
 		return
@@ -144,21 +149,22 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	// written only when a record is shed, so on the accept path this is a
 	// load of a line that stays in this core's cache.
 	var report *Record
-	var counts [levels]uint64
-	var total uint64
+	var pend pendingDrops
 	if st.pendingHint.Load() != 0 {
-		if counts, total = st.takePending(); total != 0 {
+		if pend = st.takePending(); pend.total != 0 {
 			// nil when the report could not be formatted: counted by the
 			// front-end, and the records it counted stay in Dropped.
-			report = c.formatReport(counts, total)
+			report = c.formatReport(pend)
 		}
 	}
-	if st.queued.Add(1) > limit {
+	full := st.queued.Add(1) > limit
+	wait := keep && c.opts.keepWait > 0 && (full || b.big != nil && c.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
+	if full && !wait {
 		st.queued.Add(-1)
 		PutRecord(r)
 		if report != nil {
 			PutRecord(report)
-			st.givePending(counts, total)
+			st.givePending(pend)
 		}
 		st.drop(lv)
 		return
@@ -172,6 +178,14 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	}
 	en.e.shard = int32(s.shard)
 	en.e.marker = false
+	if wait {
+		// queued stays raised while the record waits: the records that
+		// come meanwhile find the ring full, as it is.
+		e := en.e
+		PutRecord(en)
+		s.pushWait(e, lv, report != nil, pend)
+		return
+	}
 	pushed := s.sh.Push(en.e)
 	PutRecord(en)
 	if !pushed {
@@ -182,7 +196,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		// after Close, not one for bytes. The report it carried goes back.
 		st.queued.Add(-1)
 		if report != nil {
-			st.givePending(counts, total)
+			st.givePending(pend)
 		}
 		if c.closed.Load() != 0 {
 			st.drop(lv)
@@ -190,6 +204,55 @@ func (s Stream) Push(l slog.Level, r *Record) {
 			st.dropForBytes(lv)
 		}
 	}
+}
+
+// pushWait pushes e, a record at or above KeepLevel of level bucket lv
+// for which the ring (or the shard's share of MaxQueuedBytes) had no room,
+// waiting up to Options.KeepWait for room (sink's Handle.PushWait). queued
+// is already raised for it. Once Close has begun it sheds e at once; a
+// record larger than the shard's share is shed at once too
+// (sink.ErrValueTooLarge), for bytes. Otherwise e is pushed, or shed when
+// the wait ends first (counted in waitedOut) or Close begins meanwhile.
+// With carries, e carries the report of pend, which goes back when e is
+// shed.
+func (s Stream) pushWait(e entry, lv int, carries bool, pend pendingDrops) {
+	c := s.c
+	st := &c.shards[s.shard]
+	var err error
+	if c.closed.Load() != 0 {
+		err = sink.ErrShutdown
+	} else {
+		// Allocates the ctx and its timer: only a record that found no
+		// room pays for it.
+		ctx, cancel := context.WithTimeout(c.closing, c.opts.keepWait)
+		err = s.sh.PushWait(ctx, e)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	st.queued.Add(-1)
+	if carries {
+		st.givePending(pend)
+	}
+	switch {
+	case errors.Is(err, sink.ErrValueTooLarge):
+		st.dropForBytes(lv)
+	case errors.Is(err, context.DeadlineExceeded) && c.closed.Load() == 0:
+		st.waitOut(lv)
+	default:
+		// Close began (closing was cancelled, or the sink shut down).
+		st.drop(lv)
+	}
+}
+
+// fitsShare reports whether a record of n heap bytes at or above KeepLevel
+// fits into the stream's shard's share of MaxQueuedBytes now, reserve
+// included: a soft view, as belowReserve's. A shard that holds nothing
+// takes a record of any size.
+func (s Stream) fitsShare(n int) bool {
+	queued, share := s.sh.QueuedBytes()
+	return queued == 0 || queued+int64(n) <= share
 }
 
 // belowReserve reports whether a record of n heap bytes below KeepLevel
