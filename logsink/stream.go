@@ -39,6 +39,9 @@ func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.c.opts.leve
 // A record is dropped and counted instead (see [Writer.Stats]) when the
 // shard's ring is full; below KeepLevel already when the ring is full but
 // for the reserve that only records at or above KeepLevel may use. A
+// record at or above KeepLevel that finds the ring full (or the shard's
+// share of MaxQueuedBytes spent) first waits up to Options.KeepWait for
+// room, and is counted in Stats.WaitedOut too when none comes. A
 // record longer than a slot is dropped when the bytes the shard holds
 // would pass its share of Options.MaxQueuedBytes (below KeepLevel, seven
 // eighths of it; counted in Stats.DroppedForBytes too). The next record
@@ -69,7 +72,9 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 // front-ends that format on the caller (slogsink, zapsink): it reports
 // whether s takes a record of that level now. When it returns false the
 // record is already dropped and counted (the ring is full for l, or the
-// Writer is closed), and the caller formats nothing. When it returns true
+// Writer is closed), and the caller formats nothing. A record at or above
+// KeepLevel is refused only once the Writer is closed, or with KeepWait
+// off: Push waits for room for it. When it returns true
 // the caller formats the record, ends it with exactly one of [Stream.Push],
 // [Writer.Fail] (counting 1), [Writer.Panicked] (after counting the record
 // with Fail) or [Writer.Empty], and then calls [Stream.End], which must run
@@ -122,7 +127,8 @@ func (s Stream) End() { s.c.shards[s.shard].inflight.Add(-1) }
 // Push hands r, the formatted bytes of a record of level l that
 // [Stream.Begin] started, to the shard, and puts r back into the pool
 // (the caller must not use it after). The record is accepted, or dropped
-// and counted, as [Stream.WriteLevel] says; a report of earlier drops goes
+// and counted, as [Stream.WriteLevel] says (at or above KeepLevel, after
+// a wait of up to Options.KeepWait for room); a report of earlier drops goes
 // in front of it. An empty r is counted in Stats.Empty.
 func (s Stream) Push(l slog.Level, r *Record) {
 	c := s.c
