@@ -187,9 +187,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	if wait {
 		// queued stays raised while the record waits: the records that
 		// come meanwhile find the ring full, as it is.
-		e := en.e
-		PutRecord(en)
-		s.pushWait(e, lv, report != nil, pend)
+		s.pushWait(en, lv, report != nil, &pend)
 		return
 	}
 	pushed := s.sh.Push(en.e)
@@ -212,7 +210,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	}
 }
 
-// pushWait pushes e, a record at or above KeepLevel of level bucket lv
+// pushWait pushes e (en's entry), a record at or above KeepLevel of level bucket lv
 // for which the ring (or the shard's share of MaxQueuedBytes) had no room,
 // waiting up to Options.KeepWait for room (sink's Handle.PushWait). queued
 // is already raised for it. Once Close has begun it sheds e at once; a
@@ -220,10 +218,15 @@ func (s Stream) Push(l slog.Level, r *Record) {
 // (sink.ErrValueTooLarge), for bytes. Otherwise e is pushed, or shed when
 // the wait ends first (counted in waitedOut) or Close begins meanwhile.
 // With carries, e carries the report of pend, which goes back when e is
-// shed.
-func (s Stream) pushWait(e entry, lv int, carries bool, pend pendingDrops) {
+// shed. It puts en, which holds e, back into the pool. A function of its
+// own, kept out of line, so that Push's frame holds no copy of an entry.
+//
+//go:noinline
+func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 	c := s.c
 	st := &c.shards[s.shard]
+	e := en.e
+	PutRecord(en)
 	var err error
 	if c.closed.Load() != 0 {
 		err = sink.ErrShutdown
@@ -239,7 +242,7 @@ func (s Stream) pushWait(e entry, lv int, carries bool, pend pendingDrops) {
 	}
 	st.queued.Add(-1)
 	if carries {
-		st.givePending(pend)
+		st.givePending(*pend)
 	}
 	switch {
 	case errors.Is(err, sink.ErrValueTooLarge):
