@@ -63,7 +63,11 @@ const DroppedMessage = "logsink: dropped records"
 // It allocates nothing.
 func JSONReport(d Drops) *Record {
 	r := GetRecord()
-	b := r.e.inline[:0]
+	// Built on the stack: with every level's counts of up to 20 digits
+	// and the waited-out keys, a report may pass InlineSize (it is then
+	// a record of its own bytes).
+	var buf [2 * InlineSize]byte
+	b := buf[:0]
 	b = append(b, `{"time":"`...)
 	b = time.Now().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":"WARN","msg":"`...)
@@ -79,7 +83,7 @@ func JSONReport(d Drops) *Record {
 		b = appendByLevel(b, &d.WaitedOutByLevel)
 	}
 	b = append(b, "}\n"...)
-	r.e.n = int32(len(b)) // at most about 330 bytes: within the slot
+	r.e.append(b) // at most 433 bytes; in the slot unless waited_out and long counts push it over
 	return r
 }
 
