@@ -86,6 +86,7 @@ func (c *Writer) close(ctx context.Context) error {
 	// Every logging call and Flush from now on sees closed, or is counted in
 	// inflight; see Stream.Begin for the pairing.
 	c.closed.Store(1)
+	c.stopWaits() // the records waiting for room (KeepWait) are shed now
 	if err := c.waitQuiet(ctx); err != nil {
 		_ = c.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
 		return err
@@ -113,8 +114,8 @@ func (c *Writer) close(ctx context.Context) error {
 		defer c.deliverErrors()
 		for i := range c.shards {
 			st := &c.shards[i]
-			if counts, total := st.takePending(); total != 0 {
-				if b := c.formatReport(counts, total); b != nil {
+			if p := st.takePending(); p.total != 0 {
+				if b := c.formatReport(p); b != nil {
 					c.write(b.Bytes(), 0)
 					PutRecord(b)
 				}

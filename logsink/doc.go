@@ -28,7 +28,9 @@
 //
 // # Guarantees
 //
-//  1. A Write never waits for the destination or a drain worker: one copy
+//  1. A Write never waits for the destination or a drain worker (but a
+//     record at or above KeepLevel, for up to Options.KeepWait, when its
+//     ring is full: guarantee 5): one copy
 //     of the bytes and one push into one ring, no lock of the Writer's. A
 //     record of up to 352 bytes allocates nothing; a longer one allocates
 //     its bytes once, bounded in all by Options.MaxQueuedBytes. While its
@@ -62,6 +64,16 @@
 //     WARN) may fill: while records below it are shed, those at or above
 //     it are kept until the reserve too is full. [Stats].DroppedByLevel
 //     counts the drops per level.
+//     A record at or above KeepLevel that finds even the reserve full
+//     (or its shard's share of MaxQueuedBytes spent) waits up to
+//     Options.KeepWait (default 1 ms) for room, parked, before it is shed:
+//     counted in [Stats].WaitedOut, and the drop report says how many
+//     waited out, by level ("waited_out", "waited_out_by_level"). Records
+//     below KeepLevel never wait (guarantee 1 holds for them whatever
+//     KeepWait is). A record larger than its shard's share of
+//     MaxQueuedBytes is shed at once, and so is a record once Close has
+//     begun (a waiting one is shed as Close begins). A record that finds
+//     room pays nothing for KeepWait.
 //  6. A drain turn is bounded: a worker takes at most BatchSize records
 //     (default 1024) and writes them in Writes of at most 256 KiB from a
 //     buffer of that size (a longer record is written alone, from its own
@@ -85,6 +97,25 @@
 // of MaxQueuedBytes/Shards. The default ring of 8192 records holds 7,168
 // records below KeepLevel per shard. A ring slot takes 400 bytes, so each
 // doubling of RingCapacity costs 3.1 MiB per shard more.
+//
+// # Waiting for room
+//
+// Options.KeepWait trades a bounded wait of the callers that log at or
+// above KeepLevel for the records a burst would cost them: a record that
+// finds its ring full waits on sink's Handle.PushWait, with a ctx of
+// KeepWait (allocated only then, with its timer), until the drain worker
+// frees room. A burst into a destination that keeps draining loses nearly
+// nothing with the default 1 ms; a destination that stops for longer than
+// any wait keeps only the reserve's records whatever KeepWait is, and each
+// Warn or Error record then costs its caller KeepWait. docs/benchmarks.md
+// ("Logging: what KeepWait saves a burst") has the figures at 0, 1 ms and
+// 10 ms, and
+//
+//	bash slogsink/testdata/keepwait.sh
+//
+// regenerates them. The waiting record holds a place in its shard
+// (records that come meanwhile find the ring full, as it is), and Close
+// sheds it at once.
 //
 // # Costs
 //

@@ -39,6 +39,12 @@ type Drops struct {
 	Total uint64
 	// ByLevel splits Total by level, in the order of [DropLevels].
 	ByLevel [levels]uint64
+	// WaitedOut counts, of Total, the records at or above KeepLevel that
+	// waited Options.KeepWait for room and found none.
+	WaitedOut uint64
+	// WaitedOutByLevel splits WaitedOut by level, in the order of
+	// [DropLevels].
+	WaitedOutByLevel [levels]uint64
 }
 
 // DroppedMessage is the message of the default drop report, [JSONReport].
@@ -49,19 +55,44 @@ const DroppedMessage = "logsink: dropped records"
 //	{"time":"2026-12-02T03:04:05.123456789Z","level":"WARN","msg":"logsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
 //
 // whose "dropped_by_level" holds the levels that lost records, named as
-// slog names them. It allocates nothing.
+// slog names them. When records waited out (Options.KeepWait), two more
+// keys say how many, of "dropped", and at which levels:
+//
+//	...,"dropped_by_level":{"INFO":1230,"WARN":4},"waited_out":4,"waited_out_by_level":{"WARN":4}}
+//
+// It allocates nothing.
 func JSONReport(d Drops) *Record {
 	r := GetRecord()
-	b := r.e.inline[:0]
+	// Built on the stack: with every level's counts of up to 20 digits
+	// and the waited-out keys, a report may pass InlineSize (it is then
+	// a record of its own bytes).
+	var buf [2 * InlineSize]byte
+	b := buf[:0]
 	b = append(b, `{"time":"`...)
 	b = time.Now().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":"WARN","msg":"`...)
 	b = append(b, DroppedMessage...)
 	b = append(b, `","dropped":`...)
 	b = strconv.AppendUint(b, d.Total, 10)
-	b = append(b, `,"dropped_by_level":{`...)
+	b = append(b, `,"dropped_by_level":`...)
+	b = appendByLevel(b, &d.ByLevel)
+	if d.WaitedOut != 0 {
+		b = append(b, `,"waited_out":`...)
+		b = strconv.AppendUint(b, d.WaitedOut, 10)
+		b = append(b, `,"waited_out_by_level":`...)
+		b = appendByLevel(b, &d.WaitedOutByLevel)
+	}
+	b = append(b, "}\n"...)
+	r.e.append(b) // at most 433 bytes; in the slot unless waited_out and long counts push it over
+	return r
+}
+
+// appendByLevel appends the JSON object of the levels whose count is not
+// zero, named as slog names them.
+func appendByLevel(b []byte, by *[levels]uint64) []byte {
+	b = append(b, '{')
 	first := true
-	for i, n := range d.ByLevel {
+	for i, n := range by {
 		if n == 0 {
 			continue
 		}
@@ -74,9 +105,7 @@ func JSONReport(d Drops) *Record {
 		b = append(b, `":`...)
 		b = strconv.AppendUint(b, n, 10)
 	}
-	b = append(b, "}}\n"...)
-	r.e.n = int32(len(b)) // at most about 200 bytes: within the slot
-	return r
+	return append(b, '}')
 }
 
 // drop counts one record of level bucket lv dropped on this shard, to be
@@ -98,27 +127,59 @@ func (st *shardState) dropForBytes(lv int) {
 	st.forBytes.Add(1)
 }
 
-// takePending hands the counts not yet reported on st to the caller: each
-// swap gives a count to exactly one caller.
-func (st *shardState) takePending() (counts [levels]uint64, total uint64) {
-	if st.pendingHint.Swap(0) == 0 {
-		return counts, 0
-	}
-	for i := range counts {
-		counts[i] = st.pending[i].Swap(0)
-		total += counts[i]
-	}
-	return counts, total
+// waitOut counts one record of level bucket lv that waited
+// Options.KeepWait for room and found none: a drop like any other, counted
+// in waitedOut too, and reported as such. The drop is counted first, and
+// Stats loads waitedOut before dropped, so that a snapshot never has more
+// of the second; takePending clamps a report's waited-out counts to its
+// drops for the same reason.
+func (st *shardState) waitOut(lv int) {
+	st.drop(lv)
+	st.waitedOut[lv].Add(1)
+	st.pendingWaited[lv].Add(1)
 }
 
-// givePending puts counts back for a later report.
-func (st *shardState) givePending(counts [levels]uint64, total uint64) {
-	for i, n := range counts {
+// pendingDrops is the drops a shard has not reported yet.
+type pendingDrops struct {
+	counts, waited [levels]uint64
+	total          uint64
+}
+
+// takePending hands the counts not yet reported on st to the caller: each
+// swap gives a count to exactly one caller.
+func (st *shardState) takePending() (p pendingDrops) {
+	if st.pendingHint.Swap(0) == 0 {
+		return p
+	}
+	for i := range p.counts {
+		p.counts[i] = st.pending[i].Swap(0)
+		p.total += p.counts[i]
+	}
+	for i := range p.waited {
+		// Never more than counts[i] but for the waits counted between
+		// the two swaps, whose drops the next report carries: clamp, and
+		// leave the rest for it.
+		w := st.pendingWaited[i].Swap(0)
+		if w > p.counts[i] {
+			st.pendingWaited[i].Add(w - p.counts[i])
+			w = p.counts[i]
+		}
+		p.waited[i] = w
+	}
+	return p
+}
+
+// givePending puts p back for a later report.
+func (st *shardState) givePending(p pendingDrops) {
+	for i, n := range p.counts {
 		if n != 0 {
 			st.pending[i].Add(n)
 		}
+		if w := p.waited[i]; w != 0 {
+			st.pendingWaited[i].Add(w)
+		}
 	}
-	st.pendingHint.Add(total)
+	st.pendingHint.Add(p.total)
 }
 
 // reportDrops pushes a marker, an entry that holds a drop report alone, for
@@ -129,16 +190,16 @@ func (st *shardState) givePending(counts [levels]uint64, total uint64) {
 // follows.
 func (c *Writer) reportDrops(i int) {
 	st := &c.shards[i]
-	counts, total := st.takePending()
-	if total == 0 {
+	p := st.takePending()
+	if p.total == 0 {
 		return
 	}
 	if st.queued.Add(1) > int64(c.opts.ringCapacity) {
 		st.queued.Add(-1)
-		st.givePending(counts, total)
+		st.givePending(p)
 		return
 	}
-	b := c.formatReport(counts, total)
+	b := c.formatReport(p)
 	if b == nil {
 		// The report could not be formatted: it is lost (counted by the
 		// front-end), the records it counted stay in Dropped.
@@ -154,14 +215,14 @@ func (c *Writer) reportDrops(i int) {
 		// capacity, is never below the ring's length.
 		st.markers.Add(-1)
 		st.queued.Add(-1)
-		st.givePending(counts, total)
+		st.givePending(p)
 	}
 }
 
 // formatReport formats the drop report for counts with Options.Report. It
 // returns nil when Report returns nil or an empty record, or panics (a
 // panic is counted in Panics and reported).
-func (c *Writer) formatReport(counts [levels]uint64, total uint64) (r *Record) {
+func (c *Writer) formatReport(p pendingDrops) (r *Record) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -169,7 +230,11 @@ func (c *Writer) formatReport(counts [levels]uint64, total uint64) (r *Record) {
 			r = nil
 		}
 	}()
-	r = c.opts.report(Drops{Total: total, ByLevel: counts})
+	d := Drops{Total: p.total, ByLevel: p.counts, WaitedOutByLevel: p.waited}
+	for _, n := range p.waited {
+		d.WaitedOut += n
+	}
+	r = c.opts.report(d)
 	returned = true
 	if r != nil && r.Len() == 0 {
 		PutRecord(r)

@@ -28,6 +28,11 @@ const (
 	DefaultMaxDelay = 100 * time.Microsecond
 	// DefaultKeepLevel is the default [Options.KeepLevel].
 	DefaultKeepLevel = slog.LevelWarn
+	// DefaultKeepWait is the default [Options.KeepWait]: how long a record
+	// at or above KeepLevel waits for room before it is shed. The package
+	// doc ("Waiting for room") has what a burst into a stalled
+	// destination loses, and what a caller waits, at 0, 1 ms and 10 ms.
+	DefaultKeepWait = time.Millisecond
 	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
 	// MiB of records longer than a ring slot holds, on top of the slots.
 	DefaultMaxQueuedBytes = 64 << 20
@@ -73,6 +78,17 @@ type Options struct {
 	// being dropped, these are not. Default DefaultKeepLevel
 	// (slog.LevelWarn); read once, by New.
 	KeepLevel slog.Leveler
+	// KeepWait is the longest a record at or above KeepLevel waits for
+	// room, when its ring (reserve included) or its shard's share of
+	// MaxQueuedBytes is full, before it is shed: the caller parks (no
+	// spinning) until a drain worker frees room, the wait ends, or Close
+	// begins. A record shed so is counted in Stats.WaitedOut, and the drop
+	// report says how many waited out, by level. Records below KeepLevel
+	// never wait; a record larger than its shard's share of MaxQueuedBytes
+	// is shed at once, as is a record once Close has begun. A record that
+	// finds room waits for nothing and pays nothing for this option.
+	// Default DefaultKeepWait (1 ms); negative: never wait.
+	KeepWait time.Duration
 	// MaxQueuedBytes bounds the memory of the records longer than a ring
 	// slot holds (InlineSize, 352 bytes), which allocate their bytes: those
 	// in the rings and in the batches being written (a Write that stalls
@@ -131,9 +147,10 @@ type settled struct {
 	report       func(Drops) *Record
 	name         string
 	keepLevel    slog.Level
-	maxQueued    int   // Options.MaxQueuedBytes; 0: no bound
-	lowLimit     int64 // the ring length up to which records below keepLevel are accepted
-	assistMark   int64 // the ring length above which a caller yields before it logs
+	keepWait     time.Duration // 0: never wait
+	maxQueued    int           // Options.MaxQueuedBytes; 0: no bound
+	lowLimit     int64         // the ring length up to which records below keepLevel are accepted
+	assistMark   int64         // the ring length above which a caller yields before it logs
 }
 
 // settle validates o and applies the defaults. Every invalid field is
@@ -176,6 +193,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		report:       o.Report,
 		name:         or(o.Name, "logsink"),
 		keepLevel:    DefaultKeepLevel,
+		keepWait:     max(0, o.KeepWait),
 		maxQueued:    max(0, o.MaxQueuedBytes),
 	}
 	if o.MaxQueuedBytes == 0 {
@@ -183,6 +201,9 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	}
 	if o.MaxDelay == 0 {
 		s.maxDelay = DefaultMaxDelay
+	}
+	if o.KeepWait == 0 {
+		s.keepWait = DefaultKeepWait
 	}
 	if o.KeepLevel != nil {
 		s.keepLevel = o.KeepLevel.Level()

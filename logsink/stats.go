@@ -23,6 +23,11 @@ type Stats struct {
 	// came after Close. Many of these say that MaxQueuedBytes is small
 	// for the records, many of the others that RingCapacity is.
 	DroppedForBytes uint64 `json:"dropped_for_bytes"`
+	// WaitedOut counts, of Dropped, the records at or above KeepLevel
+	// that waited Options.KeepWait for room and found none (disjoint from
+	// DroppedForBytes). Many of these say that the destination stalls for
+	// longer than KeepWait.
+	WaitedOut uint64 `json:"waited_out"`
 	// DroppedByLevel splits Dropped by level: the keys are slog.LevelDebug
 	// (every level below Info), LevelInfo, LevelWarn and LevelError (every
 	// level from Error up); a level that lost nothing has no key.
@@ -58,9 +63,13 @@ func (c *Writer) Stats() Stats {
 		Empty:          c.empty.Load(),
 		DroppedByLevel: make(map[slog.Level]uint64),
 	}
-	// forBytes before dropped: a drop for bytes adds to dropped first.
+	// forBytes and waitedOut before dropped: a drop for bytes, and one
+	// that waited out, adds to dropped first.
 	for i := range c.shards {
 		s.DroppedForBytes += c.shards[i].forBytes.Load()
+		for lv := range levels {
+			s.WaitedOut += c.shards[i].waitedOut[lv].Load()
+		}
 	}
 	for lv := range levels {
 		n := c.closedDrops[lv].Load()

@@ -1,6 +1,8 @@
 package logsink
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"runtime"
 	"time"
@@ -37,6 +39,9 @@ func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.c.opts.leve
 // A record is dropped and counted instead (see [Writer.Stats]) when the
 // shard's ring is full; below KeepLevel already when the ring is full but
 // for the reserve that only records at or above KeepLevel may use. A
+// record at or above KeepLevel that finds the ring full (or the shard's
+// share of MaxQueuedBytes spent) first waits up to Options.KeepWait for
+// room, and is counted in Stats.WaitedOut too when none comes. A
 // record longer than a slot is dropped when the bytes the shard holds
 // would pass its share of Options.MaxQueuedBytes (below KeepLevel, seven
 // eighths of it; counted in Stats.DroppedForBytes too). The next record
@@ -67,7 +72,9 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 // front-ends that format on the caller (slogsink, zapsink): it reports
 // whether s takes a record of that level now. When it returns false the
 // record is already dropped and counted (the ring is full for l, or the
-// Writer is closed), and the caller formats nothing. When it returns true
+// Writer is closed), and the caller formats nothing. A record at or above
+// KeepLevel is refused only once the Writer is closed, or with KeepWait
+// off: Push waits for room for it. When it returns true
 // the caller formats the record, ends it with exactly one of [Stream.Push],
 // [Writer.Fail] (counting 1), [Writer.Panicked] (after counting the record
 // with Fail) or [Writer.Empty], and then calls [Stream.End], which must run
@@ -104,7 +111,9 @@ func (s Stream) Begin(l slog.Level) bool {
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
-	if q >= limit {
+	if q >= limit && (l < c.opts.keepLevel || c.opts.keepWait == 0) {
+		// A record at or above KeepLevel that may wait for room goes on
+		// to Push, which waits.
 		st.inflight.Add(-1)
 		st.drop(levelIndex(l))
 		return false
@@ -118,7 +127,8 @@ func (s Stream) End() { s.c.shards[s.shard].inflight.Add(-1) }
 // Push hands r, the formatted bytes of a record of level l that
 // [Stream.Begin] started, to the shard, and puts r back into the pool
 // (the caller must not use it after). The record is accepted, or dropped
-// and counted, as [Stream.WriteLevel] says; a report of earlier drops goes
+// and counted, as [Stream.WriteLevel] says (at or above KeepLevel, after
+// a wait of up to Options.KeepWait for room); a report of earlier drops goes
 // in front of it. An empty r is counted in Stats.Empty.
 func (s Stream) Push(l slog.Level, r *Record) {
 	c := s.c
@@ -131,10 +141,11 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		return
 	}
 	limit := c.opts.lowLimit
-	if l >= c.opts.keepLevel {
+	keep := l >= c.opts.keepLevel
+	if keep {
 		limit = int64(c.opts.ringCapacity)
 	}
-	if b.big != nil && l < c.opts.keepLevel && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
+	if b.big != nil && !keep && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
 		PutRecord(r)
 		st.dropForBytes(lv)
 		return
@@ -144,21 +155,22 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	// written only when a record is shed, so on the accept path this is a
 	// load of a line that stays in this core's cache.
 	var report *Record
-	var counts [levels]uint64
-	var total uint64
+	var pend pendingDrops
 	if st.pendingHint.Load() != 0 {
-		if counts, total = st.takePending(); total != 0 {
+		if pend = st.takePending(); pend.total != 0 {
 			// nil when the report could not be formatted: counted by the
 			// front-end, and the records it counted stay in Dropped.
-			report = c.formatReport(counts, total)
+			report = c.formatReport(pend)
 		}
 	}
-	if st.queued.Add(1) > limit {
+	full := st.queued.Add(1) > limit
+	wait := keep && c.opts.keepWait > 0 && (full || b.big != nil && c.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
+	if full && !wait {
 		st.queued.Add(-1)
 		PutRecord(r)
 		if report != nil {
 			PutRecord(report)
-			st.givePending(counts, total)
+			st.givePending(pend)
 		}
 		st.drop(lv)
 		return
@@ -172,6 +184,12 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	}
 	en.e.shard = int32(s.shard)
 	en.e.marker = false
+	if wait {
+		// queued stays raised while the record waits: the records that
+		// come meanwhile find the ring full, as it is.
+		s.pushWait(en, lv, report != nil, &pend)
+		return
+	}
 	pushed := s.sh.Push(en.e)
 	PutRecord(en)
 	if !pushed {
@@ -182,7 +200,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		// after Close, not one for bytes. The report it carried goes back.
 		st.queued.Add(-1)
 		if report != nil {
-			st.givePending(counts, total)
+			st.givePending(pend)
 		}
 		if c.closed.Load() != 0 {
 			st.drop(lv)
@@ -190,6 +208,60 @@ func (s Stream) Push(l slog.Level, r *Record) {
 			st.dropForBytes(lv)
 		}
 	}
+}
+
+// pushWait pushes e (en's entry), a record at or above KeepLevel of level bucket lv
+// for which the ring (or the shard's share of MaxQueuedBytes) had no room,
+// waiting up to Options.KeepWait for room (sink's Handle.PushWait). queued
+// is already raised for it. Once Close has begun it sheds e at once; a
+// record larger than the shard's share is shed at once too
+// (sink.ErrValueTooLarge), for bytes. Otherwise e is pushed, or shed when
+// the wait ends first (counted in waitedOut) or Close begins meanwhile.
+// With carries, e carries the report of pend, which goes back when e is
+// shed. It puts en, which holds e, back into the pool. A function of its
+// own, kept out of line, so that Push's frame holds no copy of an entry.
+//
+//go:noinline
+func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
+	c := s.c
+	st := &c.shards[s.shard]
+	e := en.e
+	PutRecord(en)
+	var err error
+	if c.closed.Load() != 0 {
+		err = sink.ErrShutdown
+	} else {
+		// Allocates the ctx and its timer: only a record that found no
+		// room pays for it.
+		ctx, cancel := context.WithTimeout(c.closing, c.opts.keepWait)
+		err = s.sh.PushWait(ctx, e)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	st.queued.Add(-1)
+	if carries {
+		st.givePending(*pend)
+	}
+	switch {
+	case errors.Is(err, sink.ErrValueTooLarge):
+		st.dropForBytes(lv)
+	case errors.Is(err, context.DeadlineExceeded) && c.closed.Load() == 0:
+		st.waitOut(lv)
+	default:
+		// Close began (closing was cancelled, or the sink shut down).
+		st.drop(lv)
+	}
+}
+
+// fitsShare reports whether a record of n heap bytes at or above KeepLevel
+// fits into the stream's shard's share of MaxQueuedBytes now, reserve
+// included: a soft view, as belowReserve's. A shard that holds nothing
+// takes a record of any size.
+func (s Stream) fitsShare(n int) bool {
+	queued, share := s.sh.QueuedBytes()
+	return queued == 0 || queued+int64(n) <= share
 }
 
 // belowReserve reports whether a record of n heap bytes below KeepLevel

@@ -1,6 +1,7 @@
 package logsink
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,7 +45,12 @@ type Writer struct {
 	// every shard; see Stream.Begin.
 	closed      atomic.Uint32
 	closedDrops [levels]atomic.Uint64 // records handled after Close, per level
-	_           [cacheLine]byte
+	// closing is the parent of every KeepWait wait's ctx; Close cancels
+	// it once closed is set, so that every record waiting for room is
+	// shed at once.
+	closing   context.Context
+	stopWaits context.CancelFunc
+	_         [cacheLine]byte
 
 	next atomic.Uint64 // the round-robin cursor for the shards of Streams
 	_    [cacheLine]byte
@@ -92,7 +98,11 @@ type shardState struct {
 	dropped     [levels]atomic.Uint64 // dropped, in total, per level
 	markers     atomic.Int64          // markers counted in queued
 	forBytes    atomic.Uint64         // of dropped, those shed for bytes (MaxQueuedBytes)
-	_           [cacheLine - 8 - 16*levels - 16]byte
+	// Of dropped, those at or above KeepLevel that waited Options.KeepWait
+	// for room and found none, per level; and those not yet reported.
+	waitedOut     [levels]atomic.Uint64
+	pendingWaited [levels]atomic.Uint64
+	_             [2*cacheLine - 8 - 32*levels - 16]byte
 
 	// Drain side: the shard's worker.
 	mu  sync.Mutex
@@ -116,6 +126,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	}
 	c := &Writer{w: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
 	c.errs.name = o.name
+	c.closing, c.stopWaits = context.WithCancel(context.Background())
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -145,6 +156,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	}
 	c.sink, err = sink.New(cfg, sink.ActionFunc[entry](c.drain))
 	if err != nil {
+		c.stopWaits()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	c.handles = make([]*sink.Handle[entry], o.shards)

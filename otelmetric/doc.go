@@ -50,6 +50,9 @@
 //	                                                  Shutdown began, or a value displaced by DropOldest
 //	                                                  error.type=queue_bytes_full: the shard's share of
 //	                                                  MaxQueuedBytes was spent
+//	                                                  error.type=waited_out: a PushWait whose ctx ended before
+//	                                                  room came (Stats.WaitedOut)
+//	shardedsink.queue.waiting  updowncounter {call}   PushWait calls parked for room (Stats.Waiting)
 //	shardedsink.drain.panics   counter       {call}   Drain calls that panicked or called runtime.Goexit (each lost its batch)
 //	shardedsink.shards         updowncounter {shard}  shards of the sink (never per shard)
 //
@@ -70,6 +73,8 @@
 //	                                                     or the Format handler (Stats.Errors)
 //	                                                     error.type=abandoned: Close's context ended first
 //	shardedsink.slog.dropped_for_bytes counter {record}  of those shed, the ones shed for MaxQueuedBytes
+//	shardedsink.slog.waited_out        counter {record}  of those shed, the ones at or above KeepLevel that waited
+//	                                                     Options.KeepWait for room (Stats.WaitedOut)
 //	shardedsink.slog.empty             counter {record}  records the Format handler wrote no bytes for
 //	shardedsink.slog.panics            counter {panic}   recovered panics and Goexits in the writer, Format and OnError
 //

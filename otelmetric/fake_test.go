@@ -26,15 +26,15 @@ func (f *fakeNATS) Stats() natssink.Stats { return f.st }
 // twoShards is a sink.Stats of two shards whose totals are their sums.
 func twoShards(name string) sink.Stats {
 	per := []sink.ShardStats{
-		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300},
-		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500},
+		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1},
+		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4},
 	}
 	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
-		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, PerShard: per}
+		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5, PerShard: per}
 }
 
 func handlerStats() slogsink.Stats {
-	return slogsink.Stats{Written: 1000, Dropped: 15, DroppedForBytes: 6,
+	return slogsink.Stats{Written: 1000, Dropped: 15, DroppedForBytes: 6, WaitedOut: 3,
 		DroppedByLevel: map[slog.Level]uint64{slog.LevelDebug: 1, slog.LevelInfo: 2, slog.LevelError: 12},
 		Errors:         7, Panics: 8, Abandoned: 9, Empty: 10}
 }

@@ -112,11 +112,12 @@ func TestCollectionsWhileProducersPushShowStatsOnceQuiet(t *testing.T) {
 	const ev, app, bus = "shardedsink.sink.name=events", "shardedsink.sink.name=app", "shardedsink.sink.name=bus"
 	st := s.Stats()
 	require.Equal(t, int64(st.Drained), got["shardedsink.processed{"+ev+"}"])
-	require.Equal(t, int64(st.Dropped-st.DroppedForBytes), got["shardedsink.processed{error.type=queue_full,"+ev+"}"])
+	require.Equal(t, int64(st.Dropped-st.DroppedForBytes-st.WaitedOut), got["shardedsink.processed{error.type=queue_full,"+ev+"}"])
+	require.Equal(t, int64(st.WaitedOut), got["shardedsink.processed{error.type=waited_out,"+ev+"}"])
 	require.Equal(t, int64(st.DroppedForBytes), got["shardedsink.processed{error.type=queue_bytes_full,"+ev+"}"])
 	require.Equal(t, int64(st.Queued), got["shardedsink.queue.size{"+ev+"}"])
 	require.Equal(t, pushed.Load(), got["shardedsink.processed{"+ev+"}"]+got["shardedsink.processed{error.type=queue_full,"+ev+"}"]+
-		got["shardedsink.processed{error.type=queue_bytes_full,"+ev+"}"], "every push drained or dropped")
+		got["shardedsink.processed{error.type=queue_bytes_full,"+ev+"}"]+got["shardedsink.processed{error.type=waited_out,"+ev+"}"], "every push drained or dropped")
 	require.Equal(t, accepted.Load(), got["shardedsink.processed{"+ev+"}"])
 
 	hs := h.Stats()
@@ -136,5 +137,5 @@ func TestCollectionsWhileProducersPushShowStatsOnceQuiet(t *testing.T) {
 	require.Equal(t, int64(nst.InFlight), got["shardedsink.nats.inflight{"+bus+"}"])
 	require.Equal(t, got["shardedsink.nats.pushed{"+bus+"}"], got["shardedsink.nats.exported{"+bus+"}"]+
 		got["shardedsink.nats.exported{error.type=failed,"+bus+"}"]+got["shardedsink.processed{error.type=queue_full,"+bus+"}"]+
-		got["shardedsink.processed{error.type=queue_bytes_full,"+bus+"}"])
+		got["shardedsink.processed{error.type=queue_bytes_full,"+bus+"}"]+got["shardedsink.processed{error.type=waited_out,"+bus+"}"])
 }

@@ -18,8 +18,10 @@ var ringTotals = map[string]int64{
 	"shardedsink.queue.capacity{" + n + "}":                        128,
 	"shardedsink.queue.bytes{" + n + "}":                           800,
 	"shardedsink.processed{" + n + "}":                             300,
-	"shardedsink.processed{error.type=queue_full," + n + "}":       22,
+	"shardedsink.processed{error.type=queue_full," + n + "}":       17,
 	"shardedsink.processed{error.type=queue_bytes_full," + n + "}": 11,
+	"shardedsink.processed{error.type=waited_out," + n + "}":       5,
+	"shardedsink.queue.waiting{" + n + "}":                         5,
 	"shardedsink.drain.panics{" + n + "}":                          3,
 }
 
@@ -39,9 +41,11 @@ func TestObserveSinkWithPerShardObservesEachShard(t *testing.T) {
 	_, err := otelmetric.ObserveSink(mp, &fakeSink{twoShards("orders")}, otelmetric.WithPerShard())
 	require.NoError(t, err)
 	got := values(collect(t, r))
-	require.Len(t, got, 1+2*7)
-	require.Equal(t, int64(7), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
-	require.Equal(t, int64(15), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
+	require.Len(t, got, 1+2*9)
+	require.Equal(t, int64(5), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
+	require.Equal(t, int64(12), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
+	require.Equal(t, int64(3), got["shardedsink.processed{error.type=waited_out,shardedsink.shard=1,"+n+"}"])
+	require.Equal(t, int64(4), got["shardedsink.queue.waiting{shardedsink.shard=1,"+n+"}"])
 	require.Equal(t, int64(500), got["shardedsink.queue.bytes{shardedsink.shard=1,"+n+"}"])
 	require.Equal(t, int64(64), got["shardedsink.queue.capacity{shardedsink.shard=0,"+n+"}"])
 	require.Equal(t, int64(2), got["shardedsink.shards{"+n+"}"])
@@ -61,6 +65,7 @@ func TestObserveHandlerObservesStatsByLevel(t *testing.T) {
 		"shardedsink.slog.processed{error.type=write_failed," + a + "}":                           7,
 		"shardedsink.slog.processed{error.type=abandoned," + a + "}":                              9,
 		"shardedsink.slog.dropped_for_bytes{" + a + "}":                                           6,
+		"shardedsink.slog.waited_out{" + a + "}":                                                  3,
 		"shardedsink.slog.empty{" + a + "}":                                                       10,
 		"shardedsink.slog.panics{" + a + "}":                                                      8,
 	}, values(collect(t, r)))

@@ -22,10 +22,11 @@ shardedsink_drain_panics_total{sink="orders"} 3
 # HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
 # TYPE shardedsink_drained_total counter
 shardedsink_drained_total{sink="orders"} 300
-# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).
+# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).
 # TYPE shardedsink_dropped_total counter
 shardedsink_dropped_total{reason="bytes",sink="orders"} 11
-shardedsink_dropped_total{reason="full",sink="orders"} 22
+shardedsink_dropped_total{reason="full",sink="orders"} 17
+shardedsink_dropped_total{reason="waited_out",sink="orders"} 5
 # HELP shardedsink_queued_bytes Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.
 # TYPE shardedsink_queued_bytes gauge
 shardedsink_queued_bytes{sink="orders"} 800
@@ -35,23 +36,28 @@ shardedsink_queued_values{sink="orders"} 8
 # HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
 # TYPE shardedsink_shards gauge
 shardedsink_shards{sink="orders"} 2
+# HELP shardedsink_waiting_pushes PushWait calls parked for room at the snapshot.
+# TYPE shardedsink_waiting_pushes gauge
+shardedsink_waiting_pushes{sink="orders"} 5
 `
 
 func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")})
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(ringTotals)))
-	require.Equal(t, 8, testutil.CollectAndCount(c))
+	require.Equal(t, 10, testutil.CollectAndCount(c))
 }
 
 func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")}, promsink.WithPerShard())
 	want := `
-# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).
+# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).
 # TYPE shardedsink_dropped_total counter
 shardedsink_dropped_total{reason="bytes",shard="0",sink="orders"} 4
 shardedsink_dropped_total{reason="bytes",shard="1",sink="orders"} 7
-shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 7
-shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 15
+shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 5
+shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 12
+shardedsink_dropped_total{reason="waited_out",shard="0",sink="orders"} 2
+shardedsink_dropped_total{reason="waited_out",shard="1",sink="orders"} 3
 # HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
 # TYPE shardedsink_capacity_values gauge
 shardedsink_capacity_values{shard="0",sink="orders"} 64
@@ -66,7 +72,7 @@ shardedsink_shards{sink="orders"} 2
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
 		"shardedsink_dropped_total", "shardedsink_capacity_values", "shardedsink_queued_bytes", "shardedsink_shards"))
-	require.Equal(t, 1+2*7, testutil.CollectAndCount(c))
+	require.Equal(t, 1+2*9, testutil.CollectAndCount(c))
 }
 
 func TestHandlerCollectorExportsStatsByLevel(t *testing.T) {
@@ -78,6 +84,9 @@ shardedsink_slog_abandoned_records_total{sink="slogsink"} 9
 # HELP shardedsink_slog_dropped_for_bytes_records_total Of the records dropped, those shed because their shard's share of MaxQueuedBytes was spent.
 # TYPE shardedsink_slog_dropped_for_bytes_records_total counter
 shardedsink_slog_dropped_for_bytes_records_total{sink="slogsink"} 6
+# HELP shardedsink_slog_waited_out_records_total Of the records dropped, those at or above KeepLevel that waited KeepWait for room and found none.
+# TYPE shardedsink_slog_waited_out_records_total counter
+shardedsink_slog_waited_out_records_total{sink="slogsink"} 3
 # HELP shardedsink_slog_dropped_records_total Records shed, by level (debug below INFO, info, warn, error and above): ring full in slots or bytes (below KeepLevel), or handled after Close.
 # TYPE shardedsink_slog_dropped_records_total counter
 shardedsink_slog_dropped_records_total{level="debug",sink="slogsink"} 1

@@ -37,8 +37,11 @@
 //	shardedsink_capacity_values          gauge    slots of the rings: Shards x RingCapacity (per shard: RingCapacity)
 //	shardedsink_dropped_total            counter  values dropped, by reason:
 //	                                              reason="full": a ring full in slots, a push after Shutdown
-//	                                              began, or a value displaced by DropOldest (Dropped - DroppedForBytes)
+//	                                              began, or a value displaced by DropOldest
+//	                                              (Dropped - DroppedForBytes - WaitedOut)
 //	                                              reason="bytes": the shard's share of MaxQueuedBytes was spent (DroppedForBytes)
+//	                                              reason="waited_out": a PushWait whose ctx ended before room came (WaitedOut)
+//	shardedsink_waiting_pushes           gauge    PushWait calls parked for room (Waiting)
 //	shardedsink_drained_total            counter  values taken from the rings and handed to Drain (a call still running included)
 //	shardedsink_drain_panics_total       counter  Drain calls that panicked or called runtime.Goexit (each lost its batch)
 //	shardedsink_shards                   gauge    shards of the sink (never per shard)
@@ -57,6 +60,8 @@
 //	                                                          level="debug" (every level below INFO), "info", "warn",
 //	                                                          "error" (ERROR and above)
 //	shardedsink_slog_dropped_for_bytes_records_total counter  of those dropped, the ones shed for MaxQueuedBytes
+//	shardedsink_slog_waited_out_records_total        counter  of those dropped, the ones at or above KeepLevel that
+//	                                                          waited Options.KeepWait for room (Stats.WaitedOut)
 //	shardedsink_slog_failed_records_total            counter  records lost to an error or a panic in a Write or the
 //	                                                          Format handler (Stats.Errors)
 //	shardedsink_slog_panics_total                    counter  recovered panics and Goexits in the writer, Format and OnError

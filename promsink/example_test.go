@@ -40,10 +40,11 @@ func ExampleNewSinkCollector() {
 	// # HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
 	// # TYPE shardedsink_drained_total counter
 	// shardedsink_drained_total{sink="events"} 3
-	// # HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent).
+	// # HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).
 	// # TYPE shardedsink_dropped_total counter
 	// shardedsink_dropped_total{reason="bytes",sink="events"} 0
 	// shardedsink_dropped_total{reason="full",sink="events"} 1
+	// shardedsink_dropped_total{reason="waited_out",sink="events"} 0
 }
 
 // A slogsink handler's collector: the handler has no name, so the

@@ -105,7 +105,9 @@ func TestAFloodOfLargeRecordsIsBoundedInBytes(t *testing.T) {
 				count = c.short // the race detector's shadow of each large allocation makes the flood 10x slower
 			}
 			w := newStalledWriter()
-			h, err := slogsink.New(w, nil)
+			// KeepWait -1: the ERROR records are shed for bytes at once
+			// (waiting, they would count in WaitedOut instead).
+			h, err := slogsink.New(w, &slogsink.Options{KeepWait: -1})
 			require.NoError(t, err)
 			released := false
 			t.Cleanup(func() {
@@ -215,7 +217,9 @@ func TestTheKeepLevelReserveHoldsInBytes(t *testing.T) {
 // drops in its slot, gives the report back: the next report counts both.
 func TestARecordShedForBytesGivesItsDropReportBack(t *testing.T) {
 	w := newStalledWriter()
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: 100 << 10})
+	// KeepWait -1: the WARN record is shed by the sink at once, not after
+	// a wait for bytes.
+	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: 100 << 10, KeepWait: -1})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	stallFirst(t, w, lg)
@@ -241,7 +245,8 @@ func TestMaxQueuedBytes(t *testing.T) {
 	// stalled writer through one shard of 2,048 slots.
 	flood := func(t *testing.T, maxQueued int) slogsink.Stats {
 		w := newStalledWriter()
-		h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: maxQueued, RingCapacity: 2048})
+		// KeepWait -1: the ERROR records are shed for bytes at once.
+		h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: maxQueued, RingCapacity: 2048, KeepWait: -1})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		stallFirst(t, w, lg)

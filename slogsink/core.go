@@ -58,6 +58,17 @@ func (c *core) report(d logsink.Drops) *logsink.Record {
 		}
 	}
 	r.AddAttrs(slog.Uint64("dropped", d.Total), slog.Attr{Key: "dropped_by_level", Value: slog.GroupValue(by[:n]...)})
+	if d.WaitedOut != 0 {
+		var wo [len(logsink.DropLevels)]slog.Attr
+		m := 0
+		for i, k := range d.WaitedOutByLevel {
+			if k != 0 {
+				wo[m] = slog.Uint64(levelNames[i], k)
+				m++
+			}
+		}
+		r.AddAttrs(slog.Uint64("waited_out", d.WaitedOut), slog.Attr{Key: "waited_out_by_level", Value: slog.GroupValue(wo[:m]...)})
+	}
 	b, err := c.format(context.Background(), c.rootFormat, r, false, "the Format handler, formatting a drop report")
 	if b == nil && err != nil && err != errRecovered {
 		c.w.Fail(0, err)

@@ -21,7 +21,9 @@
 //
 // # Guarantees
 //
-//  1. Handle never waits for the writer or a drain worker. It formats the
+//  1. Handle never waits for the writer or a drain worker, but for a
+//     record at or above KeepLevel whose ring is full, which waits up to
+//     Options.KeepWait for room (guarantee 5). It formats the
 //     record (as the synchronous Format handler would, plus one copy of
 //     the bytes) and makes one push into one ring. With [JSON] and [Text]
 //     (the default) it takes no lock of slogsink's: goroutines format in
@@ -74,7 +76,15 @@
 //     reserve that only records at or above Options.KeepLevel (default
 //     WARN) may fill (the reports ride in their slots): while records below
 //     it are shed, those at or above it are kept until the reserve too is
-//     full. [Stats].DroppedByLevel counts the drops per level.
+//     full. [Stats].DroppedByLevel counts the drops per level. A record
+//     at or above KeepLevel that finds the reserve full too (or its
+//     shard's share of MaxQueuedBytes spent) waits up to Options.KeepWait
+//     (default 1 ms) for room before it is shed, counted in
+//     [Stats].WaitedOut and in the report's "waited_out" and
+//     "waited_out_by_level"; records below KeepLevel never wait, and a
+//     record too large for its shard's share, or handled once Close has
+//     begun, is shed at once. docs/benchmarks.md ("Logging: what KeepWait
+//     saves a burst") has what the wait saves and costs.
 //  6. Order: every Handler (New's, and every one that WithAttrs or
 //     WithGroup returns) sends its records through one shard, chosen
 //     round-robin when it is made, and each shard's records are written by

@@ -64,7 +64,9 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 // Handle formats r with the Format handler, on the calling goroutine, hands
 // the bytes to the handler's shard (in the ring slot itself, for a record
 // of up to 352 bytes) and returns nil.
-// It never waits for the writer or for a drain worker. With [JSON] and
+// It never waits for the writer or for a drain worker, but a record at or
+// above KeepLevel whose ring is full waits up to Options.KeepWait for room
+// before it is dropped (counted in Stats.WaitedOut). With [JSON] and
 // [Text] it takes no lock of slogsink's (slog's handler holds its own for
 // one copy of the bytes); with another Format it waits for the other
 // goroutines formatting through the same New (see Options.Format). While

@@ -30,6 +30,8 @@ const (
 	DefaultMaxDelay = logsink.DefaultMaxDelay
 	// DefaultKeepLevel is the default [Options.KeepLevel].
 	DefaultKeepLevel = logsink.DefaultKeepLevel
+	// DefaultKeepWait is the default [Options.KeepWait].
+	DefaultKeepWait = logsink.DefaultKeepWait
 	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
 	// MiB of records longer than a ring slot holds, on top of the slots.
 	DefaultMaxQueuedBytes = logsink.DefaultMaxQueuedBytes
@@ -103,6 +105,15 @@ type Options struct {
 	// being dropped, these are not.
 	// Default DefaultKeepLevel (slog.LevelWarn); read once, by New.
 	KeepLevel slog.Leveler
+	// KeepWait is the longest a record at or above KeepLevel waits for
+	// room (its ring full, reserve included, or its shard's share of
+	// MaxQueuedBytes spent) before it is shed (logsink.Options.KeepWait):
+	// the caller parks until a drain worker frees room, the wait ends or
+	// Close begins. Those shed so are counted in Stats.WaitedOut and in
+	// the drop report's "waited_out". Records below KeepLevel never wait;
+	// a record that finds room pays nothing for it. Default
+	// DefaultKeepWait (1 ms); negative: never wait.
+	KeepWait time.Duration
 	// MaxQueuedBytes bounds the memory of the records longer than a ring
 	// slot holds (352 bytes), which allocate their bytes: those in the
 	// rings and in the batches being written (a Write that stalls keeps
@@ -188,6 +199,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 			BatchSize:      o.BatchSize,
 			MaxDelay:       o.MaxDelay,
 			KeepLevel:      o.KeepLevel,
+			KeepWait:       o.KeepWait,
 			MaxQueuedBytes: o.MaxQueuedBytes,
 			OnError:        o.OnError,
 			Logger:         o.Logger,

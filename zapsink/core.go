@@ -151,10 +151,16 @@ func (sh *shared) encode(enc zapcore.Encoder, ent zapcore.Entry, fields []zapcor
 // encoder New got.
 func (sh *shared) report(d logsink.Drops) *logsink.Record {
 	ent := zapcore.Entry{Level: zapcore.WarnLevel, Time: time.Now(), Message: DroppedMessage}
-	r, _ := sh.encode(sh.root, ent, []zapcore.Field{
+	fields := []zapcore.Field{
 		{Key: "dropped", Type: zapcore.Uint64Type, Integer: int64(d.Total)},
 		{Key: "dropped_by_level", Type: zapcore.ObjectMarshalerType, Interface: byLevel(d.ByLevel)},
-	}, false)
+	}
+	if d.WaitedOut != 0 {
+		fields = append(fields,
+			zapcore.Field{Key: "waited_out", Type: zapcore.Uint64Type, Integer: int64(d.WaitedOut)},
+			zapcore.Field{Key: "waited_out_by_level", Type: zapcore.ObjectMarshalerType, Interface: byLevel(d.WaitedOutByLevel)})
+	}
+	r, _ := sh.encode(sh.root, ent, fields, false)
 	return r
 }
 

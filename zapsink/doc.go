@@ -12,7 +12,10 @@
 // # Guarantees
 //
 // Those of logsink (its package doc): a logging call never waits for the
-// destination; when the destination falls behind, records are shed,
+// destination (an entry at or above KeepLevel whose ring is full waits up
+// to Options.KeepWait, default 1 ms, for room, and is then shed and
+// counted in Stats().WaitedOut); when the destination falls behind,
+// records are shed,
 // counted, and reported in the stream by a record at WARN, encoded by
 // your encoder,
 //

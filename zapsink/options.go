@@ -28,6 +28,12 @@ type Options struct {
 	// lowest of zap's levels it enables. Default zapcore.WarnLevel. A
 	// WriteSyncer reads its records' levels with LevelOf.
 	KeepLevel zapcore.LevelEnabler
+	// KeepWait is the longest a record at or above KeepLevel waits for
+	// room before it is shed (logsink.Options.KeepWait): counted in
+	// Stats.WaitedOut and the drop report's "waited_out". Records below
+	// KeepLevel never wait. Default logsink.DefaultKeepWait (1 ms);
+	// negative: never wait.
+	KeepWait time.Duration
 	// LevelOf reads the level of a record from its bytes, for a
 	// WriteSyncer, which gets none. Default JSONLevel. The Core ignores it.
 	LevelOf func([]byte) zapcore.Level
@@ -62,6 +68,7 @@ func (o *Options) settle() (logsink.Options, time.Duration, error) {
 		BatchSize:      o.BatchSize,
 		MaxDelay:       o.MaxDelay,
 		MaxQueuedBytes: o.MaxQueuedBytes,
+		KeepWait:       o.KeepWait,
 		OnError:        o.OnError,
 		Logger:         o.Logger,
 		Name:           "zapsink",

@@ -232,3 +232,52 @@ func require(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Errors into a full ring wait Options.KeepWait and are then shed: Stats
+// counts them in WaitedOut, and the drop report, encoded by the encoder,
+// says how many waited out, by zap's level names. Info entries never wait.
+func TestErrorsWaitOutAndTheReportSaysSo(t *testing.T) {
+	gate := make(chan struct{})
+	dst := &stalled{gate: gate}
+	const keepWait = 2 * time.Millisecond
+	core, err := zapsink.NewCore(encoder(), dst, zapcore.DebugLevel, &zapsink.Options{Shards: 1, RingCapacity: 8, KeepWait: keepWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := zap.New(core)
+	for range 20 {
+		lg.Info("filler")
+	}
+	start := time.Now()
+	for range 20 {
+		lg.Error("kept longest")
+	}
+	if st := core.Stats(); st.WaitedOut == 0 || time.Since(start) < time.Duration(st.WaitedOut)*keepWait {
+		t.Fatalf("Stats = %+v after %v: the errors did not wait KeepWait each", st, time.Since(start))
+	}
+	close(gate)
+	require(t, core.Close(context.Background()))
+	<-core.Done()
+	st := core.Stats()
+	dst.mu.Lock()
+	out := dst.b.String()
+	dst.mu.Unlock()
+	if !strings.Contains(out, `"waited_out_by_level":{"error":`) {
+		t.Fatalf("Stats = %+v; no report says the errors waited out:\n%s", st, out)
+	}
+	var waited uint64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			WaitedOut uint64 `json:"waited_out"`
+		}
+		if strings.Contains(line, zapsink.DroppedMessage) {
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatal(err)
+			}
+			waited += m.WaitedOut
+		}
+	}
+	if waited != st.WaitedOut || st.DroppedByLevel[slog.LevelInfo] == 0 {
+		t.Fatalf("the reports say %d waited out; Stats = %+v", waited, st)
+	}
+}

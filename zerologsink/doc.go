@@ -14,7 +14,10 @@
 // # Guarantees
 //
 // Those of logsink (its package doc): a logging call never waits for the
-// destination; when the destination falls behind, events are shed,
+// destination (an event at or above KeepLevel whose ring is full waits up
+// to Options.KeepWait, default 1 ms, for room, and is then shed and
+// counted in Stats().WaitedOut); when the destination falls behind,
+// events are shed,
 // counted, and reported in the stream by an event at warn level that
 // zerolog itself formats, with zerolog's field names,
 //

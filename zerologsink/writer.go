@@ -36,6 +36,12 @@ type Options struct {
 	// level: SlogLevel(zerolog.ErrorLevel), say. Default
 	// SlogLevel(zerolog.WarnLevel).
 	KeepLevel slog.Leveler
+	// KeepWait is the longest an event at or above KeepLevel waits for
+	// room before it is shed (logsink.Options.KeepWait): counted in
+	// Stats().WaitedOut and the drop report's "waited_out". Events below
+	// KeepLevel never wait. Default logsink.DefaultKeepWait (1 ms);
+	// negative: never wait.
+	KeepWait time.Duration
 	// CloseTimeout bounds Close (io.Closer, which zerolog calls before it
 	// exits on Fatal) and the write of a fatal or panic event. Default
 	// DefaultCloseTimeout (5 s).
@@ -85,6 +91,7 @@ func New(dst io.Writer, opts *Options) (*Writer, error) {
 		OnError:        opts.OnError,
 		Logger:         opts.Logger,
 		KeepLevel:      opts.KeepLevel,
+		KeepWait:       opts.KeepWait,
 		Name:           "zerologsink",
 		Report:         report,
 	}
@@ -196,7 +203,17 @@ func report(d logsink.Drops) *logsink.Record {
 		}
 	}
 	lg := zerolog.New(r)
-	lg.Log().Str(zerolog.LevelFieldName, zerolog.LevelFieldMarshalFunc(zerolog.WarnLevel)).Uint64("dropped", d.Total).Dict("dropped_by_level", by).Timestamp().Msg(DroppedMessage)
+	ev := lg.Log().Str(zerolog.LevelFieldName, zerolog.LevelFieldMarshalFunc(zerolog.WarnLevel)).Uint64("dropped", d.Total).Dict("dropped_by_level", by)
+	if d.WaitedOut != 0 {
+		wo := zerolog.Dict()
+		for i, n := range d.WaitedOutByLevel {
+			if n != 0 {
+				wo.Uint64(dropLevels[i].String(), n)
+			}
+		}
+		ev = ev.Uint64("waited_out", d.WaitedOut).Dict("waited_out_by_level", wo)
+	}
+	ev.Timestamp().Msg(DroppedMessage)
 	return r
 }
 

@@ -253,4 +253,8 @@ func TestTheDropReportIgnoresTheGlobalLevel(t *testing.T) {
 	if !ok || n != w.Stats().Dropped || n == 0 {
 		t.Fatalf("reports of %d drops (found: %v); Stats = %+v", n, ok, w.Stats())
 	}
+	// Every error shed waited Options.KeepWait first, and the reports say so.
+	if st := w.Stats(); st.WaitedOut != st.Dropped || !strings.Contains(dst.String(), `"waited_out_by_level":{"error":`) {
+		t.Fatalf("Stats = %+v; the reports do not say the errors waited out:\n%s", st, dst.String())
+	}
 }

@@ -70,6 +70,7 @@ var commands = map[string]how{
 	"go run ./bench/channels":                                                                 {run: "go run ./bench/channels -q -items 200 -trials 1"},
 	"bash bench/channels/compare.sh OLD_CHECKOUT .":                                           {run: "bash -n bench/channels/compare.sh"},
 	"bash slogsink/testdata/bench.sh":                                                         {run: "bash -n slogsink/testdata/bench.sh"},
+	"bash slogsink/testdata/keepwait.sh":                                                      {run: "bash -n slogsink/testdata/keepwait.sh"},
 	"bash slogsink/testdata/compare.sh -rounds 10 -bench 'With/records=0|InfoOnAChain'":       {run: "bash -n slogsink/testdata/compare.sh"},
 	"go test -run TestAFloodOfLargeRecordsIsBoundedInBytes -v ./slogsink/":                    asWritten,
 	"bash otelsink/testdata/bench.sh":                                                         {run: "bash -n otelsink/testdata/bench.sh"},
