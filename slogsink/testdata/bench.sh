@@ -19,7 +19,7 @@ out=slogsink/testdata/bench.txt
 	go test -run '^$' -bench 'InfoOnAChain' -benchtime 200000x -count "$count" ./slogsink/
 	go test -run '^$' -bench 'Info$/writer=file' -count "$count" ./slogsink/
 	go test -run '^$' -bench 'Info$/writer=slow' -count "$count" ./slogsink/
-	go test -run '^$' -bench 'DrainTurn' -benchtime 200x -count "$count" ./slogsink/
+	go test -run '^$' -bench 'DrainTurn' -benchtime 200x -count "$count" ./logsink/
 	# One run of each at a time, so that the load falls on both alike.
 	for _ in $(seq "$count"); do
 		go test -run '^$' -bench '^BenchmarkBytes$' -benchtime 200000x ./slogsink/
