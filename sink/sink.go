@@ -376,7 +376,11 @@ func (s *Sink[T]) tryAround(home int, v T) bool {
 	return false
 }
 
-// home returns the shard that Push starts from on the calling goroutine.
+// home returns the shard that Push starts from on the calling goroutine,
+// for PushWait. Push keeps its own copy of these lines: the compiler does
+// not inline a call of home into Push, and a call level on the push path
+// costs what the push does (internal/hotpath's golden listing of Push
+// fails with one).
 func (s *Sink[T]) home() int {
 	if len(s.cpuHomes) > 0 {
 		e := s.cpuEntry(machine.CPU())
