@@ -13,11 +13,12 @@
 // # Model
 //
 // Each Observe function creates its instruments on the meter [ScopeName]
-// and registers one callback; at each collection the callback calls the
-// sink's Stats once and observes every instrument from that snapshot. No
-// instrument is recorded on the push path, and Stats stays the one source
-// of every number. A collection allocates what Stats allocates; the
-// attribute sets are made once, by the Observe function.
+// and registers one callback; at each collection the callback reads the
+// sink's Stats once (a sink's with sink.ReadStats, into a Stats kept for
+// the next collection) and observes every instrument from that snapshot.
+// No instrument is recorded on the push path, and Stats stays the one
+// source of every number. The callback of ObserveSink allocates nothing of
+// its own; the attribute sets are made once, by the Observe function.
 //
 // Every observation has the attribute shardedsink.sink.name: Config.Name
 // of a sink or a natssink sink, the name given to ObserveHandler for a
@@ -46,15 +47,22 @@
 //	                                                  Drain has not returned (0 without MaxQueuedBytes)
 //	shardedsink.processed      counter       {value}  values handed to Drain (no error.type; a call still running
 //	                                                  included), or dropped:
-//	                                                  error.type=queue_full: a ring full in slots, a push after
-//	                                                  Shutdown began, or a value displaced by DropOldest
+//	                                                  error.type=queue_full: every ring the push tried was full
+//	                                                  in slots (Dropped less the four reasons below)
 //	                                                  error.type=queue_bytes_full: the shard's share of
-//	                                                  MaxQueuedBytes was spent
+//	                                                  MaxQueuedBytes was spent (Stats.DroppedForBytes)
 //	                                                  error.type=waited_out: a PushWait whose ctx ended before
 //	                                                  room came (Stats.WaitedOut)
+//	                                                  error.type=shutdown: pushed once Shutdown had begun
+//	                                                  (Stats.DroppedAfterShutdown)
+//	                                                  error.type=displaced: pushed out of a full ring by
+//	                                                  DropOldest (Stats.Displaced)
 //	shardedsink.queue.waiting  updowncounter {call}   PushWait calls parked for room (Stats.Waiting)
 //	shardedsink.drain.panics   counter       {call}   Drain calls that panicked or called runtime.Goexit (each lost its batch)
 //	shardedsink.shards         updowncounter {shard}  shards of the sink (never per shard)
+//	shardedsink.overloads      counter       {event}  overload reports of the sink's monitor (Stats.Overloads): checks,
+//	                                                  one per OverloadInterval at most, that found values dropped since
+//	                                                  the one before; events, not values (never per shard)
 //
 // Once the producers have stopped and the sink is drained, the sum of
 // shardedsink.processed over error.type is every push.

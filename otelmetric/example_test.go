@@ -32,15 +32,15 @@ func ExampleObserveSink() {
 		s.Push(ev)
 	}
 	_ = s.Shutdown(context.Background())
-	s.Push("late") // after Shutdown: error.type=queue_full
+	s.Push("late") // after Shutdown: error.type=shutdown
 
 	got := collect(nil, reader)
 	fmt.Println("processed:", got["shardedsink.processed{shardedsink.sink.name=events}"].value)
-	fmt.Println("queue_full:", got["shardedsink.processed{error.type=queue_full,shardedsink.sink.name=events}"].value)
+	fmt.Println("shutdown:", got["shardedsink.processed{error.type=shutdown,shardedsink.sink.name=events}"].value)
 	fmt.Println("capacity:", got["shardedsink.queue.capacity{shardedsink.sink.name=events}"].value)
 	// Output:
 	// processed: 3
-	// queue_full: 1
+	// shutdown: 1
 	// capacity: 16384
 }
 

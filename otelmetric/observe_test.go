@@ -18,9 +18,12 @@ var ringTotals = map[string]int64{
 	"shardedsink.queue.capacity{" + n + "}":                        128,
 	"shardedsink.queue.bytes{" + n + "}":                           800,
 	"shardedsink.processed{" + n + "}":                             300,
-	"shardedsink.processed{error.type=queue_full," + n + "}":       17,
+	"shardedsink.processed{error.type=queue_full," + n + "}":       4,
 	"shardedsink.processed{error.type=queue_bytes_full," + n + "}": 11,
 	"shardedsink.processed{error.type=waited_out," + n + "}":       5,
+	"shardedsink.processed{error.type=shutdown," + n + "}":         5,
+	"shardedsink.processed{error.type=displaced," + n + "}":        8,
+	"shardedsink.overloads{" + n + "}":                             6,
 	"shardedsink.queue.waiting{" + n + "}":                         5,
 	"shardedsink.drain.panics{" + n + "}":                          3,
 }
@@ -41,9 +44,12 @@ func TestObserveSinkWithPerShardObservesEachShard(t *testing.T) {
 	_, err := otelmetric.ObserveSink(mp, &fakeSink{twoShards("orders")}, otelmetric.WithPerShard())
 	require.NoError(t, err)
 	got := values(collect(t, r))
-	require.Len(t, got, 1+2*9)
-	require.Equal(t, int64(5), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
-	require.Equal(t, int64(12), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
+	require.Len(t, got, 2+2*11)
+	require.Equal(t, int64(2), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
+	require.Equal(t, int64(2), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
+	require.Equal(t, int64(4), got["shardedsink.processed{error.type=shutdown,shardedsink.shard=1,"+n+"}"])
+	require.Equal(t, int64(6), got["shardedsink.processed{error.type=displaced,shardedsink.shard=1,"+n+"}"])
+	require.Equal(t, int64(6), got["shardedsink.overloads{"+n+"}"])
 	require.Equal(t, int64(3), got["shardedsink.processed{error.type=waited_out,shardedsink.shard=1,"+n+"}"])
 	require.Equal(t, int64(4), got["shardedsink.queue.waiting{shardedsink.shard=1,"+n+"}"])
 	require.Equal(t, int64(500), got["shardedsink.queue.bytes{shardedsink.shard=1,"+n+"}"])

@@ -22,11 +22,16 @@ shardedsink_drain_panics_total{sink="orders"} 3
 # HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
 # TYPE shardedsink_drained_total counter
 shardedsink_drained_total{sink="orders"} 300
-# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).
+# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
 # TYPE shardedsink_dropped_total counter
+shardedsink_dropped_total{reason="after_shutdown",sink="orders"} 5
 shardedsink_dropped_total{reason="bytes",sink="orders"} 11
-shardedsink_dropped_total{reason="full",sink="orders"} 17
+shardedsink_dropped_total{reason="displaced",sink="orders"} 8
+shardedsink_dropped_total{reason="full",sink="orders"} 4
 shardedsink_dropped_total{reason="waited_out",sink="orders"} 5
+# HELP shardedsink_overloads_total Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).
+# TYPE shardedsink_overloads_total counter
+shardedsink_overloads_total{sink="orders"} 6
 # HELP shardedsink_queued_bytes Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.
 # TYPE shardedsink_queued_bytes gauge
 shardedsink_queued_bytes{sink="orders"} 800
@@ -44,18 +49,22 @@ shardedsink_waiting_pushes{sink="orders"} 5
 func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")})
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(ringTotals)))
-	require.Equal(t, 10, testutil.CollectAndCount(c))
+	require.Equal(t, 13, testutil.CollectAndCount(c))
 }
 
 func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")}, promsink.WithPerShard())
 	want := `
-# HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).
+# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
 # TYPE shardedsink_dropped_total counter
+shardedsink_dropped_total{reason="after_shutdown",shard="0",sink="orders"} 1
+shardedsink_dropped_total{reason="after_shutdown",shard="1",sink="orders"} 4
 shardedsink_dropped_total{reason="bytes",shard="0",sink="orders"} 4
 shardedsink_dropped_total{reason="bytes",shard="1",sink="orders"} 7
-shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 5
-shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 12
+shardedsink_dropped_total{reason="displaced",shard="0",sink="orders"} 2
+shardedsink_dropped_total{reason="displaced",shard="1",sink="orders"} 6
+shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 2
+shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 2
 shardedsink_dropped_total{reason="waited_out",shard="0",sink="orders"} 2
 shardedsink_dropped_total{reason="waited_out",shard="1",sink="orders"} 3
 # HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
@@ -72,7 +81,7 @@ shardedsink_shards{sink="orders"} 2
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
 		"shardedsink_dropped_total", "shardedsink_capacity_values", "shardedsink_queued_bytes", "shardedsink_shards"))
-	require.Equal(t, 1+2*9, testutil.CollectAndCount(c))
+	require.Equal(t, 2+2*11, testutil.CollectAndCount(c))
 }
 
 func TestHandlerCollectorExportsStatsByLevel(t *testing.T) {

@@ -15,9 +15,10 @@
 // pairs of its series, made once by the constructor. Each scrape calls the
 // sink's Stats once and turns the snapshot into samples: no counter,
 // instrument or lock is added to the push path, and Stats stays the one
-// source of every number. A scrape of a sink of 64 shards allocates the
-// Stats' per-shard slice and one slice holding every sample it sends
-// (the figures: BenchmarkCollect in bench_test.go, and docs/benchmarks.md).
+// source of every number. A scrape reads the sink with sink.ReadStats into
+// a Stats kept for the next scrape, so that it allocates one slice holding
+// every sample it sends and nothing else (the figures: BenchmarkCollect in
+// bench_test.go, and docs/benchmarks.md).
 //
 // Every series carries the label sink: Config.Name of a sink or a natssink
 // sink, the name given to NewHandlerCollector for a handler. Two sinks of
@@ -35,16 +36,20 @@
 //	shardedsink_queued_bytes             gauge    Config.SizeOf of the values in the rings and in batches whose
 //	                                              Drain has not returned (0 without MaxQueuedBytes)
 //	shardedsink_capacity_values          gauge    slots of the rings: Shards x RingCapacity (per shard: RingCapacity)
-//	shardedsink_dropped_total            counter  values dropped, by reason:
-//	                                              reason="full": a ring full in slots, a push after Shutdown
-//	                                              began, or a value displaced by DropOldest
-//	                                              (Dropped - DroppedForBytes - WaitedOut)
+//	shardedsink_dropped_total            counter  values dropped, by reason (disjoint; their sum is Stats.Dropped):
+//	                                              reason="full": every ring the push tried was full in slots
+//	                                              (Dropped less the four reasons below)
 //	                                              reason="bytes": the shard's share of MaxQueuedBytes was spent (DroppedForBytes)
 //	                                              reason="waited_out": a PushWait whose ctx ended before room came (WaitedOut)
+//	                                              reason="after_shutdown": pushed once Shutdown had begun (DroppedAfterShutdown)
+//	                                              reason="displaced": pushed out of a full ring by DropOldest (Displaced)
 //	shardedsink_waiting_pushes           gauge    PushWait calls parked for room (Waiting)
 //	shardedsink_drained_total            counter  values taken from the rings and handed to Drain (a call still running included)
 //	shardedsink_drain_panics_total       counter  Drain calls that panicked or called runtime.Goexit (each lost its batch)
 //	shardedsink_shards                   gauge    shards of the sink (never per shard)
+//	shardedsink_overloads_total          counter  overload reports of the sink's monitor (Stats.Overloads): checks, one per
+//	                                              OverloadInterval at most, that found values dropped since the one
+//	                                              before; events, not values (never per shard)
 //
 // sink.Stats has no count of accepted pushes (keeping one would put a
 // shared write on every push): drained + queued is that count once the

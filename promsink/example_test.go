@@ -28,7 +28,7 @@ func ExampleNewSinkCollector() {
 		s.Push(ev)
 	}
 	_ = s.Shutdown(context.Background())
-	s.Push("late") // after Shutdown: dropped, reason="full"
+	s.Push("late") // after Shutdown: dropped, reason="after_shutdown"
 
 	text, _ := testutil.GatherAndFormat(reg, expfmt.TypeTextPlain,
 		"shardedsink_drained_total", "shardedsink_dropped_total", "shardedsink_capacity_values")
@@ -40,10 +40,12 @@ func ExampleNewSinkCollector() {
 	// # HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
 	// # TYPE shardedsink_drained_total counter
 	// shardedsink_drained_total{sink="events"} 3
-	// # HELP shardedsink_dropped_total Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).
+	// # HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
 	// # TYPE shardedsink_dropped_total counter
+	// shardedsink_dropped_total{reason="after_shutdown",sink="events"} 1
 	// shardedsink_dropped_total{reason="bytes",sink="events"} 0
-	// shardedsink_dropped_total{reason="full",sink="events"} 1
+	// shardedsink_dropped_total{reason="displaced",sink="events"} 0
+	// shardedsink_dropped_total{reason="full",sink="events"} 0
 	// shardedsink_dropped_total{reason="waited_out",sink="events"} 0
 }
 

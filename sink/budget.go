@@ -3,6 +3,7 @@ package sink
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/shardedsink/shardedsink/ring"
 )
@@ -114,12 +115,23 @@ func panicSize(n int) {
 }
 
 // slowPath is what a push that its ring refused needs beyond the drop
-// counter: the ring's ForcePush under DropOldest (nil under DropNewest) and
-// the byte budget (nil without MaxQueuedBytes). A shard with neither has
-// none, and counts its drops inline.
+// counter: the ring's ForcePush under DropOldest (nil under DropNewest), the
+// byte budget (nil without MaxQueuedBytes), and the counters of the drops
+// that only these paths make. A shard with neither a ForcePush nor a budget
+// has none, and counts its drops with shard.shed.
 type slowPath[T any] struct {
 	force  forcer[T]
 	budget *budget[T]
+	// forBytes counts, of the shard's dropped, the pushes refused by the
+	// byte budget (MaxQueuedBytes); displaced, the values that a push
+	// under DropOldest displaced. Each is added to after dropped, only by
+	// such a push, on lines apart from the read-only pointers above;
+	// Stats loads them. Used only through sync/atomic's functions.
+	_         [cacheBlock - 3*unsafe.Sizeof(uintptr(0))]byte // interface, pointer
+	_         [0]atomic.Uint64
+	forBytes  uint64
+	displaced uint64
+	_         [cacheBlock - 16]byte
 }
 
 // refused is the end of a push whose TryPush the shard's ring refused,
@@ -143,26 +155,28 @@ func (sh *shard[T]) refused(v T) bool {
 	n := sizeOf(b.sizeOf, v)
 	if sh.slow.force == nil {
 		// dropped before forBytes, and Stats loads them the other way
-		// round, so that a snapshot never has more of the second.
-		sh.countDrop()
-		if b.full(n) {
+		// round, so that a snapshot never has more of the second. Once
+		// Shutdown has begun a refusal is one after shutdown, whatever
+		// the share holds.
+		if !sh.countRefusal() && b.full(n) {
 			sh.countForBytes()
 		}
 		return false
 	}
 	if !b.reserve(n) {
-		sh.countDrop()
-		sh.countForBytes()
+		if !sh.countRefusal() {
+			sh.countForBytes()
+		}
 		return false
 	}
 	old, displaced, ok := sh.slow.force.ForcePush(v)
 	if displaced {
 		b.release(sizeOf(b.sizeOf, old))
-		sh.countDrop()
+		sh.countDisplaced()
 	}
 	if !ok {
 		b.release(n)
-		sh.countDrop()
+		sh.countRefusal()
 		return false
 	}
 	if sh.isSleeping() {
@@ -176,7 +190,12 @@ func (sh *shard[T]) refused(v T) bool {
 func (sh *shard[T]) heldBytes() int64 { return atomic.LoadInt64(&sh.held) }
 
 // forBytesCount returns the pushes that the byte budget refused so far.
-func (sh *shard[T]) forBytesCount() uint64 { return atomic.LoadUint64(&sh.forBytes) }
+func (sh *shard[T]) forBytesCount() uint64 {
+	if sh.slow == nil {
+		return 0
+	}
+	return atomic.LoadUint64(&sh.slow.forBytes)
+}
 
 // installBudgets puts a byte budget in front of every shard's ring when
 // MaxQueuedBytes is set, and the slow paths where a shard needs one. The

@@ -53,8 +53,7 @@ func (h *Handle[T]) Push(v T) bool {
 	if sh.slow != nil {
 		return sh.refused(v) // DropOldest, or a byte budget
 	}
-	sh.countDrop()
-	return false
+	return sh.shed()
 }
 
 // Shard returns the index of the handle's shard, in [0, Shards).

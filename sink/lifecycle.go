@@ -264,7 +264,10 @@ func (s *Sink[T]) shutdown(ctx context.Context) error {
 		defer cancel()
 	}
 	// Once every Close has returned, no push can succeed any more, and
-	// every push that did is in a ring for the final drain to find.
+	// every push that did is in a ring for the final drain to find. A
+	// push that a closed ring refuses loads closing after the Close, so
+	// it counts itself as one after shutdown.
+	atomic.StoreUint32(&s.closing, 1)
 	for _, c := range s.closers {
 		c.Close()
 	}

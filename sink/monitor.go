@@ -61,6 +61,7 @@ func (s *Sink[T]) monitor(last uint64) {
 				Interval: now.Sub(checked),
 			}
 			last = total
+			s.overloads.Add(1)
 			s.reportOverload(o)
 		}
 		checked = now

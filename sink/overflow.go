@@ -183,10 +183,10 @@ func equip[T any](r ring.Ring[T], overflow Overflow) (push ring.Ring[T], c close
 func (sh *shard[T]) forcePush(v T) bool {
 	_, displaced, ok := sh.slow.force.ForcePush(v)
 	if displaced {
-		sh.countDrop()
+		sh.countDisplaced()
 	}
 	if !ok {
-		sh.countDrop()
+		sh.countRefusal() // ForcePush fails only on a closed ring
 		return false
 	}
 	if sh.isSleeping() {

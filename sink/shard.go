@@ -21,10 +21,11 @@ const cacheBlock = 128
 //     the sleeping flag. Producers only read it while the worker is busy; it
 //     is written when the worker falls asleep or wakes, and by the one
 //     producer that clears the flag to ring the doorbell.
-//   - the drop counters, written by producers only when a push is rejected
+//   - the drop counter, written by producers only when a push is rejected
 //     or displaces a value, the byte counter of MaxQueuedBytes (written by
-//     every push only when that is set), and the pointer to the rare paths
-//     (DropOldest's ForcePush, the byte budget) next to them.
+//     every push only when that is set), and the pointers to the rare paths
+//     (DropOldest's ForcePush, the byte budget, and the counters of drops
+//     with a reason of their own) and to the sink next to them.
 //   - the consumer block: the consumer mutex, the popped counter, the
 //     batch sequence number and the drain-panic counter, touched only by
 //     drain workers, Flush and Stats.
@@ -69,9 +70,6 @@ type shard[T any] struct {
 	// which cost the same on x86 for an add.
 	_       [0]atomic.Uint64 // 8-byte alignment for dropped on 32-bit platforms
 	dropped uint64
-	// forBytes counts, of dropped, the pushes refused by the byte budget
-	// (MaxQueuedBytes). Written only by such a push.
-	forBytes uint64
 	// held is the bytes of this shard's values in its ring and in batches
 	// whose Drain has not returned (MaxQueuedBytes only; see budget). A
 	// push adds its value's size before it pushes; the worker that drained
@@ -82,7 +80,10 @@ type shard[T any] struct {
 	// need (see refused). Read-only after New, and read only by a push
 	// that its ring refused.
 	slow *slowPath[T]
-	_    [cacheBlock - 8 - 8 - 8 - unsafe.Sizeof(uintptr(0))]byte // counters, pointer
+	// sink is the shard's sink, read-only after New: a refused push loads
+	// its closing flag (see shed), and nothing else reads it.
+	sink *Sink[T]
+	_    [cacheBlock - 8 - 8 - 2*unsafe.Sizeof(uintptr(0))]byte // counters, pointers
 
 	// mu serialises the consumers of this ring: the home worker locks it for
 	// each burst, a stealer takes it with TryLock and skips the shard when it
@@ -137,8 +138,9 @@ func (sh *shard[T]) setSleeping(on bool) {
 func (sh *shard[T]) countDrop() { atomic.AddUint64(&sh.dropped, 1) }
 
 // countForBytes records, of the rejected pushes, one that the byte budget
-// refused (countDrop records it too).
-func (sh *shard[T]) countForBytes() { atomic.AddUint64(&sh.forBytes, 1) }
+// refused (countDrop records it too). Only a shard with a byte budget, and
+// so a slow path, refuses for bytes.
+func (sh *shard[T]) countForBytes() { atomic.AddUint64(&sh.slow.forBytes, 1) }
 
 // droppedCount returns the number of rejected pushes so far.
 func (sh *shard[T]) droppedCount() uint64 { return atomic.LoadUint64(&sh.dropped) }

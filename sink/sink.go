@@ -72,6 +72,13 @@ type Sink[T any] struct {
 	// that atomic store and load are the happens-before edge.
 	finalCtx context.Context
 
+	// closing is set to 1 by the first Shutdown before it closes a ring,
+	// and never cleared: a push refused once it is set is counted as
+	// dropped after shutdown (Stats.DroppedAfterShutdown). Only the drop
+	// paths load it (isClosing); a push that succeeds never does. A plain
+	// uint32 used through sync/atomic's functions (see shard's "Atomics"
+	// note: the drop paths are compiled in the user's package).
+	closing  uint32
 	stopping atomic.Bool   // set just before stop is closed
 	stop     chan struct{} // closed by the first Shutdown
 	running  atomic.Int32  // workers and monitor still running
@@ -96,6 +103,10 @@ type Sink[T any] struct {
 	// faults is what the workers and the monitor record about failed
 	// Drain calls; see worker.go.
 	faults faults
+
+	// overloads counts the monitor's overload reports (Stats.Overloads);
+	// only the monitor adds to it.
+	overloads atomic.Uint64
 
 	// cursor hands out shards round-robin for Handle and for the pool
 	// misses of Push. A successful push never touches it.
@@ -175,6 +186,7 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		sh.ring, forces[i] = pr, f
 		s.closers[i] = c
 		sh.doorbell = make(chan struct{}, 1)
+		sh.sink = s
 		s.handles[i] = Handle[T]{sh: sh, next: &s.handles[(i+1)%len(s.handles)], shard: i, s: s}
 	}
 	s.installBudgets(forces)
@@ -334,8 +346,7 @@ func (s *Sink[T]) Push(v T) bool {
 	if sh.slow != nil {
 		return sh.refused(v) // DropOldest or a byte budget, on the second ring
 	}
-	sh.countDrop()
-	return false
+	return sh.shed()
 }
 
 // pushAround is the end of a Push whose home, in a group of shards, was
@@ -352,8 +363,7 @@ func (s *Sink[T]) pushAround(home int, v T) bool {
 	if sh.slow != nil {
 		return sh.refused(v)
 	}
-	sh.countDrop()
-	return false
+	return sh.shed()
 }
 
 // tryAround tries every shard but home, in turn from the next one, and

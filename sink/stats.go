@@ -1,28 +1,35 @@
 package sink
 
-// Stats is a snapshot of a sink's counters, from [Sink.Stats]. It marshals
-// to JSON with snake_case keys, for expvar or a status page.
+import "sync/atomic"
+
+// Stats is a snapshot of a sink's counters, from [Sink.Stats] or
+// [Sink.ReadStats]. It marshals to JSON with snake_case keys, for expvar or
+// a status page.
 //
 // Per shard, once producers and workers are quiet, Drained + Queued +
 // Dropped is the number of pushes counted on it: each is taken for Drain,
 // still in the ring, or dropped (refused, or under DropOldest accepted and
 // later displaced, which counts as dropped too). Under DropNewest Drained +
 // Queued is exactly the number of values accepted into the ring.
-// DroppedForBytes and WaitedOut are parts of Dropped (disjoint: a PushWait
-// refused for its size is not one that waited), and once the sink is quiet
-// QueuedBytes is the sum of the sizes of the values Queued counts.
+//
+// Dropped has five disjoint reasons: DroppedForBytes, WaitedOut,
+// DroppedAfterShutdown and Displaced count four of them, and the rest,
+// Dropped minus those four, are pushes refused because every ring they
+// tried was full in slots (a snapshot never has a reason above its share of
+// Dropped: each drop adds to Dropped first and Stats loads it last). Once
+// the sink is quiet QueuedBytes is the sum of the sizes of the values Queued
+// counts.
 type Stats struct {
 	Name         string `json:"name"`
 	Shards       int    `json:"shards"`
 	RingCapacity int    `json:"ring_capacity"` // the capacity of each shard's ring
-	Dropped      uint64 `json:"dropped"`       // values dropped: refused (ring full or closed) or displaced (DropOldest); the sum of PerShard
+	Dropped      uint64 `json:"dropped"`       // values dropped, for every reason; the sum of PerShard
 	Queued       int    `json:"queued"`        // values waiting in the rings, not those already in a batch
 	Drained      uint64 `json:"drained"`       // values taken from the rings for Drain; the sum of PerShard
 	DrainPanics  uint64 `json:"drain_panics"`  // Drain calls that panicked or called runtime.Goexit; the sum of PerShard
 	// DroppedForBytes counts, of Dropped, the pushes refused because
-	// their shard's share of MaxQueuedBytes was spent; the rest of
-	// Dropped are pushes into a ring full in slots or closed, and values
-	// displaced by DropOldest. The sum of PerShard.
+	// their shard's share of MaxQueuedBytes was spent (before Shutdown
+	// began). The sum of PerShard.
 	DroppedForBytes uint64 `json:"dropped_for_bytes"`
 	// QueuedBytes is what MaxQueuedBytes bounds: the sizes of the values
 	// in the rings and in batches whose Drain call has not returned (0
@@ -31,20 +38,33 @@ type Stats struct {
 	// WaitedOut counts, of Dropped, the PushWait calls ([Handle.PushWait],
 	// [Sink.PushWait]) whose ctx ended before their shard had room: the
 	// values a caller chose to wait for and still lost, as against those
-	// refused at once because a ring was full. The sum of PerShard. As a
-	// metric: a counter (sinkprom could name it
-	// sink_pushwait_waited_out_total).
+	// refused at once because a ring was full. The sum of PerShard.
 	WaitedOut uint64 `json:"waited_out"`
 	// Waiting is the number of PushWait calls parked for room at the
 	// snapshot, a gauge; the sum of PerShard.
-	Waiting  int          `json:"waiting"`
-	PerShard []ShardStats `json:"per_shard"` // one entry per shard, in shard order
+	Waiting int `json:"waiting"`
+	// DroppedAfterShutdown counts, of Dropped, the pushes (Push or
+	// PushWait) dropped once Shutdown had begun: from then on every ring
+	// is closed and refuses every push. A push refused for a full ring as
+	// Shutdown begins may be counted here, having been refused after it
+	// began. The sum of PerShard.
+	DroppedAfterShutdown uint64 `json:"dropped_after_shutdown"`
+	// Displaced counts, of Dropped, the values that a push under
+	// [DropOldest] displaced from a full ring (0 under DropNewest). The
+	// sum of PerShard.
+	Displaced uint64 `json:"displaced"`
+	// Overloads is the number of overload reports the monitor made so far
+	// (an [Overload] to OnOverload, or one Error record): checks, one per
+	// OverloadInterval at most, that found values dropped since the one
+	// before. A count of overload events, not of values.
+	Overloads uint64       `json:"overloads"`
+	PerShard  []ShardStats `json:"per_shard"` // one entry per shard, in shard order
 }
 
 // ShardStats is one shard's part of [Stats].
 type ShardStats struct {
 	Shard   int    `json:"shard"`
-	Dropped uint64 `json:"dropped"` // pushes into this ring refused (full or closed) and values it displaced (DropOldest)
+	Dropped uint64 `json:"dropped"` // values dropped on this shard, for every reason
 	Queued  int    `json:"queued"`  // values in this ring
 	// Drained counts the values taken from this ring into a batch, by its
 	// own worker or by a stealer. Every value taken is handed to a Drain
@@ -67,6 +87,12 @@ type ShardStats struct {
 	// Waiting is the number of PushWait calls parked for room in this
 	// shard at the snapshot.
 	Waiting int `json:"waiting"`
+	// DroppedAfterShutdown counts, of Dropped, the pushes into this shard
+	// dropped once Shutdown had begun.
+	DroppedAfterShutdown uint64 `json:"dropped_after_shutdown"`
+	// Displaced counts, of Dropped, the values displaced from this ring
+	// under DropOldest.
+	Displaced uint64 `json:"displaced"`
 }
 
 // Stats returns a snapshot of the counters and ring lengths. Each counter is
@@ -76,42 +102,75 @@ type ShardStats struct {
 // a shared write on every push. Count the true results of Push if you need
 // it, or take Drained + Queued once the producers have stopped. Stats only
 // loads counters and ring lengths, writes nothing that a push reads, and
-// allocates the PerShard slice.
+// allocates the PerShard slice; [Sink.ReadStats] reuses one instead.
 func (s *Sink[T]) Stats() Stats {
-	st := Stats{
+	var st Stats
+	s.ReadStats(&st)
+	return st
+}
+
+// ReadStats fills st with the snapshot that [Sink.Stats] returns, reusing
+// st.PerShard's array when its capacity holds every shard: a caller that
+// keeps st (a metrics collector scraping every few seconds) allocates
+// nothing after the first call. Every field of st is overwritten; st must
+// not be read by another goroutine while ReadStats runs. It panics with a
+// nil st.
+func (s *Sink[T]) ReadStats(st *Stats) {
+	if st == nil {
+		panic("sink: ReadStats with a nil *Stats")
+	}
+	per := st.PerShard
+	if cap(per) < len(s.shards) {
+		per = make([]ShardStats, len(s.shards))
+	}
+	*st = Stats{
 		Name:         s.cfg.name,
 		Shards:       len(s.shards),
 		RingCapacity: s.cfg.ringCapacity,
-		PerShard:     make([]ShardStats, len(s.shards)),
+		Overloads:    s.overloads.Load(),
+		PerShard:     per[:len(s.shards)],
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		// forBytes and waitedOut before dropped: a refusal adds to
-		// dropped first, so the snapshot never has more of the first.
+		q := &s.waits[i]
+		// Field by field into the slot: a ShardStats built on the stack
+		// and copied in whole is read back by 16-byte moves from 8-byte
+		// stores, which the CPU cannot forward (it doubled the cost).
+		// The reasons before dropped: a drop adds to dropped first, so the
+		// snapshot never has more of a reason than of drops.
+		ss := &st.PerShard[i]
 		forBytes := sh.forBytesCount()
-		waitedOut := s.waitedOutCount(i)
-		ss := ShardStats{
-			Shard:           i,
-			Dropped:         sh.droppedCount(),
-			Queued:          sh.ring.Len(),
-			Drained:         sh.popped.Load(),
-			DrainPanics:     sh.panics.Load(),
-			DroppedForBytes: forBytes,
-			QueuedBytes:     sh.heldBytes(),
-			WaitedOut:       waitedOut,
-			Waiting:         s.waitingCount(i),
-		}
-		st.WaitedOut += ss.WaitedOut
-		st.Waiting += ss.Waiting
-		st.Dropped += ss.Dropped
-		st.DroppedForBytes += ss.DroppedForBytes
-		st.QueuedBytes += ss.QueuedBytes
-		st.Queued += ss.Queued
-		st.Drained += ss.Drained
-		st.DrainPanics += ss.DrainPanics
-		st.PerShard[i] = ss
+		waitedOut := atomic.LoadUint64(&q.waitedOut)
+		afterShutdown := atomic.LoadUint64(&q.afterShutdown)
+		displaced := sh.displacedCount()
+		waiting := int(atomic.LoadInt32(&q.n))
+		queuedBytes := sh.heldBytes()
+		queued := sh.ring.Len()
+		drained := sh.popped.Load()
+		panics := sh.panics.Load()
+		dropped := sh.droppedCount()
+		ss.Shard = i
+		ss.Dropped = dropped
+		ss.Queued = queued
+		ss.Drained = drained
+		ss.DrainPanics = panics
+		ss.DroppedForBytes = forBytes
+		ss.QueuedBytes = queuedBytes
+		ss.WaitedOut = waitedOut
+		ss.Waiting = waiting
+		ss.DroppedAfterShutdown = afterShutdown
+		ss.Displaced = displaced
+		st.Dropped += dropped
+		st.DroppedForBytes += forBytes
+		st.WaitedOut += waitedOut
+		st.DroppedAfterShutdown += afterShutdown
+		st.Displaced += displaced
+		st.Waiting += waiting
+		st.QueuedBytes += queuedBytes
+		st.Queued += queued
+		st.Drained += drained
+		st.DrainPanics += panics
 	}
-	return st
 }
 
 // droppedForBytes returns the pushes that byte budgets refused so far.

@@ -56,6 +56,8 @@ var slowPaths = []struct{ file, function, why string }{
 	{"../../sink/shard.go", "countDrop", "a rejected push"},
 	{"../../sink/shard.go", "wake", "a push that finds the worker asleep"},
 	{"../../sink/shard.go", "countForBytes", "a push that the byte budget refused"},
+	{"../../sink/drops.go", "countDisplaced", "a value that DropOldest displaced"},
+	{"../../sink/drops.go", "countAfterShutdown", "a push rejected after Shutdown began"},
 }
 
 // mustCall are calls that hot functions must make: the one assembly call of

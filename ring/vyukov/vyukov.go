@@ -306,40 +306,47 @@ func (r *Ring[T]) TryPop() (T, bool) {
 	}
 }
 
-// Len returns the number of values in the ring. It reads tail, head, the
-// stamp of tail's slot and tail again until the two tail reads agree, so
-// the result is a consistent snapshot between 0 and Cap. A ForcePush that
-// displaces counts as one step: between its moves of head and tail, when
-// the cursors alone would count one value less, the stamp shows that the
-// slot under tail still holds the displaced value, and Len reports Cap (a
-// pop of that value still in flight is counted the same way: it has not
-// returned yet).
+// Len returns the number of values in the ring. It reads tail, head and
+// tail again until the two tail reads agree, so the result is a consistent
+// snapshot between 0 and Cap. A ForcePush that displaces counts as one
+// step: between its moves of head and tail, when the cursors alone would
+// count one value less, the stamp of tail's slot shows that the slot still
+// holds the displaced value, and Len reports Cap (a pop of that value still
+// in flight is counted the same way: it has not returned yet). Len reads
+// that stamp, between the two tail reads, only when the cursors count Cap-1
+// values: a ring's slot under tail is a line of its own, and the rings of a
+// sink, allocated a ring's size apart, put those lines in one cache set, so
+// that Sink.Stats, which calls Len on every shard, would miss on each.
 func (r *Ring[T]) Len() int {
 	for {
 		tail := atomic.LoadUint64(&r.tail)
 		head := atomic.LoadUint64(&r.head)
-		stamp := atomic.LoadUint64(&r.slots[tail&(r.markBit-1)].stamp)
-		if atomic.LoadUint64(&r.tail) != tail {
-			continue
-		}
-		tail &^= r.markBit
+		t := tail &^ r.markBit
 		hix := head & (r.markBit - 1)
-		tix := tail & (r.markBit - 1)
+		tix := t & (r.markBit - 1)
 		var n int
 		switch {
 		case hix < tix:
 			n = int(tix - hix)
 		case hix > tix:
 			n = r.capacity - int(hix) + int(tix)
-		case tail == head:
+		case t == head:
 			n = 0
 		default:
-			return r.capacity
+			n = r.capacity
 		}
 		// Head is one value past full, and the slot under tail still has
 		// the previous lap's stamp: its value was claimed (by ForcePush
 		// between its two moves, or by a pop) and not yet handed on.
-		if n == r.capacity-1 && stamp+r.oneLap == tail+1 {
+		displacing := false
+		if n == r.capacity-1 {
+			stamp := atomic.LoadUint64(&r.slots[tix].stamp)
+			displacing = stamp+r.oneLap == t+1
+		}
+		if atomic.LoadUint64(&r.tail) != tail {
+			continue
+		}
+		if displacing {
 			return r.capacity
 		}
 		return n

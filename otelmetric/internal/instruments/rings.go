@@ -37,20 +37,30 @@ var RingRows = []Row[ShardView]{
 		Desc: "Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.",
 		Read: func(s ShardView) int64 { return s.QueuedBytes }},
 	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc: "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
+		Desc: "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
 		Read: func(s ShardView) int64 { return int64(s.Drained) }},
 	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
 		Attrs: []attribute.KeyValue{ErrorType.String("queue_full")},
-		Read:  func(s ShardView) int64 { return int64(s.Dropped - s.DroppedForBytes - s.WaitedOut) }},
+		Read: func(s ShardView) int64 {
+			return int64(s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced)
+		}},
 	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
 		Attrs: []attribute.KeyValue{ErrorType.String("queue_bytes_full")},
 		Read:  func(s ShardView) int64 { return int64(s.DroppedForBytes) }},
 	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
 		Attrs: []attribute.KeyValue{ErrorType.String("waited_out")},
 		Read:  func(s ShardView) int64 { return int64(s.WaitedOut) }},
+	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
+		Attrs: []attribute.KeyValue{ErrorType.String("shutdown")},
+		Read:  func(s ShardView) int64 { return int64(s.DroppedAfterShutdown) }},
+	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
+		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
+		Attrs: []attribute.KeyValue{ErrorType.String("displaced")},
+		Read:  func(s ShardView) int64 { return int64(s.Displaced) }},
 	{Name: "shardedsink.queue.waiting", Unit: "{call}", Kind: UpDownCounter,
 		Desc: "PushWait calls parked for room at the collection.",
 		Read: func(s ShardView) int64 { return int64(s.Waiting) }},
@@ -64,6 +74,9 @@ var SinkRows = []Row[sink.Stats]{
 	{Name: "shardedsink.shards", Unit: "{shard}", Kind: UpDownCounter,
 		Desc: "Shards (rings, each with its drain worker) of the sink.",
 		Read: func(s sink.Stats) int64 { return int64(s.Shards) }},
+	{Name: "shardedsink.overloads", Unit: "{event}", Kind: Counter,
+		Desc: "Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).",
+		Read: func(s sink.Stats) int64 { return int64(s.Overloads) }},
 }
 
 // Rings is the ring and sink instruments of one sink.
@@ -128,5 +141,8 @@ func totals(st *sink.Stats) ShardView {
 		QueuedBytes:     st.QueuedBytes,
 		WaitedOut:       st.WaitedOut,
 		Waiting:         st.Waiting,
+
+		DroppedAfterShutdown: st.DroppedAfterShutdown,
+		Displaced:            st.Displaced,
 	}}
 }

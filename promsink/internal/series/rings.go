@@ -30,14 +30,22 @@ var RingSeries = []Series[ShardView]{
 		Help: "Slots of the rings: the most values they hold.",
 		Read: func(s ShardView) float64 { return float64(s.Capacity) }},
 	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "full",
-		Help: "Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
-		Read: func(s ShardView) float64 { return float64(s.Dropped - s.DroppedForBytes - s.WaitedOut) }},
+		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
+		Read: func(s ShardView) float64 {
+			return float64(s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced)
+		}},
 	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "bytes",
-		Help: "Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
+		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
 		Read: func(s ShardView) float64 { return float64(s.DroppedForBytes) }},
 	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "waited_out",
-		Help: "Values dropped, by reason: full (ring full in slots, pushed after Shutdown began, or displaced by DropOldest), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came).",
+		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
 		Read: func(s ShardView) float64 { return float64(s.WaitedOut) }},
+	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "after_shutdown",
+		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
+		Read: func(s ShardView) float64 { return float64(s.DroppedAfterShutdown) }},
+	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "displaced",
+		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
+		Read: func(s ShardView) float64 { return float64(s.Displaced) }},
 	{Name: "waiting_pushes", Type: prometheus.GaugeValue,
 		Help: "PushWait calls parked for room at the snapshot.",
 		Read: func(s ShardView) float64 { return float64(s.Waiting) }},
@@ -54,6 +62,9 @@ var SinkSeries = []Series[sink.Stats]{
 	{Name: "shards", Type: prometheus.GaugeValue,
 		Help: "Shards (rings, each with its drain worker) of the sink.",
 		Read: func(s sink.Stats) float64 { return float64(s.Shards) }},
+	{Name: "overloads_total", Type: prometheus.CounterValue,
+		Help: "Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).",
+		Read: func(s sink.Stats) float64 { return float64(s.Overloads) }},
 }
 
 // Rings is the compiled ring and sink series of one sink.
@@ -115,5 +126,8 @@ func totals(st *sink.Stats) ShardView {
 		QueuedBytes:     st.QueuedBytes,
 		WaitedOut:       st.WaitedOut,
 		Waiting:         st.Waiting,
+
+		DroppedAfterShutdown: st.DroppedAfterShutdown,
+		Displaced:            st.Displaced,
 	}}
 }
