@@ -180,16 +180,32 @@ func TestAScrapeWhileProducersPushShowsStatsOnceQuiet(t *testing.T) {
 	require.NoError(t, h.Close(ctx))
 	require.NoError(t, ns.Shutdown(ctx))
 
+	const late = 7 // pushes after Shutdown: dropped, reason="after_shutdown"
+	for i := range late {
+		s.Push(i)
+		pushed.Add(1)
+	}
+
 	got := scrape(t, url)
 	st := s.Stats()
+	dropped := func(sink string) float64 { // the sum over every reason
+		var sum float64
+		for _, r := range []string{"full", "bytes", "waited_out", "after_shutdown", "displaced"} {
+			sum += got[`shardedsink_dropped_total{reason="`+r+`",sink="`+sink+`"}`]
+		}
+		return sum
+	}
 	require.Equal(t, float64(st.Drained), got[`shardedsink_drained_total{sink="events"}`])
-	require.Equal(t, float64(st.Dropped-st.DroppedForBytes), got[`shardedsink_dropped_total{reason="full",sink="events"}`])
+	require.Equal(t, float64(st.Dropped-st.DroppedForBytes-st.WaitedOut-st.DroppedAfterShutdown-st.Displaced),
+		got[`shardedsink_dropped_total{reason="full",sink="events"}`])
 	require.Equal(t, float64(st.DroppedForBytes), got[`shardedsink_dropped_total{reason="bytes",sink="events"}`])
+	require.Equal(t, float64(late), got[`shardedsink_dropped_total{reason="after_shutdown",sink="events"}`])
+	require.Equal(t, float64(st.Dropped), dropped("events"))
+	require.Equal(t, float64(st.Overloads), got[`shardedsink_overloads_total{sink="events"}`])
 	require.Equal(t, float64(st.Queued), got[`shardedsink_queued_values{sink="events"}`])
 	require.Equal(t, float64(st.Shards*st.RingCapacity), got[`shardedsink_capacity_values{sink="events"}`])
 	// Nothing lost: every push is drained or dropped, and the scrape says so.
-	require.Equal(t, float64(pushed.Load()), got[`shardedsink_drained_total{sink="events"}`]+
-		got[`shardedsink_dropped_total{reason="full",sink="events"}`]+got[`shardedsink_dropped_total{reason="bytes",sink="events"}`])
+	require.Equal(t, float64(pushed.Load()), got[`shardedsink_drained_total{sink="events"}`]+dropped("events"))
 	require.Equal(t, float64(accepted.Load()), got[`shardedsink_drained_total{sink="events"}`])
 	require.Equal(t, accepted.Load(), drained.Load())
 
@@ -206,10 +222,9 @@ func TestAScrapeWhileProducersPushShowsStatsOnceQuiet(t *testing.T) {
 	require.Equal(t, float64(nst.Failed), got[`shardedsink_nats_failed_values_total{sink="bus"}`])
 	require.Equal(t, float64(nst.Retried), got[`shardedsink_nats_retries_total{sink="bus"}`])
 	require.Equal(t, float64(nst.InFlight), got[`shardedsink_nats_in_flight_values{sink="bus"}`])
-	require.Equal(t, float64(nst.Dropped), got[`shardedsink_dropped_total{reason="full",sink="bus"}`])
+	require.Equal(t, float64(nst.Dropped), dropped("bus"))
 	require.Equal(t, got[`shardedsink_nats_pushed_values_total{sink="bus"}`], got[`shardedsink_nats_acked_values_total{sink="bus"}`]+
-		got[`shardedsink_nats_failed_values_total{sink="bus"}`]+got[`shardedsink_dropped_total{reason="full",sink="bus"}`]+
-		got[`shardedsink_dropped_total{reason="bytes",sink="bus"}`])
+		got[`shardedsink_nats_failed_values_total{sink="bus"}`]+dropped("bus"))
 
 	// The scrape is what testutil reads from the collectors themselves.
 	require.NoError(t, testutil.ScrapeAndCompare(url, strings.NewReader(fmt.Sprintf(`

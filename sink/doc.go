@@ -38,7 +38,10 @@
 //     sink is quiet Drained + Queued + Dropped == attempted (Stats).
 //     Under [DropNewest], the default, nothing is displaced. A PushWait
 //     whose ctx ends first counts its value once, in Dropped and in
-//     Stats().WaitedOut.
+//     Stats().WaitedOut. Each drop has one reason, counted in Stats: a
+//     ring full in slots, the byte budget (DroppedForBytes), a PushWait
+//     that waited out (WaitedOut), a push once Shutdown had begun
+//     (DroppedAfterShutdown) or a value displaced (Displaced).
 //  4. Every accepted value that is not displaced is handed to Drain exactly
 //     once, or is still in its ring (Stats().Queued) after a Shutdown whose
 //     ctx ended, which a later Shutdown drains.
