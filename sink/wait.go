@@ -8,9 +8,10 @@ import (
 )
 
 // waitQueue holds the PushWait calls parked for room in one shard, in the
-// order they parked, and counts those that waited out. Only PushWait and
-// the drain workers' wake-ups (when Sink.waiting is above zero) touch it:
-// never a Push. One per shard, each on cache lines of its own.
+// order they parked, and counts those that waited out and the pushes
+// dropped once Shutdown had begun. Only PushWait and the drain workers'
+// wake-ups (when Sink.waiting is above zero) touch it, and a Push only
+// after Shutdown has begun. One per shard, each on cache lines of its own.
 type waitQueue struct {
 	mu   sync.Mutex
 	list []*waiter // guarded by mu; the oldest first
