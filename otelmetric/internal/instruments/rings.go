@@ -36,37 +36,42 @@ var RingRows = []Row[ShardView]{
 	{Name: "shardedsink.queue.bytes", Unit: "By", Kind: UpDownCounter,
 		Desc: "Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.",
 		Read: func(s ShardView) int64 { return s.QueuedBytes }},
-	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc: "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Read: func(s ShardView) int64 { return int64(s.Drained) }},
-	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Attrs: []attribute.KeyValue{ErrorType.String("queue_full")},
-		Read: func(s ShardView) int64 {
-			return int64(s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced)
-		}},
-	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Attrs: []attribute.KeyValue{ErrorType.String("queue_bytes_full")},
-		Read:  func(s ShardView) int64 { return int64(s.DroppedForBytes) }},
-	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Attrs: []attribute.KeyValue{ErrorType.String("waited_out")},
-		Read:  func(s ShardView) int64 { return int64(s.WaitedOut) }},
-	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Attrs: []attribute.KeyValue{ErrorType.String("shutdown")},
-		Read:  func(s ShardView) int64 { return int64(s.DroppedAfterShutdown) }},
-	{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter,
-		Desc:  "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Attrs: []attribute.KeyValue{ErrorType.String("displaced")},
-		Read:  func(s ShardView) int64 { return int64(s.Displaced) }},
+	processed("", func(s ShardView) uint64 { return s.Drained }),
+	processed("queue_full", fullDrops),
+	processed("queue_bytes_full", func(s ShardView) uint64 { return s.DroppedForBytes }),
+	processed("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
+	processed("shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
+	processed("displaced", func(s ShardView) uint64 { return s.Displaced }),
 	{Name: "shardedsink.queue.waiting", Unit: "{call}", Kind: UpDownCounter,
 		Desc: "PushWait calls parked for room at the collection.",
 		Read: func(s ShardView) int64 { return int64(s.Waiting) }},
 	{Name: "shardedsink.drain.panics", Unit: "{call}", Kind: Counter,
 		Desc: "Drain calls that panicked or called runtime.Goexit; each lost its batch.",
 		Read: func(s ShardView) int64 { return int64(s.DrainPanics) }},
+}
+
+// processedDesc is the description of shardedsink.processed, whose rows
+// are the values drained and the reasons of the values dropped.
+const processedDesc = "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), " +
+	"queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), " +
+	"shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest)."
+
+// processed is the shardedsink.processed row of one error.type ("" for
+// the values drained).
+func processed(errorType string, count func(ShardView) uint64) Row[ShardView] {
+	r := Row[ShardView]{Name: "shardedsink.processed", Unit: "{value}", Kind: Counter, Desc: processedDesc,
+		Read: func(s ShardView) int64 { return int64(count(s)) }}
+	if errorType != "" {
+		r.Attrs = []attribute.KeyValue{ErrorType.String(errorType)}
+	}
+	return r
+}
+
+// fullDrops is the reason that sink.Stats does not count: what the four
+// counted reasons leave of Dropped, the pushes that every ring they tried
+// refused for want of a slot.
+func fullDrops(s ShardView) uint64 {
+	return s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced
 }
 
 // SinkRows are the instruments of a sink as a whole, from sink.Stats.

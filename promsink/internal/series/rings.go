@@ -29,23 +29,11 @@ var RingSeries = []Series[ShardView]{
 	{Name: "capacity_values", Type: prometheus.GaugeValue,
 		Help: "Slots of the rings: the most values they hold.",
 		Read: func(s ShardView) float64 { return float64(s.Capacity) }},
-	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "full",
-		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Read: func(s ShardView) float64 {
-			return float64(s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced)
-		}},
-	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "bytes",
-		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Read: func(s ShardView) float64 { return float64(s.DroppedForBytes) }},
-	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "waited_out",
-		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Read: func(s ShardView) float64 { return float64(s.WaitedOut) }},
-	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "after_shutdown",
-		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Read: func(s ShardView) float64 { return float64(s.DroppedAfterShutdown) }},
-	{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: "displaced",
-		Help: "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).",
-		Read: func(s ShardView) float64 { return float64(s.Displaced) }},
+	dropped("full", fullDrops),
+	dropped("bytes", func(s ShardView) uint64 { return s.DroppedForBytes }),
+	dropped("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
+	dropped("after_shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
+	dropped("displaced", func(s ShardView) uint64 { return s.Displaced }),
 	{Name: "waiting_pushes", Type: prometheus.GaugeValue,
 		Help: "PushWait calls parked for room at the snapshot.",
 		Read: func(s ShardView) float64 { return float64(s.Waiting) }},
@@ -55,6 +43,24 @@ var RingSeries = []Series[ShardView]{
 	{Name: "drain_panics_total", Type: prometheus.CounterValue,
 		Help: "Drain calls that panicked or called runtime.Goexit; each lost its batch.",
 		Read: func(s ShardView) float64 { return float64(s.DrainPanics) }},
+}
+
+// droppedHelp is the help of dropped_total, whose rows are its reasons.
+const droppedHelp = "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), " +
+	"waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), " +
+	"displaced (pushed out of a full ring by DropOldest)."
+
+// dropped is the dropped_total row of one reason.
+func dropped(reason string, count func(ShardView) uint64) Series[ShardView] {
+	return Series[ShardView]{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: reason,
+		Help: droppedHelp, Read: func(s ShardView) float64 { return float64(count(s)) }}
+}
+
+// fullDrops is the reason that sink.Stats does not count: what the four
+// counted reasons leave of Dropped, the pushes that every ring they tried
+// refused for want of a slot.
+func fullDrops(s ShardView) uint64 {
+	return s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced
 }
 
 // SinkSeries are the series of a sink as a whole, from sink.Stats.
