@@ -16,12 +16,11 @@ type reasons struct {
 	dropped, full, forBytes, waitedOut, afterShutdown, displaced uint64
 }
 
-// reasonsOf reads the reasons from a snapshot; full is what the four
-// counted reasons leave of Dropped.
+// reasonsOf reads the reasons from a snapshot.
 func reasonsOf(st sink.Stats) reasons {
 	return reasons{
 		dropped:       st.Dropped,
-		full:          st.Dropped - st.DroppedForBytes - st.WaitedOut - st.DroppedAfterShutdown - st.Displaced,
+		full:          st.DroppedFull(),
 		forBytes:      st.DroppedForBytes,
 		waitedOut:     st.WaitedOut,
 		afterShutdown: st.DroppedAfterShutdown,
@@ -102,8 +101,8 @@ func TestEveryDropIsCountedUnderOneReason(t *testing.T) {
 					sum.waitedOut += ss.WaitedOut
 					sum.afterShutdown += ss.DroppedAfterShutdown
 					sum.displaced += ss.Displaced
+					sum.full += ss.DroppedFull()
 				}
-				sum.full = sum.dropped - sum.forBytes - sum.waitedOut - sum.afterShutdown - sum.displaced
 				require.Equal(t, want, sum, "the shards' sum")
 			})
 		}

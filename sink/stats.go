@@ -95,6 +95,19 @@ type ShardStats struct {
 	Displaced uint64 `json:"displaced"`
 }
 
+// DroppedFull returns the drops that no counter of their own counts: the
+// pushes that every ring they tried refused for want of a slot, Dropped
+// less DroppedForBytes, WaitedOut, DroppedAfterShutdown and Displaced.
+func (st Stats) DroppedFull() uint64 {
+	return st.Dropped - st.DroppedForBytes - st.WaitedOut - st.DroppedAfterShutdown - st.Displaced
+}
+
+// DroppedFull returns the shard's drops for a ring full in slots, as
+// [Stats.DroppedFull] does for the sink.
+func (ss ShardStats) DroppedFull() uint64 {
+	return ss.Dropped - ss.DroppedForBytes - ss.WaitedOut - ss.DroppedAfterShutdown - ss.Displaced
+}
+
 // Stats returns a snapshot of the counters and ring lengths. Each counter is
 // read once, so the totals equal the sums of PerShard exactly; under
 // concurrency the shards are read one after another, not at one instant.

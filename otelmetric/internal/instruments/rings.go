@@ -37,7 +37,7 @@ var RingRows = []Row[ShardView]{
 		Desc: "Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.",
 		Read: func(s ShardView) int64 { return s.QueuedBytes }},
 	processed("", func(s ShardView) uint64 { return s.Drained }),
-	processed("queue_full", fullDrops),
+	processed("queue_full", func(s ShardView) uint64 { return s.DroppedFull() }),
 	processed("queue_bytes_full", func(s ShardView) uint64 { return s.DroppedForBytes }),
 	processed("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
 	processed("shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
@@ -65,13 +65,6 @@ func processed(errorType string, count func(ShardView) uint64) Row[ShardView] {
 		r.Attrs = []attribute.KeyValue{ErrorType.String(errorType)}
 	}
 	return r
-}
-
-// fullDrops is the reason that sink.Stats does not count: what the four
-// counted reasons leave of Dropped, the pushes that every ring they tried
-// refused for want of a slot.
-func fullDrops(s ShardView) uint64 {
-	return s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced
 }
 
 // SinkRows are the instruments of a sink as a whole, from sink.Stats.

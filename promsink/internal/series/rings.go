@@ -29,7 +29,7 @@ var RingSeries = []Series[ShardView]{
 	{Name: "capacity_values", Type: prometheus.GaugeValue,
 		Help: "Slots of the rings: the most values they hold.",
 		Read: func(s ShardView) float64 { return float64(s.Capacity) }},
-	dropped("full", fullDrops),
+	dropped("full", func(s ShardView) uint64 { return s.DroppedFull() }),
 	dropped("bytes", func(s ShardView) uint64 { return s.DroppedForBytes }),
 	dropped("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
 	dropped("after_shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
@@ -54,13 +54,6 @@ const droppedHelp = "Values dropped, by reason: full (every ring tried was full 
 func dropped(reason string, count func(ShardView) uint64) Series[ShardView] {
 	return Series[ShardView]{Name: "dropped_total", Type: prometheus.CounterValue, Label: "reason", Value: reason,
 		Help: droppedHelp, Read: func(s ShardView) float64 { return float64(count(s)) }}
-}
-
-// fullDrops is the reason that sink.Stats does not count: what the four
-// counted reasons leave of Dropped, the pushes that every ring they tried
-// refused for want of a slot.
-func fullDrops(s ShardView) uint64 {
-	return s.Dropped - s.DroppedForBytes - s.WaitedOut - s.DroppedAfterShutdown - s.Displaced
 }
 
 // SinkSeries are the series of a sink as a whole, from sink.Stats.
