@@ -77,3 +77,29 @@ func BenchmarkDrainPath(b *testing.B) {
 		drainRound(s, batch[:min(len(batch), b.N-done)], ack)
 	}
 }
+
+// ReadStats writes every field (a Stats full of other values reads the
+// same as a fresh one), and reading into the same Stats again allocates
+// nothing, LastError included: its text is made once per failure.
+func TestReadStatsWritesEveryFieldAndAllocatesNothingOnceFilled(t *testing.T) {
+	_, js := connectBlackhole(t)
+	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, MaxInFlight: 512, AckTimeout: time.Hour, SkipStreamCheck: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	batch := []int{1, 2, 3}
+	drainRound(s, batch, []byte(okAck))
+	s.rep.record(1, ErrEncodePanicked)
+
+	want := s.Stats()
+	require.Equal(t, ErrEncodePanicked.Error(), want.LastError)
+	st := Stats{Name: "other", Pushed: 7, Dropped: 7, WaitedOut: 7, Queued: 7, InFlight: 7, InFlightBytes: 7,
+		Acked: 7, Duplicates: 7, Failed: 7, Retried: 7, LastError: "stale"}
+	st.Rings.Drained, st.Rings.Dropped = 7, 7
+	s.ReadStats(&st)
+	require.Equal(t, want, st)
+
+	require.Zero(t, testing.AllocsPerRun(100, func() { s.ReadStats(&st) }))
+	s.rep.record(1, ErrShutdown)
+	s.ReadStats(&st)
+	require.Equal(t, ErrShutdown.Error(), st.LastError)
+}

@@ -23,7 +23,10 @@ type reporter struct {
 	mu       sync.Mutex
 	pending  uint64 // failures not yet reported
 	last     error  // the reason of the latest failure
-	reported int64  // when the last report was made (ns since the epoch); valid if made
+	lastGen  uint64 // how many times last was set
+	text     string // last.Error(), as of when last had been set textGen times
+	textGen  uint64
+	reported int64 // when the last report was made (ns since the epoch); valid if made
 	made     bool
 	busy     bool // the deliverer has a report it has not finished with
 
@@ -87,6 +90,7 @@ func (r *reporter) record(n uint64, reason error) {
 	r.mu.Lock()
 	r.pending += n
 	r.last = reason
+	r.lastGen++
 	r.mu.Unlock()
 	r.poke()
 }
@@ -96,6 +100,23 @@ func (r *reporter) lastError() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.last
+}
+
+// lastErrorText returns the text of the latest failure's reason, or "".
+// It calls the reason's Error at most once per failure recorded, so that
+// reading it again, as every Stats does, allocates nothing while no new
+// failure comes. (The cache is keyed by a count, not by the error: errors
+// need not be comparable.)
+func (r *reporter) lastErrorText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		return ""
+	}
+	if r.textGen != r.lastGen {
+		r.text, r.textGen = r.last.Error(), r.lastGen
+	}
+	return r.text
 }
 
 // untilDue returns how long until a pending report may be made: 0 when it

@@ -46,35 +46,43 @@ type Stats struct {
 	Rings sink.Stats `json:"rings"`
 }
 
-// Stats returns a snapshot of the counts. Each is read once, in an order
-// that keeps Queued from counting a value twice: a value moves from the
-// rings to a worker to a slot to Acked or Failed, and the later places are
-// read first. It allocates (the per-shard slice, LastError).
+// Stats returns a snapshot of the counts, as [Sink.ReadStats] reads it. It
+// allocates the per-shard slice of Rings.
 func (s *Sink[T]) Stats() Stats {
+	var st Stats
+	s.ReadStats(&st)
+	return st
+}
+
+// ReadStats fills st with a snapshot of the counts. Each is read once, in
+// an order that keeps Queued from counting a value twice: a value moves
+// from the rings to a worker to a slot to Acked or Failed, and the later
+// places are read first. It writes every field of st and reuses the
+// per-shard slice of st.Rings (see [sink.Sink.ReadStats]), so that reading
+// into the same Stats again allocates nothing; LastError's text is made
+// once per failure, not per read. A scrape that keeps a Stats to read into
+// pays no allocation for the snapshot.
+func (s *Sink[T]) ReadStats(st *Stats) {
 	acked, failed := s.acked.Load(), s.failed.Load()
 	inflight := s.inflight.Load()
-	st := Stats{
-		Name:          s.cfg.name,
-		Acked:         acked,
-		Duplicates:    s.dups.Load(),
-		Failed:        failed,
-		Retried:       s.retried.Load(),
-		InFlight:      uint64(max(inflight, 0)),
-		InFlightBytes: uint64(max(s.pool.bytes.Load(), 0)),
-		Rings:         s.sink.Stats(),
-	}
+	st.Name = s.cfg.name
+	st.Acked = acked
+	st.Duplicates = s.dups.Load()
+	st.Failed = failed
+	st.Retried = s.retried.Load()
+	st.InFlight = uint64(max(inflight, 0))
+	st.InFlightBytes = uint64(max(s.pool.bytes.Load(), 0))
+	s.sink.ReadStats(&st.Rings)
 	r := &st.Rings
 	st.Pushed = r.Drained + uint64(r.Queued) + r.Dropped
 	st.Dropped = r.Dropped
 	st.WaitedOut = r.WaitedOut
 	// Drained counts the values taken from the rings: each is settled, in
 	// a slot, or with a worker that waits for a slot.
+	st.Queued = 0
 	if out := acked + failed + uint64(inflight); r.Drained > out {
 		st.Queued = r.Drained - out
 	}
 	st.Queued += uint64(r.Queued)
-	if err := s.rep.lastError(); err != nil {
-		st.LastError = err.Error()
-	}
-	return st
+	st.LastError = s.rep.lastErrorText()
 }

@@ -2,6 +2,7 @@ package natsmetric
 
 import (
 	"errors"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -48,9 +49,10 @@ var natsRows = []instruments.Row[natssink.Stats]{
 // Observe creates the natssink sink's instruments and its rings' (see the
 // package doc) on mp's meter otelmetric.ScopeName, each observation with
 // shardedsink.sink.name = Config.Name, and registers one callback that
-// reads s.Stats at each collection; with otelmetric.WithPerShard the ring
-// instruments are observed per shard. Unregister the returned
-// Registration to stop observing.
+// reads s.ReadStats (s.Stats, for a source without it) at each
+// collection; with otelmetric.WithPerShard the ring instruments are
+// observed per shard. Unregister the returned Registration to stop
+// observing.
 func Observe(mp metric.MeterProvider, s Stats, opts ...otelmetric.Option) (metric.Registration, error) {
 	if mp == nil {
 		return nil, errors.New("natsmetric: MeterProvider is nil")
@@ -66,9 +68,33 @@ func Observe(mp metric.MeterProvider, s Stats, opts ...otelmetric.Option) (metri
 	if err != nil {
 		return nil, err
 	}
+	var snaps sync.Pool // Stats values to read into again: see snapshot
 	return instruments.Register(m, func(obs metric.Observer) error {
-		st := s.Stats()
-		t.Observe(obs, 0, st)
+		st := snapshot(&snaps, s)
+		defer snaps.Put(st)
+		t.Observe(obs, 0, *st)
 		return rings.Observe(obs, &st.Rings)
 	}, t.Instruments(), rings.Instruments())
+}
+
+// statsReader is the allocation-free form of Stats that *natssink.Sink has.
+type statsReader interface {
+	ReadStats(*natssink.Stats)
+}
+
+// snapshot returns s's Stats, read with ReadStats into a value from snaps
+// when s has it (as a *natssink.Sink does), so that a collection allocates
+// no per-shard slice; the caller puts it back. A pool, not one buffer: two
+// readers may collect at once.
+func snapshot(snaps *sync.Pool, s Stats) *natssink.Stats {
+	st, _ := snaps.Get().(*natssink.Stats)
+	if st == nil {
+		st = new(natssink.Stats)
+	}
+	if r, ok := s.(statsReader); ok {
+		r.ReadStats(st)
+	} else {
+		*st = s.Stats()
+	}
+	return st
 }

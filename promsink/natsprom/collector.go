@@ -1,6 +1,8 @@
 package natsprom
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardedsink/shardedsink/natssink"
@@ -44,12 +46,22 @@ type natsCollector struct {
 	src   Stats
 	t     *series.Table[natssink.Stats]
 	rings *series.Rings
+	// snaps holds Stats values that a scrape fills again through
+	// ReadStats (when src has it, as a *natssink.Sink does), so that a
+	// scrape allocates only its metrics. A pool, not one buffer: a
+	// registry may collect from two scrapes at once.
+	snaps sync.Pool
+}
+
+// statsReader is the allocation-free form of Stats that *natssink.Sink has.
+type statsReader interface {
+	ReadStats(*natssink.Stats)
 }
 
 // NewCollector returns a collector of the natssink sink's series and
 // of its rings' (see the package doc), labelled sink=Config.Name; with
 // [promsink.WithPerShard] the ring series carry a shard label. Each scrape calls
-// s.Stats once and nothing else.
+// s.ReadStats (or s.Stats, for a source without it) once and nothing else.
 func NewCollector(s Stats, opts ...promsink.Option) prometheus.Collector {
 	o := series.Apply(opts)
 	st := s.Stats()
@@ -63,15 +75,32 @@ func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.rings.Describe(ch)
 }
 
-// Collect reads the sink's Stats and sends its series. It allocates what
-// Stats allocates and one slice holding every metric it sends.
+// Collect reads the sink's Stats and sends its series. It allocates one
+// slice holding every metric it sends (and, for a source without
+// ReadStats, what its Stats allocates).
 func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.src.Stats()
-	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, st)
+	st := c.snapshot()
+	defer c.snaps.Put(st)
+	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, *st)
 	ms, err := c.rings.Emit(ms, &st.Rings)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.rings.Whole.First(), err)
 		return
 	}
 	series.Send(ch, ms)
+}
+
+// snapshot returns the sink's Stats, read into a pooled value when the
+// source can (the caller puts it back).
+func (c *natsCollector) snapshot() *natssink.Stats {
+	st, _ := c.snaps.Get().(*natssink.Stats)
+	if st == nil {
+		st = new(natssink.Stats)
+	}
+	if r, ok := c.src.(statsReader); ok {
+		r.ReadStats(st)
+	} else {
+		*st = c.src.Stats()
+	}
+	return st
 }

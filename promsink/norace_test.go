@@ -1,0 +1,5 @@
+//go:build !race
+
+package promsink_test
+
+const raceEnabled = false
