@@ -103,3 +103,27 @@ func TestReadStatsWritesEveryFieldAndAllocatesNothingOnceFilled(t *testing.T) {
 	s.ReadStats(&st)
 	require.Equal(t, ErrShutdown.Error(), st.LastError)
 }
+
+// BenchmarkStats is a snapshot of a sink of 64 shards: Stats, which
+// allocates the per-shard slice, and ReadStats into a kept Stats, as the
+// natsprom and natsmetric collectors read.
+func BenchmarkStats(b *testing.B) {
+	_, js := connectBlackhole(b)
+	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, Shards: 64, SkipStreamCheck: true})
+	require.NoError(b, err)
+	b.Cleanup(func() { require.NoError(b, s.Shutdown(context.Background())) })
+	s.rep.record(1, ErrEncodePanicked) // a LastError to read
+	b.Run("call=Stats", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = s.Stats()
+		}
+	})
+	b.Run("call=ReadStats", func(b *testing.B) {
+		var st Stats
+		b.ReportAllocs()
+		for b.Loop() {
+			s.ReadStats(&st)
+		}
+	})
+}
