@@ -13,6 +13,7 @@ package mpmc_test
 // the other end asleep beside a value or a free slot.)
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,6 +50,23 @@ func (g *gateRing) TryPop() (int, bool) {
 	return g.Ring.TryPop()
 }
 
+// received is what a Recv returned.
+type received struct {
+	v   int
+	err error
+}
+
+// recvAsync calls r.Recv(ctx) in a goroutine and returns where its result
+// comes.
+func recvAsync(ctx context.Context, r *mpmc.Receiver[int]) <-chan received {
+	got := make(chan received, 1)
+	go func() {
+		v, err := r.Recv(ctx)
+		got <- received{v, err}
+	}()
+	return got
+}
+
 // await polls cond until it holds, and fails the test after 10 s.
 func await(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -70,15 +88,7 @@ func TestASendWhosePushLandsAfterAReceiverQueuedWakesIt(t *testing.T) {
 	sent := make(chan error, 1)
 	go func() { sent <- s.Send(ctx, 7) }()
 	<-reached // the Send found no receiver waiting and is about to push
-	type result struct {
-		v   int
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		v, err := r.Recv(ctx)
-		got <- result{v, err}
-	}()
+	got := recvAsync(ctx, r)
 	// Two pops: the Recv's try, and its retry once queued. It is parked.
 	await(t, "the receiver queued and retried", func() bool { return g.pops.Load() == 2 })
 	require.Equal(t, 1, mpmc.WaitingReceivers(r))
@@ -103,15 +113,7 @@ func TestARecvWhosePopLandsAfterASenderQueuedPushesItsValue(t *testing.T) {
 	ctx := deadline(t)
 	require.NoError(t, s.TrySend(1)) // full
 
-	type result struct {
-		v   int
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		v, err := r.Recv(ctx)
-		got <- result{v, err}
-	}()
+	got := recvAsync(ctx, r)
 	<-reached // the Recv is about to pop
 	sent := make(chan error, 1)
 	go func() { sent <- s.Send(ctx, 2) }()

@@ -23,20 +23,11 @@ func TestTheNATSCollectorAllocatesOnlyItsMetrics(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops what is put back under the race detector")
 	}
-	ctx := context.Background()
-	srv, err := embedded.Start("")
-	require.NoError(t, err)
-	defer srv.Stop()
-	_, err = srv.JetStream.CreateStream(ctx, jetstream.StreamConfig{
-		Name: "EVENTS", Subjects: []string{"events.>"}, Storage: jetstream.MemoryStorage})
-	require.NoError(t, err)
-	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "bus", Subject: "events.x", Shards: 4,
-		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil }})
-	require.NoError(t, err)
+	ns := natsSink(t, 4)
 	for i := range 100 {
 		ns.Push(i)
 	}
-	require.NoError(t, ns.Shutdown(ctx))
+	require.NoError(t, ns.Shutdown(context.Background()))
 
 	for _, per := range []bool{false, true} {
 		var opts []promsink.Option
@@ -54,4 +45,21 @@ func TestTheNATSCollectorAllocatesOnlyItsMetrics(t *testing.T) {
 		collect()
 		require.LessOrEqual(t, testing.AllocsPerRun(50, collect), 1.0, "per-shard=%t", per)
 	}
+}
+
+// natsSink returns a natssink sink named "bus" of shards shards, into the
+// stream EVENTS (subjects events.>) of an embedded server that stops when
+// the test ends. Its values are ints, written in decimal.
+func natsSink(t *testing.T, shards int) *natssink.Sink[int] {
+	t.Helper()
+	srv, err := embedded.Start("")
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	_, err = srv.JetStream.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: "EVENTS", Subjects: []string{"events.>"}, Storage: jetstream.MemoryStorage})
+	require.NoError(t, err)
+	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "bus", Subject: "events.x", Shards: shards,
+		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil }})
+	require.NoError(t, err)
+	return ns
 }

@@ -7,14 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -23,8 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardedsink/shardedsink/natssink"
-	"github.com/shardedsink/shardedsink/natssink/embedded"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/natsprom"
 	"github.com/shardedsink/shardedsink/sink"
@@ -109,15 +105,7 @@ func TestAScrapeWhileProducersPushShowsStatsOnceQuiet(t *testing.T) {
 	require.NoError(t, err)
 	log := slog.New(h)
 
-	srv, err := embedded.Start("")
-	require.NoError(t, err)
-	defer srv.Stop()
-	_, err = srv.JetStream.CreateStream(ctx, jetstream.StreamConfig{
-		Name: "EVENTS", Subjects: []string{"events.>"}, Storage: jetstream.MemoryStorage})
-	require.NoError(t, err)
-	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "bus", Subject: "events.x", Shards: 2,
-		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil }})
-	require.NoError(t, err)
+	ns := natsSink(t, 2)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(promsink.NewSinkCollector(s), promsink.NewHandlerCollector(h, "app"), natsprom.NewCollector(ns))
