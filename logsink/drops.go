@@ -211,8 +211,9 @@ func (c *Writer) reportDrops(i int) {
 	pushed := c.handles[i].Push(b.e)
 	PutRecord(b)
 	if !pushed {
-		// Not reached: queued, which admission kept at most the ring's
-		// capacity, is never below the ring's length.
+		// A record that waits for room (KeepWait) took the place that
+		// admission counted for the marker: the counts go back to
+		// pending, for the next record to report.
 		st.markers.Add(-1)
 		st.queued.Add(-1)
 		st.givePending(p)

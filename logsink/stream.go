@@ -190,23 +190,34 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		s.pushWait(en, lv, report != nil, &pend)
 		return
 	}
-	pushed := s.sh.Push(en.e)
+	size := cap(en.e.big) // the heap bytes the sink counts for it
+	if s.sh.Push(en.e) {
+		PutRecord(en)
+		return
+	}
+	// Refused. Admission counted a place in the ring for this record, but
+	// a record at or above KeepLevel that waits for room (queued counts it
+	// beyond the limit) pushes as soon as the ring has a free slot, and
+	// may have taken this one's. A record at or above KeepLevel then waits
+	// for room as it would have had the ring been full at admission.
+	// Otherwise it is shed: for bytes when its shard's share of
+	// MaxQueuedBytes has no room for it (only a record longer than a slot
+	// holds bytes), else for a full ring; and once Close has begun, by a
+	// sink that Close shut down when its ctx ended before this push: a
+	// drop after Close. The report it carried goes back.
+	if keep && c.opts.keepWait > 0 && c.closed.Load() == 0 {
+		s.pushWait(en, lv, report != nil, &pend)
+		return
+	}
 	PutRecord(en)
-	if !pushed {
-		// Refused for bytes (MaxQueuedBytes), not for slots: queued, which
-		// admission kept at most the ring's capacity, is never below the
-		// ring's length. Or, once Close has begun, refused by a sink that
-		// Close shut down when its ctx ended before this push: a drop
-		// after Close, not one for bytes. The report it carried goes back.
-		st.queued.Add(-1)
-		if report != nil {
-			st.givePending(pend)
-		}
-		if c.closed.Load() != 0 {
-			st.drop(lv)
-		} else {
-			st.dropForBytes(lv)
-		}
+	st.queued.Add(-1)
+	if report != nil {
+		st.givePending(pend)
+	}
+	if c.closed.Load() == 0 && size > 0 && c.opts.maxQueued > 0 && !s.fitsShare(size) {
+		st.dropForBytes(lv)
+	} else {
+		st.drop(lv)
 	}
 }
 

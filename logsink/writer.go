@@ -81,8 +81,11 @@ type shardState struct {
 	// queued counts the entries pushed into this shard and not yet taken
 	// by a Drain call: it is added to before the push and subtracted from
 	// after the pops, so it is never below the ring's length. Admission
-	// keeps it at most the ring's capacity, so a push that passed
-	// admission always finds room.
+	// keeps it at most the ring's capacity, except for the records at or
+	// above KeepLevel that wait for room (KeepWait), which it counts
+	// beyond: such a record pushes as soon as the ring has a free slot,
+	// and may take the place of one that passed admission and has not
+	// pushed yet (Stream.Push handles that refusal).
 	queued atomic.Int64
 	_      [cacheLine - 8]byte
 	// inflight counts the logging and Flush calls between their closed
