@@ -190,7 +190,6 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		s.pushWait(en, lv, report != nil, &pend)
 		return
 	}
-	size := cap(en.e.big) // the heap bytes the sink counts for it
 	if s.sh.Push(en.e) {
 		PutRecord(en)
 		return
@@ -205,16 +204,18 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	// holds bytes), else for a full ring; and once Close has begun, by a
 	// sink that Close shut down when its ctx ended before this push: a
 	// drop after Close. The report it carried goes back.
-	if keep && c.opts.keepWait > 0 && c.closed.Load() == 0 {
+	closed := c.closed.Load() != 0
+	if keep && c.opts.keepWait > 0 && !closed {
 		s.pushWait(en, lv, report != nil, &pend)
 		return
 	}
+	size := cap(en.e.big) // the heap bytes the sink counts for it
 	PutRecord(en)
 	st.queued.Add(-1)
 	if report != nil {
 		st.givePending(pend)
 	}
-	if c.closed.Load() == 0 && size > 0 && c.opts.maxQueued > 0 && !s.fitsShare(size) {
+	if !closed && size > 0 && c.opts.maxQueued > 0 && !s.fitsShare(size) {
 		st.dropForBytes(lv)
 	} else {
 		st.drop(lv)

@@ -160,3 +160,12 @@ func (r *reports) all() ([]*FailureReport, []time.Time) {
 	defer r.mu.Unlock()
 	return append([]*FailureReport(nil), r.got...), append([]time.Time(nil), r.at...)
 }
+
+// lastError returns the reason of the latest failure, or nil: the error
+// itself, for the tests that match it with errors.Is and errors.As (Stats
+// carries only its text).
+func (r *reporter) lastError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}

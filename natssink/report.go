@@ -95,13 +95,6 @@ func (r *reporter) record(n uint64, reason error) {
 	r.poke()
 }
 
-// lastError returns the reason of the latest failure, or nil.
-func (r *reporter) lastError() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.last
-}
-
 // lastErrorText returns the text of the latest failure's reason, or "".
 // It calls the reason's Error at most once per failure recorded, so that
 // reading it again, as every Stats does, allocates nothing while no new

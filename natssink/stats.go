@@ -79,10 +79,9 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 	st.WaitedOut = r.WaitedOut
 	// Drained counts the values taken from the rings: each is settled, in
 	// a slot, or with a worker that waits for a slot.
-	st.Queued = 0
+	st.Queued = uint64(r.Queued)
 	if out := acked + failed + uint64(inflight); r.Drained > out {
-		st.Queued = r.Drained - out
+		st.Queued += r.Drained - out
 	}
-	st.Queued += uint64(r.Queued)
 	st.LastError = s.rep.lastErrorText()
 }

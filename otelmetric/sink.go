@@ -2,7 +2,6 @@ package otelmetric
 
 import (
 	"errors"
-	"sync"
 
 	"go.opentelemetry.io/otel/metric"
 
@@ -36,32 +35,10 @@ func ObserveSink(mp metric.MeterProvider, s SinkStats, opts ...Option) (metric.R
 	if err != nil {
 		return nil, err
 	}
-	var snaps sync.Pool // Stats values to read into again: see snapshot
+	var snaps instruments.Snapshots[sink.Stats]
 	return instruments.Register(m, func(obs metric.Observer) error {
-		st := snapshot(&snaps, s)
+		st := snaps.Read(s, s.Stats)
 		defer snaps.Put(st)
 		return rings.Observe(obs, st)
 	}, rings.Instruments())
-}
-
-// statsReader is the allocation-free form of Stats that *sink.Sink has.
-type statsReader interface {
-	ReadStats(*sink.Stats)
-}
-
-// snapshot returns s's Stats, read with ReadStats into a value from snaps
-// when s has it (as a *sink.Sink does), so that a collection allocates no
-// per-shard slice; the caller puts it back. A pool, not one buffer: two
-// readers may collect at once.
-func snapshot(snaps *sync.Pool, s SinkStats) *sink.Stats {
-	st, _ := snaps.Get().(*sink.Stats)
-	if st == nil {
-		st = new(sink.Stats)
-	}
-	if r, ok := s.(statsReader); ok {
-		r.ReadStats(st)
-	} else {
-		*st = s.Stats()
-	}
-	return st
 }

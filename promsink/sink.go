@@ -1,8 +1,6 @@
 package promsink
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardedsink/shardedsink/promsink/internal/series"
@@ -17,16 +15,10 @@ type SinkStats interface {
 type sinkCollector struct {
 	src   SinkStats
 	rings *series.Rings
-	// snaps holds Stats values whose PerShard a scrape fills again through
-	// ReadStats (when src has it, as a *sink.Sink does), so that a scrape
-	// allocates only its metrics. A pool, not one buffer: a registry may
-	// collect from two scrapes at once.
-	snaps sync.Pool
-}
-
-// statsReader is the allocation-free form of Stats that *sink.Sink has.
-type statsReader interface {
-	ReadStats(*sink.Stats)
+	// snaps holds the Stats values that scrapes read src into again
+	// (through ReadStats, which a *sink.Sink has), so that a scrape
+	// allocates only its metrics.
+	snaps series.Snapshots[sink.Stats]
 }
 
 // NewSinkCollector returns a collector of the sink's series (see the
@@ -48,7 +40,7 @@ func (c *sinkCollector) Describe(ch chan<- *prometheus.Desc) { c.rings.Describe(
 // slice holding every metric it sends (and, for a source without
 // ReadStats, the Stats' per-shard slice).
 func (c *sinkCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.snapshot()
+	st := c.snaps.Read(c.src, c.src.Stats)
 	defer c.snaps.Put(st)
 	ms, err := c.rings.Emit(make([]series.Metric, 0, c.rings.Size()), st)
 	if err != nil {
@@ -56,19 +48,4 @@ func (c *sinkCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	series.Send(ch, ms)
-}
-
-// snapshot returns the sink's Stats, read into a pooled value when the
-// source can (the caller puts it back).
-func (c *sinkCollector) snapshot() *sink.Stats {
-	st, _ := c.snaps.Get().(*sink.Stats)
-	if st == nil {
-		st = new(sink.Stats)
-	}
-	if r, ok := c.src.(statsReader); ok {
-		r.ReadStats(st)
-	} else {
-		*st = c.src.Stats()
-	}
-	return st
 }

@@ -99,13 +99,18 @@ type ShardStats struct {
 // pushes that every ring they tried refused for want of a slot, Dropped
 // less DroppedForBytes, WaitedOut, DroppedAfterShutdown and Displaced.
 func (st Stats) DroppedFull() uint64 {
-	return st.Dropped - st.DroppedForBytes - st.WaitedOut - st.DroppedAfterShutdown - st.Displaced
+	return droppedFull(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced)
 }
 
 // DroppedFull returns the shard's drops for a ring full in slots, as
 // [Stats.DroppedFull] does for the sink.
 func (ss ShardStats) DroppedFull() uint64 {
-	return ss.Dropped - ss.DroppedForBytes - ss.WaitedOut - ss.DroppedAfterShutdown - ss.Displaced
+	return droppedFull(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced)
+}
+
+// droppedFull is what the four counted reasons leave of dropped.
+func droppedFull(dropped, forBytes, waitedOut, afterShutdown, displaced uint64) uint64 {
+	return dropped - forBytes - waitedOut - afterShutdown - displaced
 }
 
 // Stats returns a snapshot of the counters and ring lengths. Each counter is

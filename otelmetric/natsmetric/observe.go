@@ -2,7 +2,6 @@ package natsmetric
 
 import (
 	"errors"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -68,33 +67,11 @@ func Observe(mp metric.MeterProvider, s Stats, opts ...otelmetric.Option) (metri
 	if err != nil {
 		return nil, err
 	}
-	var snaps sync.Pool // Stats values to read into again: see snapshot
+	var snaps instruments.Snapshots[natssink.Stats]
 	return instruments.Register(m, func(obs metric.Observer) error {
-		st := snapshot(&snaps, s)
+		st := snaps.Read(s, s.Stats)
 		defer snaps.Put(st)
 		t.Observe(obs, 0, *st)
 		return rings.Observe(obs, &st.Rings)
 	}, t.Instruments(), rings.Instruments())
-}
-
-// statsReader is the allocation-free form of Stats that *natssink.Sink has.
-type statsReader interface {
-	ReadStats(*natssink.Stats)
-}
-
-// snapshot returns s's Stats, read with ReadStats into a value from snaps
-// when s has it (as a *natssink.Sink does), so that a collection allocates
-// no per-shard slice; the caller puts it back. A pool, not one buffer: two
-// readers may collect at once.
-func snapshot(snaps *sync.Pool, s Stats) *natssink.Stats {
-	st, _ := snaps.Get().(*natssink.Stats)
-	if st == nil {
-		st = new(natssink.Stats)
-	}
-	if r, ok := s.(statsReader); ok {
-		r.ReadStats(st)
-	} else {
-		*st = s.Stats()
-	}
-	return st
 }

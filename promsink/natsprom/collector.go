@@ -1,8 +1,6 @@
 package natsprom
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardedsink/shardedsink/natssink"
@@ -46,16 +44,10 @@ type natsCollector struct {
 	src   Stats
 	t     *series.Table[natssink.Stats]
 	rings *series.Rings
-	// snaps holds Stats values that a scrape fills again through
-	// ReadStats (when src has it, as a *natssink.Sink does), so that a
-	// scrape allocates only its metrics. A pool, not one buffer: a
-	// registry may collect from two scrapes at once.
-	snaps sync.Pool
-}
-
-// statsReader is the allocation-free form of Stats that *natssink.Sink has.
-type statsReader interface {
-	ReadStats(*natssink.Stats)
+	// snaps holds the Stats values that scrapes read src into again
+	// (through ReadStats, which a *natssink.Sink has), so that a scrape
+	// allocates only its metrics.
+	snaps series.Snapshots[natssink.Stats]
 }
 
 // NewCollector returns a collector of the natssink sink's series and
@@ -79,7 +71,7 @@ func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
 // slice holding every metric it sends (and, for a source without
 // ReadStats, what its Stats allocates).
 func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.snapshot()
+	st := c.snaps.Read(c.src, c.src.Stats)
 	defer c.snaps.Put(st)
 	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, *st)
 	ms, err := c.rings.Emit(ms, &st.Rings)
@@ -88,19 +80,4 @@ func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	series.Send(ch, ms)
-}
-
-// snapshot returns the sink's Stats, read into a pooled value when the
-// source can (the caller puts it back).
-func (c *natsCollector) snapshot() *natssink.Stats {
-	st, _ := c.snaps.Get().(*natssink.Stats)
-	if st == nil {
-		st = new(natssink.Stats)
-	}
-	if r, ok := c.src.(statsReader); ok {
-		r.ReadStats(st)
-	} else {
-		*st = c.src.Stats()
-	}
-	return st
 }

@@ -1,0 +1,33 @@
+package instruments
+
+import "sync"
+
+// Snapshots holds the Stats values (of type S) that collections read a
+// source into again, so that a collection allocates no per-shard slice. A
+// pool, not one buffer: two collections may run at once. The zero value is
+// ready to use.
+type Snapshots[S any] struct{ pool sync.Pool }
+
+// statsReader is the allocation-free form of a source's Stats, which
+// *sink.Sink and *natssink.Sink have.
+type statsReader[S any] interface {
+	ReadStats(*S)
+}
+
+// Read returns src's Stats: read with src's ReadStats into a pooled value
+// when src has it, and otherwise stats(). Give it back with Put.
+func (p *Snapshots[S]) Read(src any, stats func() S) *S {
+	st, _ := p.pool.Get().(*S)
+	if st == nil {
+		st = new(S)
+	}
+	if r, ok := src.(statsReader[S]); ok {
+		r.ReadStats(st)
+	} else {
+		*st = stats()
+	}
+	return st
+}
+
+// Put gives back a value that Read returned; the caller no longer uses it.
+func (p *Snapshots[S]) Put(st *S) { p.pool.Put(st) }
