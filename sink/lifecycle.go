@@ -258,6 +258,12 @@ func (s *Sink[T]) shutdown(ctx context.Context) error {
 	// come.
 	stopCancel := context.AfterFunc(ctx, s.cancelDrain)
 	defer stopCancel()
+	if ctx.Err() != nil {
+		// AfterFunc runs cancelDrain on a goroutine of its own, which may
+		// come after a woken worker has begun its final drain: a ctx that
+		// has already ended drains nothing, so cancel before the wake-up.
+		s.cancelDrain()
+	}
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		s.finalCtx, cancel = context.WithDeadline(s.drainCtx, d)
