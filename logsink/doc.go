@@ -28,9 +28,16 @@
 //
 // # Guarantees
 //
-//  1. A Write never waits for the destination or a drain worker (but a
-//     record at or above KeepLevel, for up to Options.KeepWait, when its
-//     ring is full: guarantee 5): one copy
+//  1. A Write never waits for a slow destination (but a record at or
+//     above KeepLevel, for up to Options.KeepWait, when its ring is full:
+//     guarantee 5; and one that found its ring full just as a Write began,
+//     until that Write has run sink.SlowDrain, 5 ms). It waits for a drain
+//     worker short of CPU: a record whose ring is full (below KeepLevel,
+//     full but for the reserve) while the worker is runnable but not run
+//     parks until the worker has written a batch, for as long as it keeps
+//     writing (sink's hand-off; Options.DisableHandOff turns it off): so
+//     loggers that outnumber the cores lose nothing into a destination
+//     that keeps up. Otherwise: one copy
 //     of the bytes and one push into one ring, no lock of the Writer's. A
 //     record of up to 352 bytes allocates nothing; a longer one allocates
 //     its bytes once, bounded in all by Options.MaxQueuedBytes. While its

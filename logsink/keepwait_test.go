@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // stalledOne returns a Writer of one shard of ring whose destination
@@ -32,6 +33,10 @@ func stalledOne(t *testing.T, ring int, opts logsink.Options) (*logsink.Writer, 
 	}
 	_, _ = w.WriteLevel(slog.LevelInfo, []byte("stall\n"))
 	synctest.Wait() // the worker is in the Write, blocked on gate
+	// A Write that has run sink.SlowDrain is a slow destination: from
+	// then on a record that finds its ring full is shed (or waits
+	// KeepWait) at once, instead of handing off to the worker.
+	time.Sleep(2 * sink.SlowDrain)
 	return w, dst, gate
 }
 
@@ -203,7 +208,9 @@ func (s *slowWriter) Write(p []byte) (int, error) {
 // out and a Close that sheds the last waiters: every record is written or
 // counted, and the reports in the stream say what Stats says (-race).
 func TestTheCountsAddUpWithWaitedOutRecords(t *testing.T) {
-	dst := &slowWriter{d: 200 * time.Microsecond}
+	// Writes slower than sink.SlowDrain: a slow destination, which the
+	// loggers do not wait for (but KeepWait).
+	dst := &slowWriter{d: 2 * sink.SlowDrain}
 	w, err := logsink.New(dst, &logsink.Options{Shards: 2, RingCapacity: 64, BatchSize: 8, KeepWait: 300 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)

@@ -109,6 +109,13 @@ type Options struct {
 	// batch.
 	MaxQueuedBytes int
 
+	// DisableHandOff turns the hand-off off (sink.Config.DisableHandOff):
+	// a record whose ring is full is shed at once even when the drain
+	// worker is only short of CPU, as before the hand-off existed. By
+	// default such a record waits for the worker (the package doc,
+	// guarantee 1).
+	DisableHandOff bool
+
 	// Report formats the record that reports drops in the stream (see the
 	// package doc): it returns a Record from [GetRecord] holding the
 	// report's bytes, which the Writer puts back, or nil when it could not
@@ -137,20 +144,21 @@ type Options struct {
 
 // settled is Options after defaults and validation.
 type settled struct {
-	level        slog.Level
-	shards       int
-	ringCapacity int
-	batchSize    int
-	maxDelay     time.Duration // 0: write at once
-	onError      func(error)
-	logger       *slog.Logger
-	report       func(Drops) *Record
-	name         string
-	keepLevel    slog.Level
-	keepWait     time.Duration // 0: never wait
-	maxQueued    int           // Options.MaxQueuedBytes; 0: no bound
-	lowLimit     int64         // the ring length up to which records below keepLevel are accepted
-	assistMark   int64         // the ring length above which a caller yields before it logs
+	level          slog.Level
+	shards         int
+	ringCapacity   int
+	batchSize      int
+	maxDelay       time.Duration // 0: write at once
+	onError        func(error)
+	logger         *slog.Logger
+	report         func(Drops) *Record
+	name           string
+	keepLevel      slog.Level
+	keepWait       time.Duration // 0: never wait
+	maxQueued      int           // Options.MaxQueuedBytes; 0: no bound
+	lowLimit       int64         // the ring length up to which records below keepLevel are accepted
+	assistMark     int64         // the ring length above which a caller yields before it logs
+	disableHandOff bool
 }
 
 // settle validates o and applies the defaults. Every invalid field is
@@ -183,18 +191,19 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		return settled{}, errors.Join(errs...)
 	}
 	s := settled{
-		level:        o.Level,
-		shards:       or(o.Shards, DefaultShards),
-		ringCapacity: or(o.RingCapacity, DefaultRingCapacity),
-		batchSize:    or(o.BatchSize, DefaultBatchSize),
-		maxDelay:     max(0, o.MaxDelay),
-		onError:      o.OnError,
-		logger:       o.Logger,
-		report:       o.Report,
-		name:         or(o.Name, "logsink"),
-		keepLevel:    DefaultKeepLevel,
-		keepWait:     max(0, o.KeepWait),
-		maxQueued:    max(0, o.MaxQueuedBytes),
+		disableHandOff: o.DisableHandOff,
+		level:          o.Level,
+		shards:         or(o.Shards, DefaultShards),
+		ringCapacity:   or(o.RingCapacity, DefaultRingCapacity),
+		batchSize:      or(o.BatchSize, DefaultBatchSize),
+		maxDelay:       max(0, o.MaxDelay),
+		onError:        o.OnError,
+		logger:         o.Logger,
+		report:         o.Report,
+		name:           or(o.Name, "logsink"),
+		keepLevel:      DefaultKeepLevel,
+		keepWait:       max(0, o.KeepWait),
+		maxQueued:      max(0, o.MaxQueuedBytes),
 	}
 	if o.MaxQueuedBytes == 0 {
 		s.maxQueued = DefaultMaxQueuedBytes

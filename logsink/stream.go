@@ -111,12 +111,38 @@ func (s Stream) Begin(l slog.Level) bool {
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
-	if q >= limit && (l < c.opts.keepLevel || c.opts.keepWait == 0) {
+	if q >= limit && !s.handOff(st, limit) && (l < c.opts.keepLevel || c.opts.keepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
 		st.inflight.Add(-1)
 		st.drop(levelIndex(l))
 		return false
+	}
+	return true
+}
+
+// handOff waits, while the shard's worker is short of CPU rather than in a
+// slow Write (sink's Handle.HandOff), until queued is below limit again,
+// and reports whether it is. It is what a push into a full ring of the
+// sink does, for the limit of this admission, which sheds records below
+// KeepLevel before the ring itself is full. Close ends the wait (the
+// record is then shed).
+func (s Stream) handOff(st *shardState, limit int64) bool {
+	c := s.c
+	return s.sh.HandOff(func() bool { return c.closed.Load() != 0 || st.queued.Load() < limit }) &&
+		c.closed.Load() == 0
+}
+
+// admit counts one more record in the shard's queued and reports whether
+// it stayed within limit. While it would not, it hands off to the worker
+// (handOff) and tries again; queued is raised when it returns, either way.
+func (s Stream) admit(st *shardState, limit int64) bool {
+	for st.queued.Add(1) > limit {
+		st.queued.Add(-1)
+		if !s.handOff(st, limit) {
+			st.queued.Add(1)
+			return false
+		}
 	}
 	return true
 }
@@ -163,7 +189,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 			report = c.formatReport(pend)
 		}
 	}
-	full := st.queued.Add(1) > limit
+	full := !s.admit(st, limit)
 	wait := keep && c.opts.keepWait > 0 && (full || b.big != nil && c.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
 	if full && !wait {
 		st.queued.Add(-1)

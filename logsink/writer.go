@@ -153,6 +153,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 		OverloadInterval: time.Minute,
 		IdleSleep:        time.Second,
 		Logger:           c.logger,
+		DisableHandOff:   o.disableHandOff,
 	}
 	if o.maxQueued > 0 {
 		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued

@@ -59,6 +59,13 @@
 //	                                                  DropOldest (Stats.Displaced)
 //	shardedsink.queue.waiting  updowncounter {call}   PushWait calls parked for room (Stats.Waiting)
 //	shardedsink.drain.panics   counter       {call}   Drain calls that panicked or called runtime.Goexit (each lost its batch)
+//	shardedsink.handoffs       counter       {push}   pushes into a full ring that parked for a worker short of CPU
+//	                                                  (Stats.HandOffs)
+//	shardedsink.drain.max_time updowncounter us       the longest recent Drain call (Stats.MaxDrainTime): long while
+//	                                                  rings fill, a slow destination
+//	shardedsink.drain.max_take_lag updowncounter us   the longest recent return of a worker to its backlog
+//	                                                  (Stats.MaxTakeLag): long while drain.max_time is short, workers
+//	                                                  short of CPU
 //	shardedsink.shards         updowncounter {shard}  shards of the sink (never per shard)
 //	shardedsink.overloads      counter       {event}  overload reports of the sink's monitor (Stats.Overloads): checks,
 //	                                                  one per OverloadInterval at most, that found values dropped since

@@ -2,6 +2,7 @@ package otelmetric_test
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/sink"
@@ -27,13 +28,14 @@ func (f *fakeNATS) Stats() natssink.Stats { return f.st }
 func twoShards(name string) sink.Stats {
 	per := []sink.ShardStats{
 		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1,
-			DroppedAfterShutdown: 1, Displaced: 2},
+			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond},
 		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4,
-			DroppedAfterShutdown: 4, Displaced: 6},
+			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond},
 	}
 	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
 		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
-		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, PerShard: per}
+		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
+		MaxTakeLag: 7 * time.Millisecond, PerShard: per}
 }
 
 func handlerStats() slogsink.Stats {

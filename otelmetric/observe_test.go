@@ -23,6 +23,9 @@ var ringTotals = map[string]int64{
 	"shardedsink.processed{error.type=waited_out," + n + "}":       5,
 	"shardedsink.processed{error.type=shutdown," + n + "}":         5,
 	"shardedsink.processed{error.type=displaced," + n + "}":        8,
+	"shardedsink.handoffs{" + n + "}":                              11,
+	"shardedsink.drain.max_time{" + n + "}":                        3000,
+	"shardedsink.drain.max_take_lag{" + n + "}":                    7000,
 	"shardedsink.overloads{" + n + "}":                             6,
 	"shardedsink.queue.waiting{" + n + "}":                         5,
 	"shardedsink.drain.panics{" + n + "}":                          3,
@@ -44,7 +47,7 @@ func TestObserveSinkWithPerShardObservesEachShard(t *testing.T) {
 	_, err := otelmetric.ObserveSink(mp, &fakeSink{twoShards("orders")}, otelmetric.WithPerShard())
 	require.NoError(t, err)
 	got := values(collect(t, r))
-	require.Len(t, got, 2+2*11)
+	require.Len(t, got, 2+2*14)
 	require.Equal(t, int64(2), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
 	require.Equal(t, int64(2), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
 	require.Equal(t, int64(4), got["shardedsink.processed{error.type=shutdown,shardedsink.shard=1,"+n+"}"])

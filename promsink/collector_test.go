@@ -29,6 +29,15 @@ shardedsink_dropped_total{reason="bytes",sink="orders"} 11
 shardedsink_dropped_total{reason="displaced",sink="orders"} 8
 shardedsink_dropped_total{reason="full",sink="orders"} 4
 shardedsink_dropped_total{reason="waited_out",sink="orders"} 5
+# HELP shardedsink_hand_offs_total Pushes that found their ring full while Drain was not slow and parked for the drain worker (Config.HandOffWait), whether they then went in or were dropped.
+# TYPE shardedsink_hand_offs_total counter
+shardedsink_hand_offs_total{sink="orders"} 11
+# HELP shardedsink_max_drain_time_seconds The longest Drain call of the last one or two OverloadIntervals, one running included: the destination's time. Long while rings fill: a slow destination.
+# TYPE shardedsink_max_drain_time_seconds gauge
+shardedsink_max_drain_time_seconds{sink="orders"} 0.003
+# HELP shardedsink_max_take_lag_seconds The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.
+# TYPE shardedsink_max_take_lag_seconds gauge
+shardedsink_max_take_lag_seconds{sink="orders"} 0.007
 # HELP shardedsink_overloads_total Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).
 # TYPE shardedsink_overloads_total counter
 shardedsink_overloads_total{sink="orders"} 6
@@ -49,7 +58,7 @@ shardedsink_waiting_pushes{sink="orders"} 5
 func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")})
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(ringTotals)))
-	require.Equal(t, 13, testutil.CollectAndCount(c))
+	require.Equal(t, 16, testutil.CollectAndCount(c))
 }
 
 func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
@@ -81,7 +90,7 @@ shardedsink_shards{sink="orders"} 2
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
 		"shardedsink_dropped_total", "shardedsink_capacity_values", "shardedsink_queued_bytes", "shardedsink_shards"))
-	require.Equal(t, 2+2*11, testutil.CollectAndCount(c))
+	require.Equal(t, 2+2*14, testutil.CollectAndCount(c))
 }
 
 func TestHandlerCollectorExportsStatsByLevel(t *testing.T) {

@@ -46,6 +46,11 @@
 //	shardedsink_waiting_pushes           gauge    PushWait calls parked for room (Waiting)
 //	shardedsink_drained_total            counter  values taken from the rings and handed to Drain (a call still running included)
 //	shardedsink_drain_panics_total       counter  Drain calls that panicked or called runtime.Goexit (each lost its batch)
+//	shardedsink_hand_offs_total          counter  pushes into a full ring that parked for a worker short of CPU (HandOffs)
+//	shardedsink_max_drain_time_seconds   gauge    the longest recent Drain call (MaxDrainTime): long while rings fill,
+//	                                              a slow destination
+//	shardedsink_max_take_lag_seconds     gauge    the longest recent return of a worker to its backlog (MaxTakeLag):
+//	                                              long while max_drain_time_seconds is short, workers short of CPU
 //	shardedsink_shards                   gauge    shards of the sink (never per shard)
 //	shardedsink_overloads_total          counter  overload reports of the sink's monitor (Stats.Overloads): checks, one per
 //	                                              OverloadInterval at most, that found values dropped since the one

@@ -122,12 +122,16 @@ func panicSize(n int) {
 type slowPath[T any] struct {
 	force  forcer[T]
 	budget *budget[T]
+	// shard is the shard's index, and handOff 1 when a push that the ring
+	// refused hands off to the worker first (Config.HandOffWait).
+	shard   int32
+	handOff uint32
 	// forBytes counts, of the shard's dropped, the pushes refused by the
 	// byte budget (MaxQueuedBytes); displaced, the values that a push
 	// under DropOldest displaced. Each is added to after dropped, only by
 	// such a push, on lines apart from the read-only pointers above;
 	// Stats loads them. Used only through sync/atomic's functions.
-	_         [cacheBlock - 3*unsafe.Sizeof(uintptr(0))]byte // interface, pointer
+	_         [cacheBlock - 3*unsafe.Sizeof(uintptr(0)) - 8]byte // interface, pointer, shard, handOff
 	_         [0]atomic.Uint64
 	forBytes  uint64
 	displaced uint64
@@ -135,8 +139,8 @@ type slowPath[T any] struct {
 }
 
 // refused is the end of a push whose TryPush the shard's ring refused,
-// when the shard has a slow path. Under DropOldest without a byte budget it
-// is forcePush. With a byte budget, the push was refused by the share or
+// when the shard has a slow path. Under DropNewest without a byte budget it
+// is shed, under DropOldest without one forcePush. With a byte budget, the push was refused by the share or
 // by the ring (full, or closed): under DropNewest it counts the drop, and
 // counts it as one for bytes too when the share has no room for the value
 // now (a push racing with a give-back may be told either way; the drop is
@@ -146,10 +150,20 @@ type slowPath[T any] struct {
 // of values), and then displaces the ring's oldest value as forcePush
 // does, giving the displaced value's bytes back.
 //
+// Before any of that, with the hand-off on, it waits for the shard's
+// worker while that is short of CPU (handOff), and returns true when the
+// push then went in.
+//
 //go:noinline
 func (sh *shard[T]) refused(v T) bool {
+	if sh.slow.handOff != 0 && sh.handOffPush(v) {
+		return true
+	}
 	b := sh.slow.budget
 	if b == nil {
+		if sh.slow.force == nil {
+			return sh.shed()
+		}
 		return sh.forcePush(v)
 	}
 	n := sizeOf(b.sizeOf, v)
@@ -177,6 +191,18 @@ func (sh *shard[T]) refused(v T) bool {
 	if !ok {
 		b.release(n)
 		sh.countRefusal()
+		return false
+	}
+	if sh.isSleeping() {
+		sh.wake()
+	}
+	return true
+}
+
+// handOffPush is the hand-off of a push of v that the shard's ring
+// refused (see handoff.go): it reports whether v went in.
+func (sh *shard[T]) handOffPush(v T) bool {
+	if !sh.sink.handOff(int(sh.slow.shard), func() bool { return sh.ring.TryPush(v) }) {
 		return false
 	}
 	if sh.isSleeping() {
@@ -221,8 +247,11 @@ func (s *Sink[T]) installBudgets(forces []forcer[T]) {
 			b = &budget[T]{Ring: sh.ring, sizeOf: s.cfg.sizeOf, share: share, held: held}
 			sh.ring = b
 		}
-		if forces[i] != nil || b != nil {
-			sh.slow = &slowPath[T]{force: forces[i], budget: b}
+		if forces[i] != nil || b != nil || s.cfg.handOffWait > 0 {
+			sh.slow = &slowPath[T]{force: forces[i], budget: b, shard: int32(i)}
+			if s.cfg.handOffWait > 0 {
+				sh.slow.handOff = 1
+			}
 		}
 	}
 }

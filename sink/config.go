@@ -33,6 +33,13 @@ const (
 	// before it looks at its ring again without being woken: the safety net
 	// for a doorbell that a ring backend could let slip (see [IdleWake]).
 	DefaultWakeRecheck = 100 * time.Millisecond
+	// DefaultHandOffWait is the longest a push into a full ring waits for
+	// a drain worker that is short of CPU ([Config.HandOffWait]). A worker
+	// usually comes back within a few milliseconds of its producers
+	// parking, but 256 producers on locked OS threads on 2 cores kept a
+	// worker from its ring for up to 55 ms (20 ms lost 1.8 % of their
+	// pushes there; TestAStarvedWorkerLosesNothingWithTheHandOff).
+	DefaultHandOffWait = 100 * time.Millisecond
 
 	// MaxShards is the largest Config.Shards that New accepts: each shard
 	// has its own worker goroutine, and a drain worker per core is the
@@ -287,6 +294,20 @@ type Config[T any] struct {
 	// Default 64, clamped to BatchSize.
 	StealItems int
 
+	// HandOffWait is the longest a push that finds its ring full waits for
+	// the shard's drain worker to take values, when that worker is short of
+	// CPU rather than in a slow Drain call (see the package doc, "Full
+	// rings"): a parked push goes on waiting while the worker keeps taking
+	// (at least once per HandOffWait) and sheds when it does not. Default
+	// [DefaultHandOffWait] (100 ms). A push waits only while no Drain call
+	// of its shard has run longer than [SlowDrain] (5 ms): a destination
+	// that is slow or stalls makes pushes shed at once, as they would
+	// without the hand-off.
+	HandOffWait time.Duration
+	// DisableHandOff turns the hand-off off: a push into a full ring sheds
+	// at once whatever the reason, as the sink did before it had one.
+	DisableHandOff bool
+
 	// backoff selects idleBackoff, for BenchmarkIdle only.
 	backoff bool
 	// watermark skips the yield after a batch while the home ring is more
@@ -318,6 +339,7 @@ type settings[T any] struct {
 	maxBatchBytes    int64       // 0: no bound
 	maxQueuedBytes   int64       // 0: no bound
 	sharedBudget     bool
+	handOffWait      time.Duration // 0: the hand-off is off
 }
 
 // settle applies the defaults, validates every field and normalises the
@@ -359,6 +381,9 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	}
 	if c.StealVictims < 0 {
 		bad("StealVictims", c.StealVictims, "must be positive, or zero for the default 2")
+	}
+	if c.HandOffWait < 0 {
+		bad("HandOffWait", c.HandOffWait, "must be positive, or zero for the default 100ms")
 	}
 	if c.StealItems < 0 {
 		bad("StealItems", c.StealItems, "must be positive, or zero for the default 64")
@@ -409,6 +434,10 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		maxBatchBytes:    int64(c.MaxBatchBytes),
 		maxQueuedBytes:   int64(c.MaxQueuedBytes),
 		sharedBudget:     c.sharedBudget,
+		handOffWait:      or(c.HandOffWait, DefaultHandOffWait),
+	}
+	if c.DisableHandOff {
+		s.handOffWait = 0
 	}
 	if s.factory == nil {
 		s.factory = vyukov.Factory[T]

@@ -2,7 +2,9 @@
 // Go rendering of the Rust crate sharded-sink: many goroutines hand values
 // to a bounded set of rings without waiting, and one drain worker per ring
 // hands them on in batches to an [Action], off the producers' path. A value
-// that finds its ring full is shed and counted; the producer never waits.
+// that finds its ring full because Drain is behind is shed and counted; the
+// producer does not wait for a slow destination (see Full rings for the one
+// wait there is: for a worker short of CPU).
 // For telemetry, logs, metrics and other streams that tolerate loss; not a
 // durable queue (no at-least-once delivery, no order across shards).
 //
@@ -22,12 +24,14 @@
 //
 // # Guarantees
 //
-//  1. A push never blocks: it returns after one TryPush on one ring (two for
-//     a handle-less [Sink.Push] whose home ring is full). Where a CPU owns
-//     a group of shards (see Pushing), a handle-less push whose home is
-//     full tries every other shard, up to Shards TryPush calls in all.
-//     Only [Handle.PushWait] and [Sink.PushWait] wait, and only when they
-//     find no room, until their ctx ends.
+//  1. A push into a ring with room returns after one TryPush on one ring
+//     (two for a handle-less [Sink.Push] whose home ring is full; where a
+//     CPU owns a group of shards (see Pushing), a handle-less push whose
+//     home is full tries every other shard, up to Shards TryPush calls in
+//     all). A push that every ring it tried refused waits only for a
+//     worker short of CPU, never for a slow destination: see Full rings
+//     ([Config.DisableHandOff] turns that wait off). [Handle.PushWait]
+//     and [Sink.PushWait] wait for room until their ctx ends.
 //  2. A successful push allocates nothing and writes to no shared counter,
 //     lock or timer, but for one add to its shard's byte counter when
 //     [Config.MaxQueuedBytes] is set. (The add is a compare-and-swap, so
@@ -94,6 +98,27 @@
 // once still never share a ring and a burst fills every ring; a push whose
 // home is full then tries every other shard before it drops, so the whole
 // configured capacity takes a burst.
+//
+// # Full rings
+//
+// A ring fills for one of two reasons, and the sink answers each its own
+// way. When Drain is slower than the pushes (a destination that stalls or
+// cannot keep up: a Drain call of the shard has run longer than
+// [SlowDrain], 5 ms), a push into the full ring is shed at once and
+// counted. When the worker is short of CPU (goroutines that push outnumber
+// the cores and never block, and Go's scheduler, which has no priorities,
+// runs the worker behind all of them a few percent of the time), shedding
+// would only keep the producers running: the ring stays full, and on 2
+// cores 64 goroutines logging into a healthy file lost 95 % of their
+// records that way. There, by default, the push hands off: it parks until
+// the worker takes values, then pushes (a parked producer leaves the run
+// queue, and the worker runs), for as long as the worker keeps taking at
+// least once per [Config.HandOffWait] (100 ms) and no Drain call passes
+// SlowDrain; then it is shed and counted. Stats().HandOffs counts the
+// pushes that parked; Stats().MaxDrainTime and MaxTakeLag, and the
+// overload report, tell the two causes apart. [Config.DisableHandOff]
+// makes every push into a full ring shed at once. The protocol:
+// sink/handoff.go.
 //
 // # Waiting for room
 //

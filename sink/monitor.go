@@ -64,6 +64,9 @@ func (s *Sink[T]) monitor(last uint64) {
 			s.overloads.Add(1)
 			s.reportOverload(o)
 		}
+		for i := range s.drains {
+			s.drains[i].rotate()
+		}
 		checked = now
 		if stopping {
 			finished = true
@@ -96,7 +99,31 @@ func (s *Sink[T]) reportOverload(o Overload) {
 		if s.cfg.maxQueuedBytes > 0 {
 			args = append(args, "dropped_for_bytes", s.droppedForBytes())
 		}
+		drainTime, takeLag := s.recentDrains()
+		args = append(args, "max_drain_time", drainTime, "max_take_lag", takeLag, "likely_cause", likelyCause(drainTime, takeLag))
 		s.log(slog.LevelError, "sink: values dropped because rings were full", args...)
 	}
 	returned = true
+}
+
+// recentDrains returns the longest recent Drain call and take lag of the
+// shards (Stats.MaxDrainTime and Stats.MaxTakeLag).
+func (s *Sink[T]) recentDrains() (drainTime, takeLag time.Duration) {
+	now := s.now()
+	for i := range s.drains {
+		d, l := s.drains[i].recent(now)
+		drainTime, takeLag = max(drainTime, d), max(takeLag, l)
+	}
+	return drainTime, takeLag
+}
+
+// likelyCause names, for the overload report, the likelier reason why
+// rings filled: a worker short of CPU when it came back to its ring later
+// than its Drain calls took (and by more than SlowDrain), else a Drain
+// slower than the pushes.
+func likelyCause(drainTime, takeLag time.Duration) string {
+	if takeLag > drainTime && takeLag > SlowDrain {
+		return "drain workers short of CPU (goroutines that push outnumber the cores and never block); the hand-off (Config.HandOffWait) waits for them unless it is off"
+	}
+	return "Drain slower than the pushes (a slow or stalled destination)"
 }

@@ -43,6 +43,9 @@ func overflow(t *testing.T, cfg sink.Config[ev], n int) (*sink.Sink[ev], *gate[e
 	h := s.Handle()
 	require.True(t, h.Push(ev{0}))
 	g.waitEntered(t)
+	// A Drain call that has run sink.SlowDrain is a stalled destination:
+	// from then on a push into a full ring sheds at once.
+	time.Sleep(2 * sink.SlowDrain)
 	for i := range 4 + n {
 		h.Push(ev{i + 1})
 	}
@@ -83,7 +86,7 @@ func TestOverloadFirstCheckIsOneIntervalAfterNew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
 		s, g := overflow(t, sink.Config[ev]{OverloadInterval: time.Second, OnOverload: r.onOverload}, 3)
-		time.Sleep(999 * time.Millisecond)
+		time.Sleep(999*time.Millisecond - 2*sink.SlowDrain) // overflow slept that long
 		synctest.Wait()
 		require.Empty(t, r.snapshot())
 		time.Sleep(time.Millisecond)
@@ -159,7 +162,7 @@ func TestOverloadLastCheckAtShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
 		s, g := overflow(t, sink.Config[ev]{Name: "events", OverloadInterval: time.Second, OnOverload: r.onOverload}, 5)
-		time.Sleep(time.Second)
+		time.Sleep(time.Second - 2*sink.SlowDrain) // overflow slept that long
 		synctest.Wait()
 		require.Len(t, r.snapshot(), 1, "the first interval's drops")
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shardedsink/shardedsink/internal/machine"
 )
@@ -61,6 +63,14 @@ type Sink[T any] struct {
 	// waits[i] holds the PushWait calls parked for room in shards[i]; see
 	// wait.go.
 	waits []waitQueue
+	// handOffs[i] holds the pushes parked on shards[i]'s worker (nil with
+	// the hand-off off), and drains[i] what that worker records about its
+	// Drain calls; see handoff.go and drainstate.go. epoch is the zero of
+	// their clock (Sink.now).
+	handOffs []handOffQueue
+	drains   []drainState
+	epoch    time.Time
+	timers   sync.Pool // of *time.Timer, for parked pushes
 
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.
@@ -166,6 +176,11 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		done:        make(chan struct{}),
 		shutdownSem: make(chan struct{}, 1),
 		waits:       make([]waitQueue, st.shards),
+		drains:      make([]drainState, st.shards),
+		epoch:       time.Now(),
+	}
+	if st.handOffWait > 0 {
+		s.handOffs = make([]handOffQueue, st.shards)
 	}
 	forces := make([]forcer[T], st.shards)
 	for i := range s.shards {

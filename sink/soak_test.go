@@ -276,8 +276,13 @@ func soakRound(t *testing.T, round int, combo soakCombo, procs int, seed uint64,
 		cfg.Idle = sink.IdlePoll
 	}
 	if combo.overflow == sink.DropOldest {
-		// Small rings, so that displacing is sure to happen.
+		// Small rings, and no hand-off (a push into a full ring would
+		// wait for the worker instead), so that displacing is sure to
+		// happen.
 		cfg.RingCapacity = 1 << (2 + rng.IntN(4)) // 4 to 32
+		cfg.DisableHandOff = true
+	} else if rng.IntN(2) == 0 {
+		cfg.DisableHandOff = true
 	}
 	// Two rounds in three bound bytes (the schedule covers every combo
 	// within the short run): a budget always, a batch bound mostly.

@@ -1,6 +1,9 @@
 package sink
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats is a snapshot of a sink's counters, from [Sink.Stats] or
 // [Sink.ReadStats]. It marshals to JSON with snake_case keys, for expvar or
@@ -57,8 +60,18 @@ type Stats struct {
 	// (an [Overload] to OnOverload, or one Error record): checks, one per
 	// OverloadInterval at most, that found values dropped since the one
 	// before. A count of overload events, not of values.
-	Overloads uint64       `json:"overloads"`
-	PerShard  []ShardStats `json:"per_shard"` // one entry per shard, in shard order
+	Overloads uint64 `json:"overloads"`
+	// HandOffs counts the pushes that found their ring full while Drain
+	// was not slow and parked for the worker (Config.HandOffWait), whether
+	// they then went in or were shed (and counted in Dropped). The sum of
+	// PerShard.
+	HandOffs uint64 `json:"hand_offs"`
+	// MaxDrainTime and MaxTakeLag tell a slow destination from a worker
+	// short of CPU: the longest of the shards' recent figures (see
+	// ShardStats).
+	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
+	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
+	PerShard     []ShardStats  `json:"per_shard"` // one entry per shard, in shard order
 }
 
 // ShardStats is one shard's part of [Stats].
@@ -93,6 +106,21 @@ type ShardStats struct {
 	// Displaced counts, of Dropped, the values displaced from this ring
 	// under DropOldest.
 	Displaced uint64 `json:"displaced"`
+	// HandOffs counts the pushes into this shard that parked for its
+	// worker (see Stats.HandOffs).
+	HandOffs uint64 `json:"hand_offs"`
+	// MaxDrainTime is the longest Drain call of this shard's worker in the
+	// current and the previous OverloadInterval, the call still running
+	// included: the destination's time. MaxTakeLag is the longest that
+	// worker took, in the same span, to come back to its ring after a
+	// Drain call returned with values still queued (a lag still going on
+	// included): a worker that is runnable but not run, short of CPU,
+	// shows here and not in MaxDrainTime. A ring that fills while
+	// MaxDrainTime is long has a slow destination; one that fills while
+	// MaxTakeLag is long and MaxDrainTime short has a starved worker
+	// (see Config.HandOffWait).
+	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
+	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
 }
 
 // DroppedFull returns the drops that no counter of their own counts: the
@@ -148,6 +176,7 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		Overloads:    s.overloads.Load(),
 		PerShard:     per[:len(s.shards)],
 	}
+	now := s.now()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		q := &s.waits[i]
@@ -167,6 +196,17 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		drained := sh.popped.Load()
 		panics := sh.panics.Load()
 		dropped := sh.droppedCount()
+		var handOffs uint64
+		if s.handOffs != nil {
+			handOffs = atomic.LoadUint64(&s.handOffs[i].parked)
+		}
+		drainTime, takeLag := s.drains[i].recent(now)
+		ss.HandOffs = handOffs
+		ss.MaxDrainTime = drainTime
+		ss.MaxTakeLag = takeLag
+		st.HandOffs += handOffs
+		st.MaxDrainTime = max(st.MaxDrainTime, drainTime)
+		st.MaxTakeLag = max(st.MaxTakeLag, takeLag)
 		ss.Shard = i
 		ss.Dropped = dropped
 		ss.Queued = queued

@@ -17,9 +17,11 @@ func TestStatsMarshalsToSnakeCaseJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"name":"events","shards":2,"ring_capacity":8192,
 		"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,
-		"dropped_after_shutdown":0,"displaced":0,"overloads":0,"per_shard":[
-		{"shard":0,"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,"dropped_after_shutdown":0,"displaced":0},
-		{"shard":1,"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,"dropped_after_shutdown":0,"displaced":0}]}`, string(b))
+		"dropped_after_shutdown":0,"displaced":0,"overloads":0,"hand_offs":0,"max_drain_time_ns":0,"max_take_lag_ns":0,"per_shard":[
+		{"shard":0,"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,"dropped_after_shutdown":0,"displaced":0,
+		 "hand_offs":0,"max_drain_time_ns":0,"max_take_lag_ns":0},
+		{"shard":1,"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,"dropped_after_shutdown":0,"displaced":0,
+		 "hand_offs":0,"max_drain_time_ns":0,"max_take_lag_ns":0}]}`, string(b))
 }
 
 // Drained counts the values taken from each ring for Drain, DrainPanics the

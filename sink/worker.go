@@ -44,6 +44,11 @@ type worker[T any] struct {
 	// cut short (see Sink.resume).
 	att *attempt
 
+	// d is the home shard's drain record (see drainstate.go); lastEnd is
+	// when this worker's last Drain call returned (Sink.now).
+	d       *drainState
+	lastEnd int64
+
 	// first is when the worker took the first value of the batch it holds
 	// (MaxDelay > 0 only).
 	first time.Time
@@ -62,6 +67,7 @@ func newWorker[T any](s *Sink[T], home int, att *attempt) *worker[T] {
 		batch:  make([]T, 0, s.cfg.batchSize),
 		victim: home + 1,
 		att:    att,
+		d:      &s.drains[home],
 	}
 	if s.cfg.sizeOf != nil {
 		w.meta = make([]valueMeta, 0, s.cfg.batchSize)
@@ -123,6 +129,9 @@ func (w *worker[T]) loop() {
 			w.idleWait()
 			continue
 		}
+		if own > 0 {
+			w.d.took(w.s.now())
+		}
 		if w.s.cfg.maxQueuedBytes == 0 {
 			// The pops freed ring slots: wake the PushWait callers they
 			// make room for (one atomic load when nobody waits). With a
@@ -146,6 +155,13 @@ func (w *worker[T]) loop() {
 		}
 		w.drain(w.s.drainCtx)
 		w.sh.seq.Add(1)
+		// Pushes parked on this worker wait for room that the Action may
+		// free only in Drain (see Handle.HandOff), and a lag begins if the
+		// worker leaves values behind.
+		w.s.wakeHandOffs(w.home)
+		if w.sh.ring.Len() > 0 {
+			w.d.leftBehind(w.lastEnd)
+		}
 		if w.s.cfg.maxQueuedBytes > 0 {
 			// The batch's bytes came back (and its slots, at the pops):
 			// wake the PushWait callers they make room for.
@@ -203,7 +219,7 @@ func (w *worker[T]) finalDrain() {
 // the ring is empty, and returns how many it took.
 func (w *worker[T]) burst() int {
 	w.sh.mu.Lock()
-	n := w.take(w.sh, cap(w.batch)-len(w.batch))
+	n := w.take(w.sh, w.home, cap(w.batch)-len(w.batch))
 	w.sh.mu.Unlock()
 	w.measure(n, w.home)
 	return n
@@ -230,7 +246,7 @@ func (w *worker[T]) steal() int {
 		if !sh.mu.TryLock() {
 			continue
 		}
-		k := w.take(sh, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
+		k := w.take(sh, v, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
 		sh.mu.Unlock()
 		w.measure(k, v)
 		taken += k
@@ -238,8 +254,10 @@ func (w *worker[T]) steal() int {
 	return taken
 }
 
-// take pops up to limit values from sh into the batch. sh.mu must be held.
-func (w *worker[T]) take(sh *shard[T], limit int) int {
+// take pops up to limit values from sh, shard i, into the batch, and
+// wakes the pushes parked on that shard when it took any. sh.mu must be
+// held.
+func (w *worker[T]) take(sh *shard[T], i, limit int) int {
 	n := 0
 	for n < limit {
 		v, ok := sh.ring.TryPop()
@@ -253,6 +271,7 @@ func (w *worker[T]) take(sh *shard[T], limit int) int {
 		// Under mu, after the pops: Flush, which reads popped and Len under
 		// mu, never sees a pop without its count.
 		sh.popped.Add(uint64(n))
+		w.s.wakeHandOffs(i)
 	}
 	return n
 }
@@ -339,8 +358,12 @@ func (w *worker[T]) drainOne(ctx context.Context, end int) {
 	from := w.off
 	n := end - from
 	returned := false
+	start := w.s.now()
+	w.d.drainBegan(start)
 	defer func() {
 		r := recover() // nil after a return, and during a Goexit
+		w.lastEnd = w.s.now()
+		w.d.drainEnded(start, w.lastEnd)
 		goexit := !returned && r == nil
 		if ctx.Err() != nil {
 			if w.att != nil {

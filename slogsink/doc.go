@@ -21,9 +21,15 @@
 //
 // # Guarantees
 //
-//  1. Handle never waits for the writer or a drain worker, but for a
-//     record at or above KeepLevel whose ring is full, which waits up to
-//     Options.KeepWait for room (guarantee 5). It formats the
+//  1. Handle never waits for a slow writer, but for a record at or above
+//     KeepLevel whose ring is full, which waits up to Options.KeepWait
+//     for room (guarantee 5), and a call that found its ring full just as
+//     a Write began, which waits until that Write has run sink.SlowDrain
+//     (5 ms). It waits for a drain worker that is short of CPU (loggers
+//     that outnumber the cores and never block): a call whose ring is
+//     full then parks until the worker writes (logsink's hand-off,
+//     Options.DisableHandOff), so the log stays complete while the writer
+//     keeps up. It formats the
 //     record (as the synchronous Format handler would, plus one copy of
 //     the bytes) and makes one push into one ring. With [JSON] and [Text]
 //     (the default) it takes no lock of slogsink's: goroutines format in
@@ -106,7 +112,9 @@
 // Records are shed only when a ring is full, in slots or in bytes: when the
 // writer, on average or for the length of one slow Write, takes the log's
 // bytes more slowly than they are logged. A worker that merely lacks CPU
-// does not make the log shed (the loggers yield to it, guarantee 1). To
+// does not make the log shed: the loggers park until it has written
+// (guarantee 1; on 2 cores, 64 goroutines logging flat out into a file now
+// lose nothing, where they lost 93 % without it). To
 // lose nothing, size for the longest Write the writer may take (a disk
 // stall, a network hiccup) at the peak rate: records logged per second per
 // shard × the longest Write in seconds must fit in seven eighths of

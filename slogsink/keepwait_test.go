@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -42,6 +43,7 @@ func TestAWarningWaitsOutAndTheReportSaysSo(t *testing.T) {
 		lg := slog.New(h)
 		lg.Info("taken by the worker")
 		synctest.Wait()
+		time.Sleep(2 * sink.SlowDrain) // the Write is slow: no hand-off
 		timed := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
 		for range 7 {
 			lg.Info("kept")
@@ -74,6 +76,7 @@ func TestANegativeKeepWaitNeverWaits(t *testing.T) {
 		lg := slog.New(h)
 		lg.Info("taken by the worker")
 		synctest.Wait()
+		time.Sleep(2 * sink.SlowDrain) // the Write is slow: no hand-off
 		lg.Warn("a")
 		lg.Warn("b")
 		t0 := time.Now()

@@ -464,6 +464,10 @@ func (r *sinkRow[T]) config() sink.Config[T] {
 		Idle:             sinkIdle,
 		IdleSleep:        sinkIdleSleep(),
 		DisableStealing:  true,
+		// The table compares pushes that shed with the other queues',
+		// which shed too: a push into a full ring does not park for the
+		// worker here (sharded-default keeps the default, which does).
+		DisableHandOff: true,
 	}
 }
 

@@ -91,6 +91,7 @@ func newShedInstance[T any](name string, backend ring.Factory[T], shards int) (*
 		Name: name, Shards: shards, RingCapacity: shedCapacity, BatchSize: drainBatch,
 		Ring: backend, OverloadInterval: time.Hour, OnOverload: func(sink.Overload) {},
 		Logger: slog.New(slog.DiscardHandler), Idle: sink.IdlePoll, IdleSleep: idleSleep, DisableStealing: true,
+		DisableHandOff: true, // the shed path itself: no push parks for the worker
 	}, block)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,15 @@ var RingRows = []Row[ShardView]{
 	{Name: "shardedsink.drain.panics", Unit: "{call}", Kind: Counter,
 		Desc: "Drain calls that panicked or called runtime.Goexit; each lost its batch.",
 		Read: func(s ShardView) int64 { return int64(s.DrainPanics) }},
+	{Name: "shardedsink.handoffs", Unit: "{push}", Kind: Counter,
+		Desc: "Pushes that found their ring full while Drain was not slow and parked for the drain worker (Config.HandOffWait), whether they then went in or were dropped.",
+		Read: func(s ShardView) int64 { return int64(s.HandOffs) }},
+	{Name: "shardedsink.drain.max_time", Unit: "us", Kind: UpDownCounter,
+		Desc: "The longest Drain call of the last one or two OverloadIntervals, one running included: the destination's time. Long while rings fill: a slow destination.",
+		Read: func(s ShardView) int64 { return s.MaxDrainTime.Microseconds() }},
+	{Name: "shardedsink.drain.max_take_lag", Unit: "us", Kind: UpDownCounter,
+		Desc: "The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while drain.max_time is short: workers short of CPU.",
+		Read: func(s ShardView) int64 { return s.MaxTakeLag.Microseconds() }},
 }
 
 // processedDesc is the description of shardedsink.processed, whose rows
@@ -142,5 +151,8 @@ func totals(st *sink.Stats) ShardView {
 
 		DroppedAfterShutdown: st.DroppedAfterShutdown,
 		Displaced:            st.Displaced,
+		HandOffs:             st.HandOffs,
+		MaxDrainTime:         st.MaxDrainTime,
+		MaxTakeLag:           st.MaxTakeLag,
 	}}
 }

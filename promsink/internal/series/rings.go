@@ -43,6 +43,15 @@ var RingSeries = []Series[ShardView]{
 	{Name: "drain_panics_total", Type: prometheus.CounterValue,
 		Help: "Drain calls that panicked or called runtime.Goexit; each lost its batch.",
 		Read: func(s ShardView) float64 { return float64(s.DrainPanics) }},
+	{Name: "hand_offs_total", Type: prometheus.CounterValue,
+		Help: "Pushes that found their ring full while Drain was not slow and parked for the drain worker (Config.HandOffWait), whether they then went in or were dropped.",
+		Read: func(s ShardView) float64 { return float64(s.HandOffs) }},
+	{Name: "max_drain_time_seconds", Type: prometheus.GaugeValue,
+		Help: "The longest Drain call of the last one or two OverloadIntervals, one running included: the destination's time. Long while rings fill: a slow destination.",
+		Read: func(s ShardView) float64 { return s.MaxDrainTime.Seconds() }},
+	{Name: "max_take_lag_seconds", Type: prometheus.GaugeValue,
+		Help: "The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.",
+		Read: func(s ShardView) float64 { return s.MaxTakeLag.Seconds() }},
 }
 
 // droppedHelp is the help of dropped_total, whose rows are its reasons.
@@ -128,5 +137,8 @@ func totals(st *sink.Stats) ShardView {
 
 		DroppedAfterShutdown: st.DroppedAfterShutdown,
 		Displaced:            st.Displaced,
+		HandOffs:             st.HandOffs,
+		MaxDrainTime:         st.MaxDrainTime,
+		MaxTakeLag:           st.MaxTakeLag,
 	}}
 }

@@ -1,0 +1,53 @@
+package logsink_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shardedsink/shardedsink/logsink"
+)
+
+// countingWriter counts the bytes written into it: a destination that
+// always keeps up.
+type countingWriter struct{ n atomic.Int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// Loggers that outnumber the cores by far and never block, into a
+// destination that keeps up: nothing is shed, every record is written.
+// With the hand-off off (Options.DisableHandOff, the mechanism broken on
+// purpose) most records are shed on 2 cores and this test fails.
+func TestLoggersThatOutnumberTheCoresLoseNothing(t *testing.T) {
+	goroutines, each := 64, 4000
+	if testing.Short() {
+		each = 1000
+	}
+	dst := &countingWriter{}
+	w, err := logsink.New(dst, &logsink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		s := w.Stream()
+		wg.Go(func() {
+			for i := range each {
+				_, _ = s.Write(fmt.Appendf(nil, `{"level":"INFO","msg":"request served","g":%d,"i":%d,"route":"/cart","status":200}`+"\n", g, i))
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if st.Dropped != 0 || st.Written != uint64(goroutines*each) {
+		t.Fatalf("Stats = %+v: %d of %d records written, %d shed into a destination that keeps up", st, st.Written, goroutines*each, st.Dropped)
+	}
+}

@@ -1,0 +1,242 @@
+package sink
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The hand-off: what a push does when its ring is full although Drain is
+// not slow.
+//
+// A ring fills for one of two reasons. Either Drain is slower than the
+// pushes (the destination stalls or cannot keep up), and then shedding is
+// the sink's answer; or the drain worker is short of CPU: goroutines that
+// push outnumber the cores and never block, and the Go scheduler, which
+// has no priorities, runs the worker (queued behind them after each yield,
+// preemption or system call) a few percent of the time. Shedding does not
+// help there: the producers go on running and the worker stays starved.
+//
+// So a push refused for a full ring, while no Drain call of its shard has
+// been running for longer than SlowDrain, parks until the shard's worker
+// takes values (or a Drain call of it returns), and then tries again. A
+// parked producer leaves the run queue; once the producers of a shard are
+// parked, the worker runs. A push waits only while the worker makes
+// progress and the destination is not slow: it sheds once the worker has
+// taken nothing for Config.HandOffWait (starved beyond what parking the
+// producers can fix), and once the Drain call in progress has run longer
+// than SlowDrain (a parked push looks again at that instant), so a
+// destination that stalls costs a push that parked before the stall was
+// seen at most about SlowDrain, and every later push nothing. Shutdown
+// ends every park at once. While the worker keeps taking, a push waits for
+// as long as the ring stays full: what a synchronous logger's caller waits
+// for its mutex, with 256 producers on locked threads on 2 cores up to
+// about half a second (TestAStarvedWorkerLosesNothingWithTheHandOff).
+//
+// The protocol, Dekker's pattern as in PushWait and the doorbell: a parked
+// push joins its shard's queue (raising n) before its last try; a worker
+// changes the ring (its pops) or the Action's own state (Drain returned)
+// before it loads n. Go's atomics are sequentially consistent, so either
+// the try sees the change or the worker sees the push and wakes it. A
+// broadcast wakes every push parked on the shard: each tries again, and
+// those that find the ring full again park again.
+
+// SlowDrain is how long a Drain call runs before the sink takes its
+// destination to be slow: a push into a full ring of that shard then sheds
+// at once instead of handing off (see Config.HandOffWait), and a parked
+// push stops waiting. A Drain call of a worker short of CPU runs long too
+// (its Write returns to find its processor given away, and it waits in the
+// run queue): with 1 ms, 64 goroutines logging into a healthy file through
+// zapsink lost 14 % of their records to that misreading, with 2 ms 3 %,
+// with 5 ms none.
+const SlowDrain = 5 * time.Millisecond
+
+// handOffQueue holds the pushes parked on one shard's worker. One per
+// shard, on cache lines of its own: parked pushes write it, the shard's
+// worker loads n once per take and per Drain call.
+type handOffQueue struct {
+	mu sync.Mutex
+	// wake is closed by a broadcast, which wakes every push parked on it,
+	// and replaced by the next push that parks. Guarded by mu.
+	wake chan struct{}
+	// n is the number of pushes parked or about to park. A plain int32
+	// used through sync/atomic's functions.
+	n int32
+	_ [0]atomic.Int64
+	// woke is when the last broadcast was made (Sink.now): the worker's
+	// last take or Drain call's end that parked pushes saw. A plain int64
+	// used through sync/atomic's functions.
+	woke int64
+	// parked counts the pushes that parked here (Stats.HandOffs): a
+	// monotone counter, added to once per push that waited, whatever the
+	// wait's outcome.
+	_      [0]atomic.Uint64
+	parked uint64
+	_      [cacheBlock - 8 - 8 - 8 - 8 - 8]byte // mutex, chan, n (padded), woke, parked
+}
+
+// join parks one more push on q and returns the channel whose close wakes
+// it. The caller must call leave once it is awake or gives up.
+func (q *handOffQueue) join() <-chan struct{} {
+	q.mu.Lock()
+	if q.wake == nil {
+		q.wake = make(chan struct{})
+	}
+	ch := q.wake
+	atomic.AddInt32(&q.n, 1)
+	q.mu.Unlock()
+	return ch
+}
+
+// leave takes one push off q.
+func (q *handOffQueue) leave() { atomic.AddInt32(&q.n, -1) }
+
+// broadcast wakes every push parked on q, and records now as the time of
+// the wake-up: one atomic load when none is parked.
+func (q *handOffQueue) broadcast(now func() int64) {
+	if atomic.LoadInt32(&q.n) == 0 {
+		return
+	}
+	atomic.StoreInt64(&q.woke, now())
+	q.mu.Lock()
+	if q.wake != nil {
+		close(q.wake)
+		q.wake = nil
+	}
+	q.mu.Unlock()
+}
+
+// getTimer returns a stopped timer from the sink's pool, or a new one. A
+// push that parks needs one; under a starved worker most pushes do, and a
+// timer made for each would allocate on every one. The pool is the sink's,
+// not the package's: a timer made inside a testing/synctest bubble belongs
+// to that bubble, and so does a sink made there.
+func (s *Sink[T]) getTimer() *time.Timer {
+	if t, ok := s.timers.Get().(*time.Timer); ok {
+		return t
+	}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+// handOff is the hand-off of a push into shard i that found the ring full
+// (see the top of this file): while the shard's Drain is not slow it parks
+// until the worker takes values, tries again with try, and repeats, until
+// the worker has taken nothing for HandOffWait. It reports whether try succeeded. It returns false at
+// once with the hand-off off, once Shutdown has begun, and while a Drain
+// call of the shard has run longer than SlowDrain.
+func (s *Sink[T]) handOff(i int, try func() bool) bool {
+	if s.cfg.handOffWait == 0 || s.isClosing() {
+		return false
+	}
+	if s.drainSlow(i, s.now()) {
+		return false
+	}
+	q := &s.handOffs[i]
+	// The wait ends when the worker has taken nothing for HandOffWait:
+	// each wake-up is a take (or a Drain call's end), and moves the
+	// deadline on from its own time, not from when this push got to run
+	// after it.
+	began := s.now()
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+			s.timers.Put(t)
+		}
+	}()
+	parks := 0
+	for {
+		ch := q.join()
+		if try() {
+			q.leave()
+			if parks > 0 {
+				// Fairness: every push parked here was woken at once, and
+				// the first to run would fill the room by itself with the
+				// calls that follow this one, so that the others find the
+				// ring full again round after round (parks of 50 ms and
+				// more where the worker came back every 5 ms). Yielding
+				// once lets each of them take its share first.
+				runtime.Gosched()
+			}
+			return true
+		}
+		if parks == 0 {
+			atomic.AddUint64(&q.parked, 1)
+		}
+		parks++
+		if t == nil {
+			t = s.getTimer()
+		}
+		t.Reset(s.recheckIn(i))
+		select {
+		case <-ch:
+			t.Stop()
+		case <-t.C:
+		case <-s.stop:
+			q.leave()
+			return false
+		}
+		q.leave()
+		now := s.now()
+		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || s.drainSlow(i, now) || s.isClosing() {
+			return try()
+		}
+	}
+}
+
+// wakeHandOffs wakes the pushes parked on shard i: one atomic load when
+// none is. Workers call it after every take from the shard, and after
+// every Drain call of its home shard (whose Action may free room of its
+// own: logsink's admission counts records until Drain).
+func (s *Sink[T]) wakeHandOffs(i int) {
+	if s.handOffs != nil {
+		s.handOffs[i].broadcast(s.now)
+	}
+}
+
+// recheckIn returns how long a push parked on shard i sleeps, unless
+// woken, before it looks at the shard again: until the Drain call in
+// progress would pass SlowDrain, or SlowDrain when none is in progress.
+func (s *Sink[T]) recheckIn(i int) time.Duration {
+	start := atomic.LoadInt64(&s.drains[i].start)
+	if start == 0 {
+		return SlowDrain
+	}
+	return max(time.Duration(start+int64(SlowDrain)-s.now()), 0) + time.Microsecond
+}
+
+// now returns the time since the sink was made, in nanoseconds, plus one,
+// so that no time it returns is 0, which drainState reads as none: the
+// clock of drainState and of the hand-off's deadlines.
+func (s *Sink[T]) now() int64 { return int64(time.Since(s.epoch)) + 1 }
+
+// drainSlow reports whether a Drain call of shard i's worker, in
+// progress at now, has run longer than SlowDrain.
+func (s *Sink[T]) drainSlow(i int, now int64) bool {
+	start := atomic.LoadInt64(&s.drains[i].start)
+	return start != 0 && now-start > int64(SlowDrain)
+}
+
+// HandOff parks the caller, when the sink hands off (Config.HandOffWait)
+// and the handle's shard is backed up for want of CPU rather than because
+// Drain is slow, until ready reports true: it calls ready, and after each
+// take of the shard's worker and each of its Drain calls again, for at
+// most HandOffWait. It reports whether ready returned true. It returns
+// false at once when ready does not and the hand-off is off, Shutdown has
+// begun, or a Drain call of the shard has run longer than [SlowDrain]
+// (and stops waiting when one does). It is for a caller with an admission
+// of its own in front of the ring (logsink's, which sheds records below
+// its KeepLevel before the ring is full): what Push does for a full ring,
+// such a caller does for its own limit. ready must not block.
+func (h *Handle[T]) HandOff(ready func() bool) bool {
+	if h.sh == nil {
+		panicUnmade("Handle")
+	}
+	if ready() {
+		return true
+	}
+	return h.s.handOff(h.shard, ready)
+}

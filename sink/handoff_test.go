@@ -1,0 +1,136 @@
+package sink_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// starve pushes each values from each of producers goroutines, each on a
+// locked OS thread, as fast as they can, into a sink of cfg whose Drain
+// returns at once, and returns its Stats after Shutdown: producers that
+// outnumber the cores by far and never block, the load in which a worker
+// gets too little CPU.
+func starve(t *testing.T, cfg sink.Config[int], producers, each int) sink.Stats {
+	t.Helper()
+	cfg.Logger = quiet
+	s, err := sink.New(cfg, sink.ActionFunc[int](func(context.Context, []int) {}))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for p := range producers {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			<-start
+			for i := range each {
+				s.Push(p*each + i)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	require.NoError(t, s.Shutdown(context.Background()))
+	return s.Stats()
+}
+
+// 256 producers on locked threads push into a default sink whose Drain
+// returns at once: no push is refused (the acceptance check). Without the hand-off
+// (DisableHandOff) the workers barely run and most pushes are shed, which
+// the log shows (2 cores: about 90 % of them).
+func TestAStarvedWorkerLosesNothingWithTheHandOff(t *testing.T) {
+	producers, each := 256, 2000
+	if testing.Short() {
+		producers, each = 64, 1000
+	}
+	// The default HandOffWait, stretched under the race detector, which
+	// slows the scheduling of 256 locked threads by as much as the rest.
+	st := starve(t, sink.Config[int]{HandOffWait: raceSlowdown * sink.DefaultHandOffWait}, producers, each)
+	require.Zero(t, st.Dropped, "pushes refused with the hand-off: %+v", st)
+	require.Equal(t, uint64(producers*each), st.Drained)
+	off := starve(t, sink.Config[int]{DisableHandOff: true}, producers, each)
+	t.Logf("with the hand-off: 0 dropped, %d pushes parked; without: %d of %d dropped", st.HandOffs, off.Dropped, producers*each)
+}
+
+// fullBehindADrain returns a sink of cfg (one shard, a ring of 4, one
+// value a batch) whose worker is in a Drain call held by the returned gate
+// and whose ring is full: the next push into it finds no room.
+func fullBehindADrain(t *testing.T, cfg sink.Config[ev]) (*sink.Sink[ev], *sink.Handle[ev], *gate[ev]) {
+	t.Helper()
+	g := newGate[ev]()
+	s, err := sink.New(cfg, g)
+	require.NoError(t, err)
+	h := s.Handle()
+	require.True(t, h.Push(ev{0}))
+	g.waitEntered(t)
+	for i := range 4 {
+		require.True(t, h.Push(ev{i + 1}))
+	}
+	return s, h, g
+}
+
+// A push into a full ring whose Drain call has run longer than SlowDrain
+// sheds at once; one that came while the call was younger waits until it
+// passes SlowDrain, and then sheds.
+func TestAPushIntoAStalledDrainShedsAfterSlowDrainAtMost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testCfg(1, 4, 1)
+		cfg.HandOffWait = time.Second
+		s, h, g := fullBehindADrain(t, cfg)
+		t0 := time.Now()
+		require.False(t, h.Push(ev{5}), "a push into a full ring of a stalled Drain went in")
+		waited := time.Since(t0)
+		require.Greater(t, waited, time.Duration(0), "a push as the Drain call began did not hand off")
+		require.LessOrEqual(t, waited, sink.SlowDrain+time.Millisecond)
+		t0 = time.Now()
+		require.False(t, h.Push(ev{6}))
+		require.Zero(t, time.Since(t0), "a push into a full ring of a slow Drain waited")
+		st := s.Stats()
+		require.Equal(t, uint64(2), st.Dropped)
+		require.Equal(t, uint64(1), st.HandOffs)
+		require.GreaterOrEqual(t, st.MaxDrainTime, sink.SlowDrain, "the Drain call in progress counts")
+		g.release()
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
+
+// A push parked on a worker short of CPU goes in once the worker takes
+// values: the wake-up comes from the take, not from the timer.
+func TestAParkedPushGoesInWhenTheWorkerTakes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h, g := fullBehindADrain(t, testCfg(1, 4, 4))
+		pushed := make(chan bool)
+		go func() { pushed <- h.Push(ev{5}) }()
+		synctest.Wait() // parked: the Drain call is younger than SlowDrain
+		g.release()     // the worker returns and takes the four
+		require.True(t, <-pushed)
+		require.Zero(t, s.Stats().Dropped)
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
+
+// Shutdown ends a park at once: the push is dropped after shutdown.
+func TestShutdownEndsAParkedPush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testCfg(1, 4, 1)
+		cfg.HandOffWait = time.Hour
+		s, h, g := fullBehindADrain(t, cfg)
+		pushed := make(chan bool)
+		go func() { pushed <- h.Push(ev{5}) }()
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		_ = s.Shutdown(ctx) // the Drain is held: cut short by ctx
+		require.False(t, <-pushed)
+		require.Equal(t, uint64(1), s.Stats().DroppedAfterShutdown)
+		g.release()
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
