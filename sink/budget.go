@@ -200,8 +200,15 @@ func (sh *shard[T]) refused(v T) bool {
 }
 
 // handOffPush is the hand-off of a push of v that the shard's ring
-// refused (see handoff.go): it reports whether v went in.
+// refused (see handoff.go): it reports whether v went in. Only a ring full
+// in slots hands off: its worker frees room by taking. A push refused for
+// bytes alone does not, since the bytes may be held by a Drain call of
+// another worker (a stealer), which no take of this shard's worker gives
+// back.
 func (sh *shard[T]) handOffPush(v T) bool {
+	if sh.ring.Len() < sh.ring.Cap() {
+		return false
+	}
 	if !sh.sink.handOff(int(sh.slow.shard), func() bool { return sh.ring.TryPush(v) }) {
 		return false
 	}

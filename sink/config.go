@@ -33,12 +33,13 @@ const (
 	// before it looks at its ring again without being woken: the safety net
 	// for a doorbell that a ring backend could let slip (see [IdleWake]).
 	DefaultWakeRecheck = 100 * time.Millisecond
-	// DefaultHandOffWait is the longest a push into a full ring waits for
-	// a drain worker that is short of CPU ([Config.HandOffWait]). A worker
-	// usually comes back within a few milliseconds of its producers
-	// parking, but 256 producers on locked OS threads on 2 cores kept a
-	// worker from its ring for up to 55 ms (20 ms lost 1.8 % of their
-	// pushes there; TestAStarvedWorkerLosesNothingWithTheHandOff).
+	// DefaultHandOffWait is how long a push parked on a drain worker that
+	// is short of CPU waits for the worker's next take before it is shed
+	// ([Config.HandOffWait]). A worker usually comes back within a few
+	// milliseconds of its producers parking, but 256 producers on locked
+	// OS threads on 2 cores kept workers from their rings for up to 86 ms
+	// (TestAStarvedWorkerLosesNothingWithTheHandOff; with 20 ms, 1.8 % of
+	// their pushes were shed).
 	DefaultHandOffWait = 100 * time.Millisecond
 
 	// MaxShards is the largest Config.Shards that New accepts: each shard
@@ -298,7 +299,8 @@ type Config[T any] struct {
 	// the shard's drain worker to take values, when that worker is short of
 	// CPU rather than in a slow Drain call (see the package doc, "Full
 	// rings"): a parked push goes on waiting while the worker keeps taking
-	// (at least once per HandOffWait) and sheds when it does not. Default
+	// (at least once per HandOffWait), for at most ten HandOffWaits in
+	// all, and sheds when it does not. Default
 	// [DefaultHandOffWait] (100 ms). A push waits only while no Drain call
 	// of its shard has run longer than [SlowDrain] (5 ms): a destination
 	// that is slow or stalls makes pushes shed at once, as they would

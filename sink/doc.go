@@ -113,8 +113,10 @@
 // records that way. There, by default, the push hands off: it parks until
 // the worker takes values, then pushes (a parked producer leaves the run
 // queue, and the worker runs), for as long as the worker keeps taking at
-// least once per [Config.HandOffWait] (100 ms) and no Drain call passes
-// SlowDrain; then it is shed and counted. Stats().HandOffs counts the
+// least once per [Config.HandOffWait] (100 ms), for at most ten of them
+// (1 s) in all, and no Drain call passes SlowDrain; then it is shed and
+// counted. A destination whose Writes each take less than SlowDrain but
+// that cannot keep up slows the producers to its pace the same way. Stats().HandOffs counts the
 // pushes that parked; Stats().MaxDrainTime and MaxTakeLag, and the
 // overload report, tell the two causes apart. [Config.DisableHandOff]
 // makes every push into a full ring shed at once. The protocol:

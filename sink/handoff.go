@@ -30,9 +30,12 @@ import (
 // destination that stalls costs a push that parked before the stall was
 // seen at most about SlowDrain, and every later push nothing. Shutdown
 // ends every park at once. While the worker keeps taking, a push waits for
-// as long as the ring stays full: what a synchronous logger's caller waits
-// for its mutex, with 256 producers on locked threads on 2 cores up to
-// about half a second (TestAStarvedWorkerLosesNothingWithTheHandOff).
+// as long as the ring stays full, up to handOffCap × HandOffWait (1 s by
+// default) in all: what a synchronous logger's caller waits for its
+// mutex, with 256 producers on locked threads on 2 cores up to about half
+// a second (TestAStarvedWorkerLosesNothingWithTheHandOff). A destination
+// whose Writes each take less than SlowDrain but that cannot keep up
+// slows the producers to its pace the same way, instead of shedding.
 //
 // The protocol, Dekker's pattern as in PushWait and the doorbell: a parked
 // push joins its shard's queue (raising n) before its last try; a worker
@@ -121,6 +124,13 @@ func (s *Sink[T]) getTimer() *time.Timer {
 	return t
 }
 
+// handOffCap bounds one push's whole wait, in HandOffWaits: the wake-ups
+// are not fair (every push parked on a shard is woken at once, and those
+// that run late find the room taken again), so a push could otherwise
+// wait for as long as the worker keeps taking. 10: 256 producers on
+// locked threads on 2 cores parked for up to 460 ms, none shed.
+const handOffCap = 10
+
 // handOff is the hand-off of a push into shard i that found the ring full
 // (see the top of this file): while the shard's Drain is not slow it parks
 // until the worker takes values, tries again with try, and repeats, until
@@ -181,7 +191,8 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		}
 		q.leave()
 		now := s.now()
-		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || s.drainSlow(i, now) || s.isClosing() {
+		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
+			s.drainSlow(i, now) || s.isClosing() {
 			return try()
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -55,36 +53,29 @@ func statsOf(stats func() logsink.Stats) logprobe.Counts {
 	}
 }
 
-// opener makes the logger of one mode on w, and returns with it the
-// counts of the writer under zapsink's modes (nil for zap's own).
-type opener func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts)
-
-var modes = []struct {
-	name string
-	open opener
-}{
+var modes = []logprobe.Mode{
 	// The floor: zap's own core into io.Discard, whatever the
 	// destination; what 64 goroutines on this machine's cores cost a call
 	// (its max is the scheduler's: a goroutine preempted in a call).
-	{"floor-zap-Discard", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "floor-zap-Discard", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		return probeLogger(zap.New(zapcore.NewCore(benchEncoder(), zapcore.AddSync(io.Discard), zapcore.DebugLevel)), nil), nil
 	}},
-	{"zap-AddSync", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zap-AddSync", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		return probeLogger(zap.New(zapcore.NewCore(benchEncoder(), zapcore.AddSync(w), zapcore.DebugLevel)), nil), nil
 	}},
-	{"zap-BufferedWriteSyncer", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zap-BufferedWriteSyncer", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		ws := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(w)}
 		lg := zap.New(zapcore.NewCore(benchEncoder(), ws, zapcore.DebugLevel))
 		return probeLogger(lg, func() { _ = ws.Stop() }), nil
 	}},
-	{"zapsink-Core", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zapsink-Core", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		core, err := zapsink.NewCore(benchEncoder(), w, zapcore.DebugLevel, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return probeLogger(zap.New(core), func() { closeWithin(b, core.Close) }), statsOf(core.Stats)
 	}},
-	{"zapsink-WriteSyncer", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zapsink-WriteSyncer", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		ws, err := zapsink.NewWriteSyncer(w, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -113,11 +104,11 @@ func isReport(line []byte) bool {
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zapsink/
 func BenchmarkStalledPipe(b *testing.B) {
 	for _, m := range modes {
-		b.Run("logger="+m.name, func(b *testing.B) {
+		b.Run("logger="+m.Name, func(b *testing.B) {
 			for b.Loop() {
 				var counts logprobe.Counts
 				res, err := logprobe.Stalled(func(w io.Writer) logprobe.Logger {
-					lg, c := m.open(b, w)
+					lg, c := m.Open(b, w)
 					counts = c
 					return lg
 				}, probeGoroutines, *probeFor, *probeStall, 100, isReport)
@@ -130,31 +121,26 @@ func BenchmarkStalledPipe(b *testing.B) {
 	}
 }
 
-// BenchmarkFile: 64 goroutines log for 2 s into a file.
+// BenchmarkFile: 1, 16, 64 and 256 goroutines log for 2 s into a file.
 //
-//	go test -run '^$' -bench File -benchtime 1x ./zapsink/
-func BenchmarkFile(b *testing.B) {
-	for _, m := range modes {
-		b.Run("logger="+m.name, func(b *testing.B) {
-			for b.Loop() {
-				f, err := os.Create(filepath.Join(b.TempDir(), "log.json"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				var counts logprobe.Counts
-				res, err := logprobe.Healthy(func(w io.Writer) logprobe.Logger {
-					lg, c := m.open(b, w)
-					counts = c
-					return lg
-				}, f, probeGoroutines, *probeFor, isReport)
-				_ = f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-				res.Report(b, counts)
-			}
-		})
-	}
+//	go test -run '^$' -bench '^BenchmarkFile$' -benchtime 1x ./zapsink/
+func BenchmarkFile(b *testing.B) { logprobe.BenchFile(b, modes, *probeFor, isReport) }
+
+// BenchmarkBusy: 64 goroutines each burn 20 µs of CPU and then log one
+// record, for 2 s, into a file.
+//
+//	go test -run '^$' -bench Busy -benchtime 1x ./zapsink/
+func BenchmarkBusy(b *testing.B) {
+	logprobe.BenchBusy(b, modes, probeGoroutines, *probeFor, 20*time.Microsecond, isReport)
+}
+
+// BenchmarkOffered: 64 goroutines log at 90 % of the rate that zap-AddSync
+// writes flat out (measured first), while 2 more goroutines keep both
+// cores busy, for 2 s, into a file.
+//
+//	go test -run '^$' -bench Offered -benchtime 1x ./zapsink/
+func BenchmarkOffered(b *testing.B) {
+	logprobe.BenchOffered(b, modes, "zap-AddSync", probeGoroutines, *probeFor, 0.9, 2, isReport)
 }
 
 // BenchmarkDiscard is the caller's cost, one goroutine, into io.Discard:

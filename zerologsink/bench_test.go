@@ -5,8 +5,6 @@ import (
 	"flag"
 	"io"
 	"log"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,8 +44,6 @@ func probeLogger(lg zerolog.Logger, closeFn func()) logprobe.Logger {
 // newLogger is zerolog with a timestamp, as services log.
 func newLogger(w io.Writer) zerolog.Logger { return zerolog.New(w).With().Timestamp().Logger() }
 
-type opener func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts)
-
 // newDiode is diode.NewWriter as its docs show it (1000 slots, a 10 ms
 // poller), counting what its alert reports missed (the "diode-missed"
 // metric).
@@ -75,20 +71,17 @@ func quiet(b *testing.B) *collisions {
 	return c
 }
 
-var modes = []struct {
-	name string
-	open opener
-}{
+var modes = []logprobe.Mode{
 	// The floor: zerolog into io.Discard, whatever the destination; what
 	// 64 goroutines on this machine's cores cost a call (its max is the
 	// scheduler's: a goroutine preempted in a call).
-	{"floor-zerolog-Discard", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "floor-zerolog-Discard", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		return probeLogger(newLogger(io.Discard), nil), nil
 	}},
-	{"zerolog", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zerolog", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		return probeLogger(newLogger(w), nil), nil
 	}},
-	{"zerolog-diode", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zerolog-diode", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		c := quiet(b)
 		d, missed := newDiode(w)
 		lg := probeLogger(newLogger(d), func() { _ = d.Close() })
@@ -98,7 +91,7 @@ var modes = []struct {
 		}
 		return lg, nil
 	}},
-	{"zerologsink", func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+	{Name: "zerologsink", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 		zw, err := zerologsink.New(w, &zerologsink.Options{CloseTimeout: 10 * time.Second})
 		if err != nil {
 			b.Fatal(err)
@@ -124,12 +117,12 @@ func isReport(line []byte) bool { return bytes.Contains(line, []byte(zerologsink
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zerologsink/
 func BenchmarkStalledPipe(b *testing.B) {
 	for _, m := range modes {
-		b.Run("logger="+m.name, func(b *testing.B) {
+		b.Run("logger="+m.Name, func(b *testing.B) {
 			for b.Loop() {
 				var counts logprobe.Counts
 				var lg logprobe.Logger
 				res, err := logprobe.Stalled(func(w io.Writer) logprobe.Logger {
-					lg, counts = m.open(b, w)
+					lg, counts = m.Open(b, w)
 					return lg
 				}, probeGoroutines, *probeFor, *probeStall, 100, isReport)
 				if err != nil {
@@ -144,34 +137,26 @@ func BenchmarkStalledPipe(b *testing.B) {
 	}
 }
 
-// BenchmarkFile: 64 goroutines log for 2 s into a file.
+// BenchmarkFile: 1, 16, 64 and 256 goroutines log for 2 s into a file.
 //
-//	go test -run '^$' -bench File -benchtime 1x ./zerologsink/
-func BenchmarkFile(b *testing.B) {
-	for _, m := range modes {
-		b.Run("logger="+m.name, func(b *testing.B) {
-			for b.Loop() {
-				f, err := os.Create(filepath.Join(b.TempDir(), "log.json"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				var counts logprobe.Counts
-				var lg logprobe.Logger
-				res, err := logprobe.Healthy(func(w io.Writer) logprobe.Logger {
-					lg, counts = m.open(b, w)
-					return lg
-				}, f, probeGoroutines, *probeFor, isReport)
-				_ = f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-				res.Report(b, counts)
-				if lg.Metrics != nil {
-					lg.Metrics(b)
-				}
-			}
-		})
-	}
+//	go test -run '^$' -bench '^BenchmarkFile$' -benchtime 1x ./zerologsink/
+func BenchmarkFile(b *testing.B) { logprobe.BenchFile(b, modes, *probeFor, isReport) }
+
+// BenchmarkBusy: 64 goroutines each burn 20 µs of CPU and then log one
+// record, for 2 s, into a file.
+//
+//	go test -run '^$' -bench Busy -benchtime 1x ./zerologsink/
+func BenchmarkBusy(b *testing.B) {
+	logprobe.BenchBusy(b, modes, probeGoroutines, *probeFor, 20*time.Microsecond, isReport)
+}
+
+// BenchmarkOffered: 64 goroutines log at 90 % of the rate that zerolog
+// writes flat out (measured first), while 2 more goroutines keep both
+// cores busy, for 2 s, into a file.
+//
+//	go test -run '^$' -bench Offered -benchtime 1x ./zerologsink/
+func BenchmarkOffered(b *testing.B) {
+	logprobe.BenchOffered(b, modes, "zerolog", probeGoroutines, *probeFor, 0.9, 2, isReport)
 }
 
 // BenchmarkDiscard is the caller's cost, one goroutine, into io.Discard:

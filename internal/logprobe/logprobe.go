@@ -104,7 +104,9 @@ func (h *hist) quantile(q float64) int64 {
 
 // run makes goroutines log through lg for d, one call in keepPeriod with
 // keep set; stallEnd is the time up to which kept calls are counted.
-func run(lg Logger, goroutines int, d time.Duration, keepPeriod int, stallEnd time.Time) (calls, kept uint64, h hist, start time.Time) {
+// before, when set, runs before each call of goroutine g, untimed (the
+// work of a busy process, or the pacing of an offered rate).
+func run(lg Logger, goroutines int, d time.Duration, keepPeriod int, stallEnd time.Time, before func(g int)) (calls, kept uint64, h hist, start time.Time) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var ncalls, nkept atomic.Uint64
@@ -115,6 +117,9 @@ func run(lg Logger, goroutines int, d time.Duration, keepPeriod int, stallEnd ti
 			var local hist
 			var c, k uint64
 			for i := g << 24; ; i++ { // apart by 2^24: room for any run, in a 32-bit int too
+				if before != nil {
+					before(g)
+				}
 				t0 := time.Now()
 				if !t0.Before(deadline) {
 					break
@@ -178,7 +183,7 @@ func Stalled(open func(w io.Writer) Logger, goroutines int, d, stall time.Durati
 			}
 		}
 	}()
-	calls, kept, h, start := run(lg, goroutines, d, keepPeriod, time.Now().Add(stall))
+	calls, kept, h, start := run(lg, goroutines, d, keepPeriod, time.Now().Add(stall), nil)
 	if lg.Close != nil {
 		lg.Close()
 	}
@@ -196,8 +201,60 @@ func Stalled(open func(w io.Writer) Logger, goroutines int, d, stall time.Durati
 // Healthy runs goroutines logging for d into the file f (no kept records)
 // and counts the lines the file holds afterwards, drop reports left out.
 func Healthy(open func(w io.Writer) Logger, f *os.File, goroutines int, d time.Duration, isReport func(line []byte) bool) (Result, error) {
+	return intoFile(open, f, goroutines, d, isReport, nil)
+}
+
+// Busy is Healthy for a process that works between records: each
+// goroutine burns work of CPU (a spin on the clock) before each call.
+// Calls per second is then the work done per second.
+func Busy(open func(w io.Writer) Logger, f *os.File, goroutines int, d, work time.Duration, isReport func(line []byte) bool) (Result, error) {
+	return intoFile(open, f, goroutines, d, isReport, func(int) {
+		for t0 := time.Now(); time.Since(t0) < work; {
+		}
+	})
+}
+
+// Offered is Healthy at an offered rate: the goroutines together log rate
+// records per second (each its share, on a schedule it catches up on when
+// late), while spinners more goroutines keep the cores busy for d without
+// logging.
+func Offered(open func(w io.Writer) Logger, f *os.File, goroutines int, d time.Duration, rate float64, spinners int, isReport func(line []byte) bool) (Result, error) {
+	interval := time.Duration(float64(goroutines) / rate * float64(time.Second))
+	start := time.Now()
+	next := make([]time.Time, goroutines) // each goroutine's own slot
+	for g := range next {
+		next[g] = start.Add(time.Duration(g) * interval / time.Duration(goroutines))
+	}
+	stop := make(chan struct{})
+	var spin sync.WaitGroup
+	for range spinners {
+		spin.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		})
+	}
+	res, err := intoFile(open, f, goroutines, d, isReport, func(g int) {
+		if wait := time.Until(next[g]); wait > 0 {
+			time.Sleep(wait)
+		}
+		next[g] = next[g].Add(interval)
+	})
+	close(stop)
+	spin.Wait()
+	return res, err
+}
+
+// intoFile runs goroutines logging through the logger open makes on f for
+// d, before each call running before (nil: none), and counts the lines f
+// holds afterwards, drop reports left out.
+func intoFile(open func(w io.Writer) Logger, f *os.File, goroutines int, d time.Duration, isReport func(line []byte) bool, before func(g int)) (Result, error) {
 	lg := open(f)
-	calls, _, h, start := run(lg, goroutines, d, 0, time.Time{})
+	calls, _, h, start := run(lg, goroutines, d, 0, time.Time{}, before)
 	if lg.Close != nil {
 		lg.Close()
 	}
@@ -228,6 +285,8 @@ type Counts func() (written, counted uint64)
 func (res Result) Report(b *testing.B, counts Counts) {
 	b.ReportMetric(float64(res.Calls), "calls")
 	b.ReportMetric(float64(res.Calls)/res.Elapsed.Seconds(), "calls/s")
+	b.ReportMetric(float64(res.Reached)/res.Elapsed.Seconds(), "written/s")
+	b.ReportMetric(float64(res.Calls-min(res.Reached, res.Calls)), "lost")
 	b.ReportMetric(100*float64(res.Reached)/float64(max(res.Calls, 1)), "%reached")
 	b.ReportMetric(float64(res.P99.Nanoseconds()), "p99-call-ns")
 	b.ReportMetric(float64(res.Max.Nanoseconds()), "max-call-ns")

@@ -29,8 +29,8 @@ func Table(raw []byte, script string, modes, discard, idle []string) (string, er
 		return benchtxt.Median(v), len(v), nil
 	}
 	fmt.Fprintf(&b, "Measured by `%s`: %s, %s; medians of the runs. At the end: %s.\n\n", script, r.Header, r.CPU, r.End)
-	b.WriteString("Stalled pipe (64 goroutines for 2 s, the reader stalled for the first second; 1 call in 100 during the stall at ERROR):\n\n" +
-		"| logger | runs | calls | reached the reader | p99 call | max call | ERROR lost / logged in the stall | calls not counted |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("Stalled pipe (64 goroutines for 2 s, the reader stalled for the first second; 1 call in 100 during the stall at ERROR; records reached: those the reader got, all after the stall):\n\n" +
+		"| logger | runs | calls | records reached | reached the reader | p99 call | max call | ERROR lost / logged in the stall | calls not counted |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range modes {
 		name := "BenchmarkStalledPipe/logger=" + m
 		calls, runs, err := get(name, "calls")
@@ -46,20 +46,56 @@ func Table(raw []byte, script string, modes, discard, idle []string) (string, er
 		if v, _, err := get(name, "unaccounted"); err == nil {
 			unacc = strconv.FormatFloat(v, 'f', 0, 64)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s %% | %s | %s | %s / %s | %s |\n", m, runs, kilo(calls), sig(reached), nanos(p99), nanos(mx),
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s %% | %s | %s | %s / %s | %s |\n", m, runs, kilo(calls), kilo(calls*reached/100), sig(reached), nanos(p99), nanos(mx),
 			strconv.FormatFloat(lost, 'f', 0, 64), strconv.FormatFloat(kept, 'f', 0, 64), unacc)
 	}
-	b.WriteString("\nHealthy file (64 goroutines for 2 s):\n\n| logger | runs | calls/s | reached the file | p99 call | max call |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, m := range modes {
-		name := "BenchmarkFile/logger=" + m
-		rate, runs, err := get(name, "calls/s")
-		if err != nil {
-			return "", err
+	b.WriteString("\nHealthy file (goroutines logging flat out for 2 s; written/s: records that reached the file per second, Close included):\n\n" +
+		"| logger | goroutines | runs | calls/s | written/s | reached the file | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, g := range []string{"1", "16", "64", "256"} {
+		for _, m := range modes {
+			name := "BenchmarkFile/logger=" + m + "/goroutines=" + g
+			rate, runs, err := get(name, "calls/s")
+			if err != nil {
+				return "", err
+			}
+			written, _, _ := get(name, "written/s")
+			reached, _, _ := get(name, "%reached")
+			p99, _, _ := get(name, "p99-call-ns")
+			mx, _, _ := get(name, "max-call-ns")
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s %% | %s | %s |\n", m, g, runs, kilo(rate), kilo(written), sig(reached), nanos(p99), nanos(mx))
 		}
-		reached, _, _ := get(name, "%reached")
-		p99, _, _ := get(name, "p99-call-ns")
-		mx, _, _ := get(name, "max-call-ns")
-		fmt.Fprintf(&b, "| %s | %d | %s | %s %% | %s | %s |\n", m, runs, kilo(rate), sig(reached), nanos(p99), nanos(mx))
+	}
+	if _, _, err := get("BenchmarkBusy/logger="+modes[0], "calls/s"); err == nil {
+		b.WriteString("\nA busy process (64 goroutines, each burning 20 µs of CPU before each record, for 2 s; calls/s is the work done):\n\n" +
+			"| logger | runs | calls/s | written/s | lost | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, m := range modes {
+			name := "BenchmarkBusy/logger=" + m
+			rate, runs, err := get(name, "calls/s")
+			if err != nil {
+				return "", err
+			}
+			written, _, _ := get(name, "written/s")
+			lost, _, _ := get(name, "lost")
+			p99, _, _ := get(name, "p99-call-ns")
+			mx, _, _ := get(name, "max-call-ns")
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, runs, kilo(rate), kilo(written), whole(lost), nanos(p99), nanos(mx))
+		}
+	}
+	if _, _, err := get("BenchmarkOffered/logger="+modes[0], "offered/s"); err == nil {
+		b.WriteString("\nAn offered rate (64 goroutines for 2 s at 90 % of the synchronous logger's flat-out rate, measured first in the same run, while 2 more goroutines keep both cores busy):\n\n" +
+			"| logger | runs | offered/s | written/s | lost | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, m := range modes {
+			name := "BenchmarkOffered/logger=" + m
+			offered, runs, err := get(name, "offered/s")
+			if err != nil {
+				return "", err
+			}
+			written, _, _ := get(name, "written/s")
+			lost, _, _ := get(name, "lost")
+			p99, _, _ := get(name, "p99-call-ns")
+			mx, _, _ := get(name, "max-call-ns")
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, runs, kilo(offered), kilo(written), whole(lost), nanos(p99), nanos(mx))
+		}
 	}
 	b.WriteString("\nThe caller's cost into io.Discard, one goroutine:\n\n| logger | runs | time | allocations | time / first row's |\n|---|---:|---:|---:|---:|\n")
 	var first float64

@@ -2,8 +2,9 @@
 # Regenerates zapsink/testdata/bench.txt, the figures behind the "zapsink" block
 # of docs/benchmarks.md, and then that block from it (the block is
 # generated: TestBenchmarksDocMatchesBenchTxt checks it): the issue's
-# stalled-pipe probe, a healthy file, the caller's cost into io.Discard and
-# the idle CPU, for zapsink and zap's own loggers side by side in one run.
+# stalled-pipe probe, a healthy file (1 to 256 goroutines), a busy process, an
+# offered rate beside busy cores, the caller's cost into io.Discard and the
+# idle CPU, for zapsink and zap's own loggers side by side in one run.
 #
 #	bash zapsink/testdata/bench.sh            # 3 runs of each probe
 #	COUNT=5 bash zapsink/testdata/bench.sh
@@ -16,6 +17,8 @@ export GOWORK=off
 	echo "# $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH), GOMAXPROCS=${GOMAXPROCS:-$(nproc)}, $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 	go test -run '^$' -bench 'StalledPipe' -benchtime 1x -count "$count" . 2>/dev/null
 	go test -run '^$' -bench '^BenchmarkFile$' -benchtime 1x -count "$count" . 2>/dev/null
+	go test -run '^$' -bench '^BenchmarkBusy$' -benchtime 1x -count "$count" . 2>/dev/null
+	go test -run '^$' -bench '^BenchmarkOffered$' -benchtime 1x -count "$count" . 2>/dev/null
 	go test -run '^$' -bench 'Discard' -benchtime 500000x -count "$count" .
 	go test -run '^$' -bench 'Idle' -benchtime 1x -count 1 .
 	echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
