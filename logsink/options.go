@@ -161,6 +161,15 @@ type settled struct {
 	disableHandOff bool
 }
 
+// Check reports what [New] would refuse of w and o: nil, or an error
+// wrapping [ErrInvalidOptions] that names every bad field and its value.
+// It is for a front-end with checks of its own, so that one error names
+// them all at once.
+func (o *Options) Check(w io.Writer) error {
+	_, err := o.settle(w)
+	return err
+}
+
 // settle validates o and applies the defaults. Every invalid field is
 // reported, each in an error that wraps ErrInvalidOptions.
 func (o *Options) settle(w io.Writer) (settled, error) {

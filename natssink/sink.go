@@ -114,6 +114,10 @@ func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	// The sink's own fields, named in the same error as natssink's.
+	if err := cfg.sinkConfig(DefaultName).Check(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidConfig, err))
+	}
 	switch {
 	case js == nil:
 		errs = append(errs, fmt.Errorf("%w: js = nil: a sink needs a JetStream context", ErrInvalidConfig))

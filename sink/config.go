@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -342,6 +343,16 @@ type settings[T any] struct {
 	maxQueuedBytes   int64       // 0: no bound
 	sharedBudget     bool
 	handOffWait      time.Duration // 0: the hand-off is off
+}
+
+// Check reports what [New] would refuse of c's fields: nil, or an error
+// wrapping [ErrInvalidConfig] that names every bad field and its value, as
+// New's does. It is for a wrapper with checks of its own (natssink), so
+// that one error names them all at once. What only New can find, a Ring
+// factory that panics or returns a wrong ring, it does not.
+func (c Config[T]) Check() error {
+	_, err := c.settle(ActionFunc[T](func(context.Context, []T) {}))
+	return err
 }
 
 // settle applies the defaults, validates every field and normalises the

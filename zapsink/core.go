@@ -51,7 +51,7 @@ func NewCore(enc zapcore.Encoder, dst io.Writer, enab zapcore.LevelEnabler, opts
 	if enab == nil {
 		errs = append(errs, fmt.Errorf("%w: enab = nil: NewCore needs a level enabler", ErrInvalidOptions))
 	}
-	lo, timeout, err := opts.settle()
+	lo, timeout, err := opts.settle(dst)
 	if err != nil {
 		errs = append(errs, err)
 	}

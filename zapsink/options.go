@@ -3,6 +3,7 @@ package zapsink
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -58,7 +59,7 @@ type Options struct {
 
 // settle validates o and returns logsink's options (but Report) and the
 // sync timeout.
-func (o *Options) settle() (logsink.Options, time.Duration, error) {
+func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -78,14 +79,20 @@ func (o *Options) settle() (logsink.Options, time.Duration, error) {
 	} else {
 		lo.KeepLevel = SlogLevel(zapcore.WarnLevel)
 	}
+	var errs []error
 	timeout := o.SyncTimeout
 	if timeout < 0 {
-		return lo, 0, fmt.Errorf("%w: SyncTimeout = %v: must be positive, or zero for the default %v", ErrInvalidOptions, timeout, DefaultSyncTimeout)
+		errs = append(errs, fmt.Errorf("%w: SyncTimeout = %v: must be positive, or zero for the default %v", ErrInvalidOptions, timeout, DefaultSyncTimeout))
 	}
-	if timeout == 0 {
+	if timeout <= 0 {
 		timeout = DefaultSyncTimeout
 	}
-	return lo, timeout, nil
+	// logsink's own fields (and the destination), named in the same
+	// error as zapsink's.
+	if err := lo.Check(dst); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
+	}
+	return lo, timeout, errors.Join(errs...)
 }
 
 // lowestEnabled is the slog level of the lowest zap level that e enables;

@@ -52,7 +52,7 @@ func JSONLevel(p []byte) zapcore.Level {
 // NewWriteSyncer returns a WriteSyncer that writes to dst. It returns an
 // error wrapping [ErrInvalidOptions] that names every bad option.
 func NewWriteSyncer(dst io.Writer, opts *Options) (*WriteSyncer, error) {
-	lo, timeout, err := opts.settle()
+	lo, timeout, err := opts.settle(dst)
 	if err != nil {
 		return nil, err
 	}

@@ -193,12 +193,15 @@ func (e badEncoder) EncodeEntry(ent zapcore.Entry, f []zapcore.Field) (*buffer.B
 	return e.Encoder.EncodeEntry(ent, f)
 }
 
+// Every bad argument and field is named in one error, zapsink's and
+// logsink's alike (before, NewCore named only enc, enab and SyncTimeout
+// when they were bad, and NewWriteSyncer only SyncTimeout).
 func TestNewCoreNamesEveryBadArgument(t *testing.T) {
-	_, err := zapsink.NewCore(nil, nil, nil, &zapsink.Options{Shards: -1, SyncTimeout: -1})
+	_, err := zapsink.NewCore(nil, nil, nil, &zapsink.Options{Shards: -1, RingCapacity: -2, SyncTimeout: -1})
 	if !errors.Is(err, zapsink.ErrInvalidOptions) {
 		t.Fatalf("NewCore = %v", err)
 	}
-	for _, want := range []string{"enc = nil", "enab = nil", "SyncTimeout = -1"} {
+	for _, want := range []string{"enc = nil", "enab = nil", "SyncTimeout = -1", "w = nil", "Shards = -1", "RingCapacity = -2"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}
@@ -207,6 +210,15 @@ func TestNewCoreNamesEveryBadArgument(t *testing.T) {
 	for _, want := range []string{"w = nil", "Shards = -1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v does not name %s", err, want)
+		}
+	}
+	_, err = zapsink.NewWriteSyncer(nil, &zapsink.Options{SyncTimeout: -time.Second, Shards: -1, BatchSize: -3})
+	if !errors.Is(err, zapsink.ErrInvalidOptions) {
+		t.Fatalf("NewWriteSyncer = %v", err)
+	}
+	for _, want := range []string{"SyncTimeout = -1s", "w = nil", "Shards = -1", "BatchSize = -3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not name %s", err, want)
 		}
 	}
 }
