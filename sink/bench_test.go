@@ -106,7 +106,7 @@ func (h *Handle[T]) pushWithoutFlag(v T) bool {
 	if h.sh.ring.TryPush(v) {
 		return true
 	}
-	h.sh.countDrop()
+	h.sh.countFull()
 	return false
 }
 

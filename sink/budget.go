@@ -168,19 +168,13 @@ func (sh *shard[T]) refused(v T) bool {
 	}
 	n := sizeOf(b.sizeOf, v)
 	if sh.slow.force == nil {
-		// dropped before forBytes, and Stats loads them the other way
-		// round, so that a snapshot never has more of the second. Once
-		// Shutdown has begun a refusal is one after shutdown, whatever
-		// the share holds.
-		if !sh.countRefusal() && b.full(n) {
-			sh.countForBytes()
-		}
+		// Once Shutdown has begun a refusal is one after shutdown,
+		// whatever the share holds.
+		sh.countRefusalFor(b.full(n))
 		return false
 	}
 	if !b.reserve(n) {
-		if !sh.countRefusal() {
-			sh.countForBytes()
-		}
+		sh.countRefusalFor(true)
 		return false
 	}
 	old, displaced, ok := sh.slow.force.ForcePush(v)

@@ -5,15 +5,16 @@ import (
 	"unsafe"
 )
 
-// This file counts the drops that have a reason of their own. Every drop
-// adds one to its shard's dropped first (shard.countDrop); a drop with a
-// reason then adds one to that reason's counter, and Stats loads the
-// reasons before dropped, so that a snapshot never has more of a reason
-// than of drops. The reasons: the byte budget (slowPath.forBytes), a
-// PushWait whose ctx ended (waitQueue.waitedOut), a push once Shutdown had
-// begun (waitQueue.afterShutdown) and a value displaced under DropOldest
-// (slowPath.displaced). A drop with none of them is a push refused by a
-// ring full in slots. None of this runs on a push that succeeds.
+// This file counts the drops. Every drop adds one to exactly one counter,
+// its reason's: a ring full in slots (shard.full), the byte budget
+// (slowPath.forBytes), a PushWait whose ctx ended (waitQueue.waitedOut), a
+// push once Shutdown had begun (waitQueue.afterShutdown) or a value
+// displaced under DropOldest (slowPath.displaced). A shard's drops are
+// their sum (dropped): every counter only grows, so a snapshot of them,
+// and their sum, never goes back, whatever drops are in flight as it is
+// taken (a drop counted first in a total and then in its reason would
+// move from "full" to its reason between two snapshots). None of this
+// runs on a push that succeeds.
 
 // shed is the end of a push that every ring it tried refused, on a shard
 // without a slow path: it counts the drop (and, once Shutdown has begun,
@@ -26,17 +27,29 @@ func (sh *shard[T]) shed() bool {
 	return false
 }
 
-// countRefusal counts a push that the shard's ring refused: dropped, and
-// then, when Shutdown has begun, dropped after shutdown. It reports whether
-// it was the second. Shutdown sets closing before it closes a ring, so a
+// countRefusal counts a push that the shard's ring refused: as one after
+// shutdown when Shutdown has begun, else as one for a full ring. It
+// reports whether it was the first. Shutdown sets closing before it closes a ring, so a
 // push that a closed ring refused always counts as one after shutdown; a
 // push refused for a full ring as Shutdown begins may too, and it was
 // refused after Shutdown began.
 func (sh *shard[T]) countRefusal() (afterShutdown bool) {
-	sh.countDrop()
-	if sh.sink.isClosing() {
+	return sh.countRefusalFor(false)
+}
+
+// countRefusalFor counts a push that the shard refused, for bytes when
+// forBytes is set (the budget's share had no room) and else for a full
+// ring; once Shutdown has begun, as one after shutdown whatever it was.
+// It reports whether it was one after shutdown.
+func (sh *shard[T]) countRefusalFor(forBytes bool) (afterShutdown bool) {
+	switch {
+	case sh.sink.isClosing():
 		sh.sink.countAfterShutdown(sh)
 		return true
+	case forBytes:
+		sh.countForBytes()
+	default:
+		sh.countFull()
 	}
 	return false
 }
@@ -45,27 +58,18 @@ func (sh *shard[T]) countRefusal() (afterShutdown bool) {
 func (s *Sink[T]) isClosing() bool { return atomic.LoadUint32(&s.closing) != 0 }
 
 // countShutdownDrop counts a drop on sh that Shutdown caused (a PushWait
-// that found it begun, or was parked when it began): dropped, then dropped
-// after shutdown.
-func (s *Sink[T]) countShutdownDrop(sh *shard[T]) {
-	sh.countDrop()
-	s.countAfterShutdown(sh)
-}
+// that found it begun, or was parked when it began).
+func (s *Sink[T]) countShutdownDrop(sh *shard[T]) { s.countAfterShutdown(sh) }
 
-// countAfterShutdown adds one to the after-shutdown drops of sh, which
-// countDrop has counted already. sh is found by its place in s.shards, so
+// countAfterShutdown adds one to the after-shutdown drops of sh. sh is found by its place in s.shards, so
 // that the shard needs no field for it.
 func (s *Sink[T]) countAfterShutdown(sh *shard[T]) {
 	i := (uintptr(unsafe.Pointer(sh)) - uintptr(unsafe.Pointer(&s.shards[0]))) / unsafe.Sizeof(s.shards[0])
 	atomic.AddUint64(&s.waits[i].afterShutdown, 1)
 }
 
-// countDisplaced records a value displaced by DropOldest: dropped, then
-// displaced.
-func (sh *shard[T]) countDisplaced() {
-	sh.countDrop()
-	atomic.AddUint64(&sh.slow.displaced, 1)
-}
+// countDisplaced records a value displaced by DropOldest.
+func (sh *shard[T]) countDisplaced() { atomic.AddUint64(&sh.slow.displaced, 1) }
 
 // displacedCount returns the values that DropOldest displaced from the
 // shard's ring so far (0 under DropNewest).

@@ -21,8 +21,8 @@ const cacheBlock = 128
 //     the sleeping flag. Producers only read it while the worker is busy; it
 //     is written when the worker falls asleep or wakes, and by the one
 //     producer that clears the flag to ring the doorbell.
-//   - the drop counter, written by producers only when a push is rejected
-//     or displaces a value, the byte counter of MaxQueuedBytes (written by
+//   - the full-ring drop counter, written by producers only when a push
+//     is rejected, the byte counter of MaxQueuedBytes (written by
 //     every push only when that is set), and the pointers to the rare paths
 //     (DropOldest's ForcePush, the byte budget, and the counters of drops
 //     with a reason of their own) and to the sink next to them.
@@ -40,7 +40,7 @@ const cacheBlock = 128
 //
 // # Atomics
 //
-// The fields that producers touch (sleeping, dropped) are plain integers
+// The fields that producers touch (sleeping, full) are plain integers
 // used only through sync/atomic's functions, in the small methods below.
 // A shard is generic, so its code is compiled in the package that
 // instantiates the sink, and there the methods of sync/atomic's types
@@ -48,7 +48,7 @@ const cacheBlock = 128
 // sync/atomic; the functions are intrinsics everywhere (see
 // internal/hotpath, whose test reads the assembly of a program that
 // imports only the library). The zero-length atomic.Uint64 array before
-// dropped keeps it 8-byte aligned on 32-bit platforms.
+// full keeps it 8-byte aligned on 32-bit platforms.
 type shard[T any] struct {
 	// ring is read-only after New.
 	ring ring.Ring[T]
@@ -59,17 +59,21 @@ type shard[T any] struct {
 	// doorbell (IdleWake only). See Handle.Push and worker.park for the
 	// Dekker pair it forms with the ring.
 	// It is a plain uint32 used only through isSleeping, setSleeping and
-	// wake, as dropped is used only through countDrop and droppedCount: see
+	// wake, as full is used only through countFull and fullCount: see
 	// shard's "Atomics" note.
 	sleeping uint32
 	_        [cacheBlock - 2*unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(uintptr(0)) - 4]byte // interface, chan, flag
 
-	// dropped counts pushes rejected because the ring was full. Producers
-	// add to it only on rejection; the monitor and Stats load it. Relaxed
-	// ordering would do; Go offers only sequentially consistent atomics,
-	// which cost the same on x86 for an add.
-	_       [0]atomic.Uint64 // 8-byte alignment for dropped on 32-bit platforms
-	dropped uint64
+	// full counts the pushes refused because every ring they tried was
+	// full in slots, before Shutdown began: the drops with no reason of
+	// their own. Each drop adds one to exactly one counter, its reason's
+	// (see drops.go), so every count only grows and Stats' Dropped, their
+	// sum, never goes back. Producers add to it only on rejection; the
+	// monitor and Stats load it. Relaxed ordering would do; Go offers only
+	// sequentially consistent atomics, which cost the same on x86 for an
+	// add.
+	_    [0]atomic.Uint64 // 8-byte alignment for full on 32-bit platforms
+	full uint64
 	// held is the bytes of this shard's values in its ring and in batches
 	// whose Drain has not returned (MaxQueuedBytes only; see budget). A
 	// push adds its value's size before it pushes; the worker that drained
@@ -134,13 +138,12 @@ func (sh *shard[T]) setSleeping(on bool) {
 	atomic.StoreUint32(&sh.sleeping, v)
 }
 
-// countDrop records one rejected push.
-func (sh *shard[T]) countDrop() { atomic.AddUint64(&sh.dropped, 1) }
+// countFull records one push refused for a full ring.
+func (sh *shard[T]) countFull() { atomic.AddUint64(&sh.full, 1) }
 
-// countForBytes records, of the rejected pushes, one that the byte budget
-// refused (countDrop records it too). Only a shard with a byte budget, and
-// so a slow path, refuses for bytes.
+// countForBytes records one push that the byte budget refused. Only a
+// shard with a byte budget, and so a slow path, refuses for bytes.
 func (sh *shard[T]) countForBytes() { atomic.AddUint64(&sh.slow.forBytes, 1) }
 
-// droppedCount returns the number of rejected pushes so far.
-func (sh *shard[T]) droppedCount() uint64 { return atomic.LoadUint64(&sh.dropped) }
+// fullCount returns the pushes refused for a full ring so far.
+func (sh *shard[T]) fullCount() uint64 { return atomic.LoadUint64(&sh.full) }

@@ -426,9 +426,17 @@ func (s *Sink[T]) home() int {
 func (s *Sink[T]) Dropped() uint64 {
 	var total uint64
 	for i := range s.shards {
-		total += s.shards[i].droppedCount()
+		total += s.droppedOn(i)
 	}
 	return total
+}
+
+// droppedOn returns the drops counted on shard i so far: the sum of its
+// reasons' counters (see drops.go).
+func (s *Sink[T]) droppedOn(i int) uint64 {
+	sh, q := &s.shards[i], &s.waits[i]
+	return sh.fullCount() + sh.forBytesCount() + atomic.LoadUint64(&q.waitedOut) +
+		atomic.LoadUint64(&q.afterShutdown) + sh.displacedCount()
 }
 
 // logger returns the configured logger, or slog.Default() as it is now.

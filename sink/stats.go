@@ -17,9 +17,11 @@ import (
 //
 // Dropped has five disjoint reasons: DroppedForBytes, WaitedOut,
 // DroppedAfterShutdown and Displaced count four of them, and the rest,
-// Dropped minus those four, are pushes refused because every ring they
-// tried was full in slots (a snapshot never has a reason above its share of
-// Dropped: each drop adds to Dropped first and Stats loads it last). Once
+// Dropped minus those four (DroppedFull), are pushes refused because every
+// ring they tried was full in slots. Each drop is counted once, in its
+// reason, and Dropped is their sum: every counter of a snapshot, the
+// reasons, DroppedFull and Dropped alike, is at least what it was in any
+// earlier snapshot (a snapshot may lag a drop in flight, never go back). Once
 // the sink is quiet QueuedBytes is the sum of the sizes of the values Queued
 // counts.
 type Stats struct {
@@ -147,8 +149,11 @@ func droppedFull(dropped, forBytes, waitedOut, afterShutdown, displaced uint64) 
 // There is intentionally no count of accepted values: keeping one would put
 // a shared write on every push. Count the true results of Push if you need
 // it, or take Drained + Queued once the producers have stopped. Stats only
-// loads counters and ring lengths, writes nothing that a push reads, and
-// allocates the PerShard slice; [Sink.ReadStats] reuses one instead.
+// loads counters and ring lengths (a shard's ring length and Drained under
+// its consumer mutex, which a worker holds while it takes a batch, so that
+// Drained + Queued never counts a batch twice), writes nothing that a push
+// reads, and allocates the PerShard slice; [Sink.ReadStats] reuses one
+// instead.
 func (s *Sink[T]) Stats() Stats {
 	var st Stats
 	s.ReadStats(&st)
@@ -183,8 +188,8 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		// Field by field into the slot: a ShardStats built on the stack
 		// and copied in whole is read back by 16-byte moves from 8-byte
 		// stores, which the CPU cannot forward (it doubled the cost).
-		// The reasons before dropped: a drop adds to dropped first, so the
-		// snapshot never has more of a reason than of drops.
+		// Dropped is the sum of its reasons, each loaded once: every one
+		// only grows, so no counter of a snapshot is below the last's.
 		ss := &st.PerShard[i]
 		forBytes := sh.forBytesCount()
 		waitedOut := atomic.LoadUint64(&q.waitedOut)
@@ -192,10 +197,17 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		displaced := sh.displacedCount()
 		waiting := int(atomic.LoadInt32(&q.n))
 		queuedBytes := sh.heldBytes()
+		// The ring's length and popped under the consumer mutex, as Flush
+		// reads them: the workers pop and count under it, so the two are
+		// one instant's, and Drained + Queued (the values accepted) never
+		// counts a batch twice, which a reader that took them apart would
+		// when a batch is taken between its loads, and then go back.
+		sh.mu.Lock()
 		queued := sh.ring.Len()
 		drained := sh.popped.Load()
+		sh.mu.Unlock()
 		panics := sh.panics.Load()
-		dropped := sh.droppedCount()
+		dropped := sh.fullCount() + forBytes + waitedOut + afterShutdown + displaced
 		var handOffs uint64
 		if s.handOffs != nil {
 			handOffs = atomic.LoadUint64(&s.handOffs[i].parked)

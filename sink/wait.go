@@ -110,7 +110,6 @@ func (s *Sink[T]) pushWait(ctx context.Context, i int, v T) error {
 			// It goes in only alone, into an empty shard: TryPush just
 			// found the shard holding something, and waiting for it to
 			// empty could last for ever.
-			sh.countDrop()
 			sh.countForBytes()
 			return ErrValueTooLarge
 		}
@@ -191,11 +190,8 @@ func (s *Sink[T]) dequeue(q *waitQueue, i int, w *waiter, handOn bool) {
 	}
 }
 
-// countWaitedOut records a PushWait whose ctx ended first: dropped, then
-// waited out (Stats loads them the other way round, so that a snapshot
-// never has more of the second).
+// countWaitedOut records a PushWait whose ctx ended first.
 func (s *Sink[T]) countWaitedOut(sh *shard[T], q *waitQueue) {
-	sh.countDrop()
 	atomic.AddUint64(&q.waitedOut, 1)
 }
 

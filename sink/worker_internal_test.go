@@ -191,7 +191,7 @@ func TestSinkPushMovesOnWhenItsHomeIsFull(t *testing.T) {
 	fill(t, s, next, 1)
 	require.False(t, s.Push(2))
 	require.Equal(t, uint64(1), s.Dropped())
-	require.Equal(t, uint64(1), s.shards[next].droppedCount())
+	require.Equal(t, uint64(1), s.shards[next].fullCount())
 	require.Zero(t, s.shards[other].ring.Len())
 }
 
@@ -225,7 +225,7 @@ func TestSingleShardPushDoesNotRetry(t *testing.T) {
 func TestShardLayout(t *testing.T) {
 	var sh shard[int]
 	require.Equal(t, uintptr(3*cacheBlock), unsafe.Sizeof(sh))
-	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(sh.dropped))
+	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(sh.full))
 	require.Equal(t, uintptr(2*cacheBlock), unsafe.Offsetof(sh.mu))
 	require.Equal(t, uintptr(3*cacheBlock), unsafe.Sizeof(shard[[64]byte]{}), "independent of T")
 
@@ -237,7 +237,7 @@ func TestShardLayout(t *testing.T) {
 			sh := &s.shards[i]
 			for name, g := range map[string]group{
 				"producer": {uintptr(unsafe.Pointer(&sh.ring)), uintptr(unsafe.Pointer(&sh.sleeping)) + 4},
-				"dropped":  {uintptr(unsafe.Pointer(&sh.dropped)), uintptr(unsafe.Pointer(&sh.slow)) + unsafe.Sizeof(sh.slow)},
+				"dropped":  {uintptr(unsafe.Pointer(&sh.full)), uintptr(unsafe.Pointer(&sh.slow)) + unsafe.Sizeof(sh.slow)},
 				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.panics)) + 8},
 			} {
 				label := fmt.Sprintf("shard %d %s", i, name)
