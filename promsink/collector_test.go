@@ -193,3 +193,29 @@ func TestACollectorReportsAShardCountThatChanged(t *testing.T) {
 	_, err := reg.Gather()
 	require.ErrorContains(t, err, `promsink: sink "orders" reports 1 shards, the collector was made for 2`)
 }
+
+// Two sinks, one per shard and one in total: one registry refuses the
+// pair (one family, two sets of label names), and two registries served
+// through prometheus.Gatherers, as WithPerShard's doc says, export both.
+func TestTwoSinksOnePerShardAndOneInTotal(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(promsink.NewSinkCollector(&fakeSink{twoShards("a")}, promsink.WithPerShard()))
+	require.Error(t, reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("b")})))
+
+	perShard, total := prometheus.NewPedanticRegistry(), prometheus.NewPedanticRegistry()
+	perShard.MustRegister(promsink.NewSinkCollector(&fakeSink{twoShards("a")}, promsink.WithPerShard()))
+	total.MustRegister(promsink.NewSinkCollector(&fakeSink{twoShards("b")}))
+	mfs, err := prometheus.Gatherers{perShard, total}.Gather()
+	require.NoError(t, err)
+	sinks := map[string]bool{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "sink" {
+					sinks[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{"a": true, "b": true}, sinks)
+}
