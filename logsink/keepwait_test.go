@@ -318,3 +318,44 @@ func TestTheLongestReportIsWhole(t *testing.T) {
 		t.Fatalf("a report of a few drops allocates %v times", n)
 	}
 }
+
+// An outsized record holds its shard's share of MaxQueuedBytes behind a
+// stalled Write, and a second one is shed for bytes: its drop report is
+// pending. Six small records that fit their slots follow, and a WARN:
+// each is written, none waits, and the report does not make any of them
+// shed (before, the report rode in front of each small record, made it
+// need heap bytes the share had not, and had it shed for bytes, and the
+// WARN waited its whole KeepWait). The report is written at Close.
+func TestAReportNeverMakesASmallRecordShedForBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const share = 4096
+		w, dst, gate := stalledOne(t, 64, logsink.Options{MaxQueuedBytes: share, KeepWait: time.Second})
+		big := append(bytes.Repeat([]byte("x"), share+100), '\n')
+		_, _ = w.WriteLevel(slog.LevelInfo, big) // the shard holds nothing: taken, alone
+		_, _ = w.WriteLevel(slog.LevelInfo, big) // the share is spent: shed for bytes
+		small := append(bytes.Repeat([]byte("s"), 300), '\n')
+		for range 6 {
+			if d := timed(w, slog.LevelInfo, small); d != 0 {
+				t.Fatalf("a small record waited %v", d)
+			}
+		}
+		if d := timed(w, slog.LevelWarn, small); d != 0 {
+			t.Fatalf("a WARN record that fits its slot waited %v", d)
+		}
+		close(gate)
+		if err := w.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		st := w.Stats()
+		if st.DroppedForBytes != 1 || st.Dropped != 1 || st.WaitedOut != 0 {
+			t.Fatalf("Stats = %+v: want the one outsized record shed for bytes, nothing else", st)
+		}
+		out := dst.b.String()
+		if got := strings.Count(out, string(small)); got != 7 {
+			t.Fatalf("%d of the 7 small records written", got)
+		}
+		if !strings.Contains(out, `"dropped":1`) {
+			t.Fatalf("no report of the drop in the stream:\n%.300s", out)
+		}
+	})
+}

@@ -188,6 +188,15 @@ func (s Stream) Push(l slog.Level, r *Record) {
 			// front-end, and the records it counted stay in Dropped.
 			report = c.formatReport(pend)
 		}
+		if report != nil && !s.reportFits(report, b) {
+			// The report would make this record, which fits its slot,
+			// need heap bytes that its shard's share has not: the record
+			// goes alone, and the report waits for a later record (or
+			// Flush, or Close).
+			PutRecord(report)
+			st.givePending(pend)
+			report = nil
+		}
 	}
 	full := !s.admit(st, limit)
 	wait := keep && c.opts.keepWait > 0 && (full || b.big != nil && c.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
@@ -291,6 +300,16 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 		// Close began (closing was cancelled, or the sink shut down).
 		st.drop(lv)
 	}
+}
+
+// reportFits reports whether report may ride in front of the record b: it
+// may, but when b fits its ring slot alone (it holds no heap bytes) and
+// the two together would not, while the shard's share of MaxQueuedBytes
+// has no room for the bytes they would then take. A small record is never
+// shed for bytes because of a report.
+func (s Stream) reportFits(report *Record, b *entry) bool {
+	n := report.e.len() + b.len()
+	return b.big != nil || n <= InlineSize || s.c.opts.maxQueued == 0 || s.fitsShare(n)
 }
 
 // fitsShare reports whether a record of n heap bytes at or above KeepLevel
