@@ -225,16 +225,11 @@ func Offered(open func(w io.Writer) Logger, f *os.File, goroutines int, d time.D
 	for g := range next {
 		next[g] = start.Add(time.Duration(g) * interval / time.Duration(goroutines))
 	}
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var spin sync.WaitGroup
 	for range spinners {
 		spin.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() { // spins on purpose: a core kept busy
 			}
 		})
 	}
@@ -244,7 +239,7 @@ func Offered(open func(w io.Writer) Logger, f *os.File, goroutines int, d time.D
 		}
 		next[g] = next[g].Add(interval)
 	})
-	close(stop)
+	stop.Store(true)
 	spin.Wait()
 	return res, err
 }
