@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/nats-io/nats.go"
 
@@ -214,6 +215,9 @@ func (c Config[T]) settle() (settings[T], error) {
 	case c.Subject != "" && !validSubject(c.Subject):
 		bad("Subject", fmt.Sprintf("%q", c.Subject), "not a subject to publish to (empty tokens, spaces or wildcards)")
 	}
+	if c.Stream != "" && !validStreamName(c.Stream) {
+		bad("Stream", fmt.Sprintf("%q", c.Stream), "not a stream name (white space, '.', '*', '>', a path separator or a control character)")
+	}
 	if c.Encode == nil {
 		bad("Encode", "nil", "required: it appends a value's payload to a buffer")
 	}
@@ -276,6 +280,46 @@ func (c Config[T]) sinkConfig(name string) sink.Config[T] {
 		OnOverload:       c.OnOverload,
 		Logger:           c.Logger,
 	}
+}
+
+// validStreamName reports whether s may name a JetStream stream: no white
+// space, '.', '*', '>', path separator or control character (the server's
+// rule).
+func validStreamName(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(".*>/\\", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// captures reports whether a stream whose subjects are filters takes
+// subject: a filter token "*" matches one token, a last token ">" one or
+// more.
+func captures(filters []string, subject string) bool {
+	for _, f := range filters {
+		if subjectMatches(f, subject) {
+			return true
+		}
+	}
+	return false
+}
+
+// subjectMatches reports whether the filter f matches subject.
+func subjectMatches(f, subject string) bool {
+	ft, st := strings.Split(f, "."), strings.Split(subject, ".")
+	for i, tok := range ft {
+		switch {
+		case tok == ">":
+			return i == len(ft)-1 && len(st) > i
+		case i >= len(st):
+			return false
+		case tok != "*" && tok != st[i]:
+			return false
+		}
+	}
+	return len(ft) == len(st)
 }
 
 // validSubject reports whether s is a subject one may publish to: tokens

@@ -38,6 +38,24 @@ func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
 			want: []string{`Subject = "events..x"`},
 		},
 		{
+			// Item 9 of issue 44: before, New sent these names to the
+			// server and answered with an error that wrapped neither
+			// ErrInvalidConfig nor ErrStreamUnsuitable.
+			name: "stream names the server would refuse",
+			cfg:  natssink.Config[event]{Subject: "e", Stream: "H6.DOT", Encode: encodeEvent},
+			want: []string{`Stream = "H6.DOT": not a stream name`},
+		},
+		{
+			name: "a stream name with a space",
+			cfg:  natssink.Config[event]{Subject: "e", Stream: "H6 SPACE", Encode: encodeEvent, SkipStreamCheck: true},
+			want: []string{`Stream = "H6 SPACE": not a stream name`},
+		},
+		{
+			name: "a stream name with a wildcard",
+			cfg:  natssink.Config[event]{Subject: "e", Stream: "H6*", Encode: encodeEvent},
+			want: []string{`Stream = "H6*": not a stream name`},
+		},
+		{
 			name: "negative sizes and durations",
 			cfg: natssink.Config[event]{
 				Subject: "e", Encode: encodeEvent, MaxInFlight: -1, AckTimeout: -time.Second,

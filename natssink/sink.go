@@ -95,7 +95,8 @@ func (t connTransport) publish(subject, reply string, hdr nats.Header, payload [
 // knobs as sink.New checks them); nothing is started then.
 //
 // New then checks the stream (Config.Stream, or the one that captures
-// Subject; unless SkipStreamCheck): that it exists, acks, and keeps
+// Subject; unless SkipStreamCheck): that it exists, captures Subject (with
+// Stream set, it may be a stream that does not), acks, and keeps
 // duplicates for at least RetryBudget + AckTimeout. It returns an error
 // wrapping [ErrStreamUnsuitable] that says what is wrong, or the
 // JetStream API's error when the server does not answer within 5 s.

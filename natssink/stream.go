@@ -49,6 +49,17 @@ func checkStream(js jetstream.JetStream, name, subject string, horizon time.Dura
 		return fmt.Errorf("natssink: the info of the stream %q (set SkipStreamCheck to start while JetStream does not answer): %w", name, err)
 	}
 	cfg := st.CachedInfo().Config
+	if subject != "" {
+		// A stream with no subjects takes the one of its name.
+		filters := cfg.Subjects
+		if len(filters) == 0 {
+			filters = []string{cfg.Name}
+		}
+		if !captures(filters, subject) {
+			return fmt.Errorf("%w: Stream = %q does not capture the Subject %q (its subjects: %q): every value would be refused",
+				ErrStreamUnsuitable, name, subject, filters)
+		}
+	}
 	if cfg.NoAck {
 		return fmt.Errorf("%w: the stream %q does not ack (NoAck): every value would time out and fail", ErrStreamUnsuitable, name)
 	}

@@ -33,6 +33,9 @@ func TestNewChecksTheStream(t *testing.T) {
 		{subject: "short.x", want: `the stream "SHORT" recognises a duplicate within 10s`},
 		{subject: "young.x", want: `the stream "YOUNG" recognises a duplicate within 20s (Duplicates, capped by the server at MaxAge 20s)`},
 		{subject: "good.x", stream: "MISSING", want: `Stream = "MISSING": no such stream`},
+		// Item 10 of issue 44: accepted before, and every value then
+		// failed with "expected stream does not match".
+		{subject: "short.x", stream: "GOOD", want: `Stream = "GOOD" does not capture the Subject "short.x" (its subjects: ["good.>"])`},
 	} {
 		s, err := natssink.New(js, natssink.Config[event]{Subject: tc.subject, Stream: tc.stream, Encode: encodeEvent, Logger: quiet})
 		require.Nil(t, s, tc.subject)
