@@ -97,6 +97,20 @@
 // shardedsink.slog.processed and shardedsink.slog.empty is every record
 // handled.
 //
+// # Instruments of any logsink writer
+//
+// [ObserveLog] reads any logsink writer, whatever its front-end (a zapsink
+// Core or WriteSyncer, a zerologsink Writer, a logsink.Writer), from
+// logsink.Stats, which has a slogsink handler's fields: the same
+// instruments under the name of the log (a slogsink handler keeps its
+// own, above), with shardedsink.sink.name "logsink" unless given a name:
+//
+//	shardedsink.log.processed          counter {record}  as shardedsink.slog.processed, with its error.type and levels
+//	shardedsink.log.dropped_for_bytes  counter {record}  as shardedsink.slog.dropped_for_bytes
+//	shardedsink.log.waited_out         counter {record}  as shardedsink.slog.waited_out
+//	shardedsink.log.empty              counter {record}  as shardedsink.slog.empty
+//	shardedsink.log.panics             counter {panic}   as shardedsink.slog.panics
+//
 // # Dependencies
 //
 // This is a module of its own, so that the core needs no OpenTelemetry and

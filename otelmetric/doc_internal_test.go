@@ -18,7 +18,8 @@ func TestThePackageDocListsEveryInstrument(t *testing.T) {
 	rn, ra := instruments.Names(instruments.RingRows)
 	sn, sa := instruments.Names(instruments.SinkRows)
 	hn, ha := instruments.Names(handlerRows)
-	instrumentstest.CheckDoc(t, "doc.go", slices.Concat(rn, sn, hn), slices.Concat(ra, sa, ha), nil)
+	wn, wa := instruments.Names(writerRows)
+	instrumentstest.CheckDoc(t, "doc.go", slices.Concat(rn, sn, hn, wn), slices.Concat(ra, sa, ha, wa), nil)
 }
 
 // TestEveryTableIsConsistent: rows of one name agree (New refuses them
@@ -29,6 +30,7 @@ func TestEveryTableIsConsistent(t *testing.T) {
 		func() error { _, err := instruments.New(m, instruments.RingRows, "x", 3); return err }(),
 		func() error { _, err := instruments.New(m, instruments.SinkRows, "x", 0); return err }(),
 		func() error { _, err := instruments.New(m, handlerRows, "x", 0); return err }(),
+		func() error { _, err := instruments.New(m, writerRows, "x", 0); return err }(),
 	} {
 		require.NoError(t, err)
 	}

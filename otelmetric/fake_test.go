@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
@@ -15,6 +16,10 @@ import (
 type fakeSink struct{ st sink.Stats }
 
 func (f *fakeSink) Stats() sink.Stats { return f.st }
+
+type fakeLog struct{ st logsink.Stats }
+
+func (f *fakeLog) Stats() logsink.Stats { return f.st }
 
 type fakeHandler struct{ st slogsink.Stats }
 

@@ -2,10 +2,12 @@ package otelmetric_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/otelmetric"
 	"github.com/shardedsink/shardedsink/otelmetric/natsmetric"
 )
@@ -78,6 +80,29 @@ func TestObserveHandlerObservesStatsByLevel(t *testing.T) {
 		"shardedsink.slog.empty{" + a + "}":                                                       10,
 		"shardedsink.slog.panics{" + a + "}":                                                      8,
 	}, values(collect(t, r)))
+}
+
+// A logsink writer of any front-end is observed with the handler's
+// instruments under the log's name, with the same values (the zapsink and
+// zerologsink writers' Stats are logsink.Stats).
+func TestObserveLogObservesAnyWritersStats(t *testing.T) {
+	mp, r := newReader(t)
+	_, err := otelmetric.ObserveHandler(mp, &fakeHandler{handlerStats()}, "x")
+	require.NoError(t, err)
+	_, err = otelmetric.ObserveLog(mp, &fakeLog{logsink.Stats(handlerStats())}, "")
+	require.NoError(t, err)
+	got := values(collect(t, r))
+	n := 0
+	for name, v := range got {
+		if !strings.HasPrefix(name, "shardedsink.slog.") {
+			continue
+		}
+		logName := strings.Replace(strings.Replace(name, "shardedsink.slog.", "shardedsink.log.", 1), "shardedsink.sink.name=x", "shardedsink.sink.name=logsink", 1)
+		require.Contains(t, got, logName)
+		require.Equal(t, v, got[logName], logName)
+		n++
+	}
+	require.Equal(t, 11, n)
 }
 
 func TestNATSObserveObservesItsCountsAndItsRings(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/natsprom"
 )
@@ -218,4 +219,28 @@ func TestTwoSinksOnePerShardAndOneInTotal(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]bool{"a": true, "b": true}, sinks)
+}
+
+// A logsink writer of any front-end exports the handler's series under the
+// log's name, with the same values (the zapsink and zerologsink writers'
+// Stats are logsink.Stats).
+func TestLogCollectorExportsAnyWritersStats(t *testing.T) {
+	h := promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "")
+	w := promsink.NewLogCollector(&fakeLog{logsink.Stats(handlerStats())}, "")
+	require.Equal(t, testutil.CollectAndCount(h), testutil.CollectAndCount(w))
+	for _, family := range []string{"written_records_total", "dropped_records_total", "failed_records_total", "empty_records_total"} {
+		slog := testutil.CollectAndCount(h, "shardedsink_slog_"+family)
+		log := testutil.CollectAndCount(w, "shardedsink_log_"+family)
+		require.Positive(t, log, family)
+		require.Equal(t, slog, log, family)
+	}
+	problems, err := testutil.CollectAndLint(w)
+	require.NoError(t, err)
+	require.Empty(t, problems)
+	want := `
+# HELP shardedsink_log_written_records_total Records in Writes that succeeded.
+# TYPE shardedsink_log_written_records_total counter
+shardedsink_log_written_records_total{sink="logsink"} 1000
+`
+	require.NoError(t, testutil.CollectAndCompare(w, strings.NewReader(want), "shardedsink_log_written_records_total"))
 }

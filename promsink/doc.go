@@ -81,6 +81,23 @@
 // Once the handler is closed and nobody logs, written + dropped + failed +
 // abandoned + empty is every record handled.
 //
+// # Series of any logsink writer
+//
+// [NewLogCollector] reads any logsink writer, whatever its front-end (a
+// zapsink Core or WriteSyncer, a zerologsink Writer, a logsink.Writer),
+// from logsink.Stats, which has a slogsink handler's fields: the same
+// series under the name of the log, labelled sink="logsink" unless given
+// a name (a slogsink handler keeps its own, above):
+//
+//	shardedsink_log_written_records_total           counter  as shardedsink_slog_written_records_total
+//	shardedsink_log_dropped_records_total           counter  as shardedsink_slog_dropped_records_total, by level
+//	shardedsink_log_dropped_for_bytes_records_total counter  as shardedsink_slog_dropped_for_bytes_records_total
+//	shardedsink_log_waited_out_records_total        counter  as shardedsink_slog_waited_out_records_total
+//	shardedsink_log_failed_records_total            counter  as shardedsink_slog_failed_records_total
+//	shardedsink_log_panics_total                    counter  as shardedsink_slog_panics_total
+//	shardedsink_log_abandoned_records_total         counter  as shardedsink_slog_abandoned_records_total
+//	shardedsink_log_empty_records_total             counter  as shardedsink_slog_empty_records_total
+//
 // # Dependencies
 //
 // This is a module of its own, so that the core needs no Prometheus. The

@@ -18,7 +18,8 @@ func TestThePackageDocListsEverySeries(t *testing.T) {
 	rn, rv := series.Families(series.RingSeries)
 	sn, sv := series.Families(series.SinkSeries)
 	hn, hv := series.Families(handlerSeries)
-	seriestest.CheckDoc(t, "doc.go", slices.Concat(rn, sn, hn), slices.Concat(rv, sv, hv),
+	wn, wv := series.Families(writerSeries)
+	seriestest.CheckDoc(t, "doc.go", slices.Concat(rn, sn, hn, wn), slices.Concat(rv, sv, hv, wv),
 		[]string{"shardedsink_nats_queued_values"})
 }
 
@@ -30,6 +31,7 @@ func TestEveryTableCompiles(t *testing.T) {
 		series.Compile(series.RingSeries, "x", 3)
 		series.Compile(series.SinkSeries, "x", 0)
 		series.Compile(handlerSeries, "x", 0)
+		series.Compile(writerSeries, "x", 0)
 	})
 	bad := append(slices.Clone(series.RingSeries), series.RingSeries[0])
 	bad[len(bad)-1].Help = "another help"

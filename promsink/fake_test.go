@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
@@ -19,6 +20,10 @@ func (f *fakeSink) Stats() sink.Stats { return f.st }
 type fakeHandler struct{ st slogsink.Stats }
 
 func (f *fakeHandler) Stats() slogsink.Stats { return f.st }
+
+type fakeLog struct{ st logsink.Stats }
+
+func (f *fakeLog) Stats() logsink.Stats { return f.st }
 
 type fakeNATS struct{ st natssink.Stats }
 
