@@ -129,7 +129,7 @@
 // A Write costs one copy into a ring slot and one push, plus, when records
 // were shed just before, the formatting of the report. The drain workers
 // copy the records out and write them in batches. Idle, the workers park
-// (the sink's IdleWake): no poller runs; each worker wakes once a second
-// to look at its ring (a safety net that the default ring does not need),
-// and the sink's monitor once a minute.
+// (the sink's IdleWake): no poller runs and no worker sets a timer (the
+// default ring lets no doorbell slip); only the sink's monitor wakes, once
+// a minute.
 package logsink

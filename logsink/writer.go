@@ -146,12 +146,10 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 		// only for bytes (admission keeps every ring below its capacity),
 		// and Push counts those too.
 		OnOverload: func(sink.Overload) {},
-		// Nor does the monitor need to look often, and a parked worker
-		// needs no safety net: with the default vyukov ring no doorbell
-		// slips (sink.IdleWake). Idle, the workers and the monitor wake
-		// once a second, not ten times (the idle CPU of docs/benchmarks.md).
+		// Nor does the monitor need to look often; a parked worker sets
+		// no timer (with the default vyukov ring no doorbell slips:
+		// sink.IdleWake). Idle, only the monitor wakes, once a minute.
 		OverloadInterval: time.Minute,
-		IdleSleep:        time.Second,
 		Logger:           c.logger,
 		DisableHandOff:   o.disableHandOff,
 	}

@@ -33,6 +33,7 @@ const (
 	// DefaultWakeRecheck is the longest a worker sleeps in [IdleWake] mode
 	// before it looks at its ring again without being woken: the safety net
 	// for a doorbell that a ring backend could let slip (see [IdleWake]).
+	// With the default ring and no IdleSleep there is no recheck.
 	DefaultWakeRecheck = 100 * time.Millisecond
 	// DefaultHandOffWait is how long a push parked on a drain worker that
 	// is short of CPU waits for the worker's next take before it is shed
@@ -71,10 +72,13 @@ const (
 	// With the default [vyukov] ring no doorbell slips: the flag store and
 	// the ring check on the worker's side, and the push and the flag load on
 	// the producer's, form a Dekker pair (docs/design.md, "sink: mechanism",
-	// says which instructions form it). A ring whose Len is not synchronised
-	// with its push (ring/chanring's) could let a doorbell slip; the
-	// sleeping worker then finds the value when its safety-net timer,
-	// [Config.IdleSleep] (default [DefaultWakeRecheck]), fires.
+	// says which instructions form it), so a parked worker sets no timer
+	// and an idle sink costs nothing until a push. A ring whose Len is not
+	// synchronised with its push (ring/chanring's) could let a doorbell
+	// slip; with any Config.Ring the sleeping worker finds such a value
+	// when its safety-net timer, [Config.IdleSleep] (default
+	// [DefaultWakeRecheck]), fires, as it does with the default ring when
+	// IdleSleep is set.
 	//
 	// [vyukov]: https://pkg.go.dev/github.com/shardedsink/shardedsink/ring/vyukov
 	IdleWake IdleMode = iota
@@ -343,6 +347,10 @@ type settings[T any] struct {
 	maxQueuedBytes   int64       // 0: no bound
 	sharedBudget     bool
 	handOffWait      time.Duration // 0: the hand-off is off
+	// noRecheck: an idle worker in IdleWake mode sets no safety-net
+	// timer (the default vyukov ring, whose doorbell cannot slip, and no
+	// IdleSleep of the user's).
+	noRecheck bool
 }
 
 // Check reports what [New] would refuse of c's fields: nil, or an error
@@ -460,6 +468,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	}
 	if s.idleSleep == 0 {
 		if s.idle == IdleWake {
+			s.noRecheck = c.Ring == nil
 			s.idleSleep = DefaultWakeRecheck
 		} else {
 			s.idleSleep = DefaultPollSleep

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardedsink/shardedsink/internal/machine"
+	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
 
 var nopAction = ActionFunc[int](func(context.Context, []int) {})
@@ -30,6 +31,9 @@ func TestSettleAppliesDefaults(t *testing.T) {
 	require.Equal(t, 5*time.Second, st.overloadInterval)
 	require.Equal(t, IdleWake, st.idle)
 	require.Equal(t, DefaultWakeRecheck, st.idleSleep)
+	require.True(t, st.noRecheck, "the default ring's doorbell cannot slip: no recheck")
+	require.False(t, settle(t, Config[int]{IdleSleep: time.Second}).noRecheck, "an IdleSleep of the user's keeps it")
+	require.False(t, settle(t, Config[int]{Ring: vyukov.Factory[int]}).noRecheck, "any Config.Ring keeps it")
 	require.Equal(t, min(2, st.shards-1), st.stealVictims)
 	require.Equal(t, 64, st.stealItems)
 

@@ -54,14 +54,18 @@ func (w *worker[T]) park() {
 		sh.setSleeping(false)
 		return
 	}
-	w.timer.Reset(w.s.cfg.idleSleep)
+	var recheck <-chan time.Time // nil, which blocks, without a recheck
+	if !w.s.cfg.noRecheck {
+		w.timer.Reset(w.s.cfg.idleSleep)
+		recheck = w.timer.C
+	}
 	select {
 	case <-sh.doorbell:
 		// Woken by a producer (which cleared the flag), by another worker
 		// whose ring is backing up, or by Flush.
 		w.timer.Stop()
 		w.idleRounds = 0
-	case <-w.timer.C:
+	case <-recheck:
 		// The safety net. Park again at once if the round finds nothing.
 	case <-w.s.stop:
 		w.timer.Stop()
