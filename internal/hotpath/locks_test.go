@@ -53,7 +53,7 @@ var lockBudget = []struct {
 // path wherever the compiler inlines them: their source lines are excluded
 // from every budget.
 var slowPaths = []struct{ file, function, why string }{
-	{"../../sink/shard.go", "countDrop", "a rejected push"},
+	{"../../sink/shard.go", "countFull", "a push rejected for a full ring"},
 	{"../../sink/shard.go", "wake", "a push that finds the worker asleep"},
 	{"../../sink/shard.go", "countForBytes", "a push that the byte budget refused"},
 	{"../../sink/drops.go", "countDisplaced", "a value that DropOldest displaced"},
