@@ -35,7 +35,9 @@ import (
 // mutex, with 256 producers on locked threads on 2 cores up to about half
 // a second (TestAStarvedWorkerLosesNothingWithTheHandOff). A destination
 // whose Writes each take less than SlowDrain but that cannot keep up
-// slows the producers to its pace the same way, instead of shedding.
+// slows the producers to its pace the same way, instead of shedding. Only
+// a ring full in slots hands off: a push that the byte budget alone
+// refused sheds as before (shard.handOffPush says why).
 //
 // The protocol, Dekker's pattern as in PushWait and the doorbell: a parked
 // push joins its shard's queue (raising n) before its last try; a worker
