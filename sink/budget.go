@@ -195,12 +195,14 @@ func (sh *shard[T]) refused(v T) bool {
 
 // handOffPush is the hand-off of a push of v that the shard's ring
 // refused (see handoff.go): it reports whether v went in. Only a ring full
-// in slots hands off: its worker frees room by taking. A push refused for
-// bytes alone does not, since the bytes may be held by a Drain call of
-// another worker (a stealer), which no take of this shard's worker gives
-// back.
+// in slots hands off: its worker frees room by taking. A push that the
+// byte budget refused (its share has no room for v now) does not, since
+// the bytes may be held by a Drain call of another worker (a stealer),
+// which no take of this shard's worker gives back. (Whether the ring is
+// full now says nothing: the worker may have taken values since the
+// refusal, and such a push must try again, not shed.)
 func (sh *shard[T]) handOffPush(v T) bool {
-	if sh.ring.Len() < sh.ring.Cap() {
+	if b := sh.slow.budget; b != nil && b.full(sizeOf(b.sizeOf, v)) {
 		return false
 	}
 	if !sh.sink.handOff(int(sh.slow.shard), func() bool { return sh.ring.TryPush(v) }) {
