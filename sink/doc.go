@@ -108,9 +108,10 @@
 // counted. When the worker is short of CPU (goroutines that push outnumber
 // the cores and never block, and Go's scheduler, which has no priorities,
 // runs the worker behind all of them a few percent of the time), shedding
-// would only keep the producers running: the ring stays full, and on 2
-// cores 64 goroutines logging into a healthy file lost 95 % of their
-// records that way. There, by default, the push hands off: it parks until
+// would only keep the producers running, and the ring stays full (on 2
+// cores, most of the records of 64 goroutines logging into a healthy file
+// were lost that way: docs/benchmarks.md, zap and zerolog). There, by
+// default, the push hands off: it parks until
 // the worker takes values, then pushes (a parked producer leaves the run
 // queue, and the worker runs), for as long as the worker keeps taking at
 // least once per [Config.HandOffWait] (100 ms), for at most ten of them

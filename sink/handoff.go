@@ -52,9 +52,10 @@ import (
 // at once instead of handing off (see Config.HandOffWait), and a parked
 // push stops waiting. A Drain call of a worker short of CPU runs long too
 // (its Write returns to find its processor given away, and it waits in the
-// run queue): with 1 ms, 64 goroutines logging into a healthy file through
-// zapsink lost 14 % of their records to that misreading, with 2 ms 3 %,
-// with 5 ms none.
+// run queue), and a shorter threshold misreads it as a slow destination:
+// at 1 or 2 ms the healthy-file probe (zapsink's BenchmarkFile, 64
+// goroutines) shed records into a file that kept up; at 5 ms it sheds
+// none (docs/benchmarks.md has the run).
 const SlowDrain = 5 * time.Millisecond
 
 // handOffQueue holds the pushes parked on one shard's worker. One per

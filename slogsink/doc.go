@@ -113,9 +113,8 @@
 // writer, on average or for the length of one slow Write, takes the log's
 // bytes more slowly than they are logged. A worker that merely lacks CPU
 // does not make the log shed: the loggers park until it has written
-// (guarantee 1; on 2 cores, 64 goroutines logging flat out into a file
-// shed 1.5 % with a build running beside them, where they shed 83-85 %
-// without it). To
+// (guarantee 1; docs/benchmarks.md has the healthy-file runs of the
+// front-ends on logsink). To
 // lose nothing, size for the longest Write the writer may take (a disk
 // stall, a network hiccup) at the peak rate: records logged per second per
 // shard × the longest Write in seconds must fit in seven eighths of
