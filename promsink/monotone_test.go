@@ -2,16 +2,14 @@ package promsink_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -26,37 +24,13 @@ func TestEveryCounterOnlyGrowsBetweenScrapes(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	var sinks []*sink.Sink[[]byte]
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
-		s, err := sink.New(sink.Config[[]byte]{
-			Name: overflow.String(), Shards: 2, RingCapacity: 16, BatchSize: 4, Overflow: overflow, Logger: slog.New(slog.DiscardHandler),
-			OverloadInterval: time.Millisecond, DisableHandOff: true,
-			SizeOf: func(b []byte) int { return len(b) }, MaxQueuedBytes: 2 * 1024,
-		}, sink.ActionFunc[[]byte](func(context.Context, [][]byte) { time.Sleep(50 * time.Microsecond) }))
+		s, err := dropload.New(overflow)
 		require.NoError(t, err)
 		reg.MustRegister(promsink.NewSinkCollector(s, promsink.WithPerShard()))
 		sinks = append(sinks, s)
 	}
 	url := serve(t, reg)
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for _, s := range sinks {
-		for p := range 2 {
-			wg.Go(func() {
-				small, big := make([]byte, 8), make([]byte, 512)
-				for i := 0; !stop.Load(); i++ {
-					switch {
-					case p == 0 && i%3 == 0:
-						ctx, cancel := context.WithTimeout(context.Background(), 20*time.Microsecond)
-						_ = s.PushWait(ctx, small)
-						cancel()
-					case i%2 == 0:
-						s.Push(big)
-					default:
-						s.Push(small)
-					}
-				}
-			})
-		}
-	}
+	stop := dropload.Start(sinks...)
 	var last map[string]float64
 	scrapes := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); scrapes++ {
@@ -66,15 +40,13 @@ func TestEveryCounterOnlyGrowsBetweenScrapes(t *testing.T) {
 				continue
 			}
 			if prev, ok := last[name]; ok && v < prev {
-				stop.Store(true)
-				wg.Wait()
+				stop()
 				t.Fatalf("scrape %d: %s went from %v to %v", scrapes, name, prev, v)
 			}
 		}
 		last = now
 	}
-	stop.Store(true)
-	wg.Wait()
+	stop()
 	for _, s := range sinks {
 		require.NoError(t, s.Shutdown(context.Background()))
 	}

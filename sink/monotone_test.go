@@ -2,13 +2,12 @@ package sink_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -41,31 +40,9 @@ func counters(st *sink.Stats) map[string]uint64 {
 func TestEveryCounterOnlyGrowsUnderConcurrentDrops(t *testing.T) {
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
 		t.Run(overflow.String(), func(t *testing.T) {
-			s, err := sink.New(sink.Config[[]byte]{
-				Shards: 2, RingCapacity: 16, BatchSize: 4, Overflow: overflow, Logger: quiet,
-				OverloadInterval: time.Millisecond, DisableHandOff: true,
-				SizeOf: func(b []byte) int { return len(b) }, MaxQueuedBytes: 2 * 1024,
-			}, sink.ActionFunc[[]byte](func(context.Context, [][]byte) { time.Sleep(50 * time.Microsecond) }))
+			s, err := dropload.New(overflow)
 			require.NoError(t, err)
-			var stop atomic.Bool
-			var wg sync.WaitGroup
-			for p := range 4 {
-				wg.Go(func() {
-					small, big := make([]byte, 8), make([]byte, 512)
-					for i := 0; !stop.Load(); i++ {
-						switch {
-						case p == 0 && i%3 == 0:
-							ctx, cancel := context.WithTimeout(context.Background(), 20*time.Microsecond)
-							_ = s.PushWait(ctx, small)
-							cancel()
-						case i%2 == 0:
-							s.Push(big)
-						default:
-							s.Push(small)
-						}
-					}
-				})
-			}
+			stop := dropload.Start(s)
 			var last map[string]uint64
 			var st sink.Stats
 			deadline := time.Now().Add(300 * time.Millisecond)
@@ -74,15 +51,13 @@ func TestEveryCounterOnlyGrowsUnderConcurrentDrops(t *testing.T) {
 				now := counters(&st)
 				for name, v := range now {
 					if prev, ok := last[name]; ok && v < prev {
-						stop.Store(true)
-						wg.Wait()
+						stop()
 						t.Fatalf("snapshot %d: %s went from %d to %d", snapshots, name, prev, v)
 					}
 				}
 				last = now
 			}
-			stop.Store(true)
-			wg.Wait()
+			stop()
 			require.NoError(t, s.Shutdown(context.Background()))
 			s.ReadStats(&st)
 			require.Positive(t, st.DroppedForBytes+st.WaitedOut, "no drop with a reason: the test does not test them")
