@@ -65,12 +65,19 @@ func Table(raw []byte, script string, modes, discard, idle []string) (string, er
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s %% | %s | %s |\n", m, g, runs, kilo(rate), kilo(written), sig(reached), nanos(p99), nanos(mx))
 		}
 	}
-	if _, _, err := get("BenchmarkBusy/logger="+modes[0], "calls/s"); err == nil {
-		b.WriteString("\nA busy process (64 goroutines, each burning 20 µs of CPU before each record, for 2 s; calls/s is the work done):\n\n" +
-			"| logger | runs | calls/s | written/s | lost | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	// The busy process and the offered rate: one table each, of the same
+	// shape but for their first column, when the run has them.
+	for _, sec := range []struct{ bench, first, title string }{
+		{"BenchmarkBusy", "calls/s", "A busy process (64 goroutines, each burning 20 µs of CPU before each record, for 2 s; calls/s is the work done)"},
+		{"BenchmarkOffered", "offered/s", "An offered rate (64 goroutines for 2 s at 90 % of the synchronous logger's flat-out rate, measured first in the same run, while 2 more goroutines keep both cores busy)"},
+	} {
+		if _, _, err := get(sec.bench+"/logger="+modes[0], sec.first); err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s:\n\n| logger | runs | %s | written/s | lost | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|\n", sec.title, sec.first)
 		for _, m := range modes {
-			name := "BenchmarkBusy/logger=" + m
-			rate, runs, err := get(name, "calls/s")
+			name := sec.bench + "/logger=" + m
+			rate, runs, err := get(name, sec.first)
 			if err != nil {
 				return "", err
 			}
@@ -79,22 +86,6 @@ func Table(raw []byte, script string, modes, discard, idle []string) (string, er
 			p99, _, _ := get(name, "p99-call-ns")
 			mx, _, _ := get(name, "max-call-ns")
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, runs, kilo(rate), kilo(written), whole(lost), nanos(p99), nanos(mx))
-		}
-	}
-	if _, _, err := get("BenchmarkOffered/logger="+modes[0], "offered/s"); err == nil {
-		b.WriteString("\nAn offered rate (64 goroutines for 2 s at 90 % of the synchronous logger's flat-out rate, measured first in the same run, while 2 more goroutines keep both cores busy):\n\n" +
-			"| logger | runs | offered/s | written/s | lost | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|\n")
-		for _, m := range modes {
-			name := "BenchmarkOffered/logger=" + m
-			offered, runs, err := get(name, "offered/s")
-			if err != nil {
-				return "", err
-			}
-			written, _, _ := get(name, "written/s")
-			lost, _, _ := get(name, "lost")
-			p99, _, _ := get(name, "p99-call-ns")
-			mx, _, _ := get(name, "max-call-ns")
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, runs, kilo(offered), kilo(written), whole(lost), nanos(p99), nanos(mx))
 		}
 	}
 	b.WriteString("\nThe caller's cost into io.Discard, one goroutine:\n\n| logger | runs | time | allocations | time / first row's |\n|---|---:|---:|---:|---:|\n")
