@@ -31,7 +31,7 @@
 //  1. A Write never waits for a slow destination (but a record at or
 //     above KeepLevel, for up to Options.KeepWait, when its ring is full:
 //     guarantee 5; and one that found its ring full just as a Write began,
-//     until that Write has run sink.SlowDrain, 5 ms). It waits for a drain
+//     until that Write has run sink.SlowDrain, 10 ms). It waits for a drain
 //     worker short of CPU: a record whose ring is full (below KeepLevel,
 //     full but for the reserve) while the worker is runnable but not run
 //     parks until the worker has written a batch, for as long as it keeps

@@ -104,7 +104,7 @@
 // A ring fills for one of two reasons, and the sink answers each its own
 // way. When Drain is slower than the pushes (a destination that stalls or
 // cannot keep up: a Drain call of the shard has run longer than
-// [SlowDrain], 5 ms), a push into the full ring is shed at once and
+// [SlowDrain], 10 ms), a push into the full ring is shed at once and
 // counted. When the worker is short of CPU (goroutines that push outnumber
 // the cores and never block, and Go's scheduler, which has no priorities,
 // runs the worker behind all of them a few percent of the time), shedding

@@ -1,10 +1,11 @@
 package sink
 
 import (
-	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // The hand-off: what a push does when its ring is full although Drain is
@@ -43,34 +44,46 @@ import (
 // push joins its shard's queue (raising n) before its last try; a worker
 // changes the ring (its pops) or the Action's own state (Drain returned)
 // before it loads n. Go's atomics are sequentially consistent, so either
-// the try sees the change or the worker sees the push and wakes it. A
-// broadcast wakes every push parked on the shard: each tries again, and
-// those that find the ring full again park again.
+// the try sees the change or the worker sees the push and wakes it. The
+// worker wakes as many parked pushes as it freed room for, oldest first
+// (handOffQueue.wake); a woken push that finds the room taken by one that
+// never parked goes back to the front.
 
 // SlowDrain is how long a Drain call runs before the sink takes its
 // destination to be slow: a push into a full ring of that shard then sheds
 // at once instead of handing off (see Config.HandOffWait), and a parked
 // push stops waiting. A Drain call of a worker short of CPU runs long too
 // (its Write returns to find its processor given away, and it waits in the
-// run queue), and a shorter threshold misreads it as a slow destination:
-// at 1 or 2 ms the healthy-file probe (zapsink's BenchmarkFile, 64
-// goroutines) shed records into a file that kept up; at 5 ms it sheds
-// none (docs/benchmarks.md has the run).
-const SlowDrain = 5 * time.Millisecond
+// run queue, behind goroutines that may each run for the runtime's 10 ms
+// slice), and a shorter threshold misreads it as a slow destination: at 1
+// or 2 ms zapsink's healthy-file probe (BenchmarkFile, 64 goroutines) shed
+// records into a file that kept up, and at 5 ms, once the worker stopped
+// yielding after every batch while pushes are parked, 0.3 to 0.8 % at 256
+// goroutines; at 10 ms it sheds none (2-core AMD EPYC).
+const SlowDrain = 10 * time.Millisecond
 
-// handOffQueue holds the pushes parked on one shard's worker. One per
-// shard, on cache lines of its own: parked pushes write it, the shard's
-// worker loads n once per take and per Drain call.
+// handOffQueue holds the pushes parked on one shard's worker, oldest
+// first. One per shard, on cache lines of its own: parked pushes write
+// it, the shard's worker loads n once per take and per Drain call.
 type handOffQueue struct {
+	handOffFields
+	_ [cacheBlock - unsafe.Sizeof(handOffFields{})%cacheBlock]byte
+}
+
+// handOffFields are handOffQueue's fields, apart so that its padding
+// follows their size on every architecture.
+type handOffFields struct {
 	mu sync.Mutex
-	// wake is closed by a broadcast, which wakes every push parked on it,
-	// and replaced by the next push that parks. Guarded by mu.
-	wake chan struct{}
-	// n is the number of pushes parked or about to park. A plain int32
-	// used through sync/atomic's functions.
+	// waiting lists the parked pushes, oldest first; a push woken for room
+	// that it then finds taken goes back to the front. Guarded by mu.
+	waiting []*handOffWaiter
+	// n is the number of pushes parked or about to park: those in waiting,
+	// and those woken that have not left yet. Written under mu; a plain
+	// int32 used through sync/atomic's functions, so that wake loads it
+	// without mu.
 	n int32
 	_ [0]atomic.Int64
-	// woke is when the last broadcast was made (Sink.now): the worker's
+	// woke is when the worker last woke parked pushes (Sink.now): its
 	// last take or Drain call's end that parked pushes saw. A plain int64
 	// used through sync/atomic's functions.
 	woke int64
@@ -79,67 +92,115 @@ type handOffQueue struct {
 	// wait's outcome.
 	_      [0]atomic.Uint64
 	parked uint64
-	_      [cacheBlock - 8 - 8 - 8 - 8 - 8]byte // mutex, chan, n (padded), woke, parked
 }
 
-// join parks one more push on q and returns the channel whose close wakes
-// it. The caller must call leave once it is awake or gives up.
-func (q *handOffQueue) join() <-chan struct{} {
+// handOffWaiter is one parked push: the channel that wakes it and the
+// timer that bounds its sleep. Pooled per sink (Sink.waiters).
+type handOffWaiter struct {
+	// wake holds a token once the worker has taken the waiter off the
+	// queue for room it freed. Buffered 1: wake sends under q.mu, once
+	// per time in the queue, and never blocks.
+	wake chan struct{}
+	// listed is whether the waiter is in q.waiting. Guarded by q.mu.
+	listed bool
+	t      *time.Timer
+}
+
+// join parks w on q, at the back. The caller must call leave once it
+// gives up or gets in.
+func (q *handOffQueue) join(w *handOffWaiter) {
 	q.mu.Lock()
-	if q.wake == nil {
-		q.wake = make(chan struct{})
-	}
-	ch := q.wake
+	q.waiting = append(q.waiting, w)
+	w.listed = true
 	atomic.AddInt32(&q.n, 1)
 	q.mu.Unlock()
-	return ch
 }
 
-// leave takes one push off q.
-func (q *handOffQueue) leave() { atomic.AddInt32(&q.n, -1) }
+// requeue puts w, which is about to try again, back at the front of q if
+// wake took it off (it was the oldest, and found the room taken by a push
+// that never parked); a w still listed keeps its place.
+func (q *handOffQueue) requeue(w *handOffWaiter) {
+	q.mu.Lock()
+	if !w.listed {
+		select {
+		case <-w.wake:
+		default:
+		}
+		q.waiting = slices.Insert(q.waiting, 0, w)
+		w.listed = true
+	}
+	q.mu.Unlock()
+}
 
-// broadcast wakes every push parked on q, and records now as the time of
-// the wake-up: one atomic load when none is parked.
-func (q *handOffQueue) broadcast(now func() int64) {
+// leave takes w off q: out of waiting if it is still there, and its
+// token, if wake sent one that it has not received, out of its channel.
+func (q *handOffQueue) leave(w *handOffWaiter) {
+	q.mu.Lock()
+	if w.listed {
+		q.waiting = slices.DeleteFunc(q.waiting, func(x *handOffWaiter) bool { return x == w })
+		w.listed = false
+	} else {
+		select {
+		case <-w.wake:
+		default:
+		}
+	}
+	atomic.AddInt32(&q.n, -1)
+	q.mu.Unlock()
+}
+
+// wake wakes the k oldest pushes parked on q, one for each slot or
+// record of room the worker freed, and records now as the time of the
+// wake-up: one atomic load when none is parked. Waking only as many as
+// there is room for hands the room to the pushes that waited longest; a
+// broadcast let the first to run take it all, and the others waited for
+// up to the whole handOffCap.
+func (q *handOffQueue) wake(k int, now func() int64) {
 	if atomic.LoadInt32(&q.n) == 0 {
 		return
 	}
 	atomic.StoreInt64(&q.woke, now())
 	q.mu.Lock()
-	if q.wake != nil {
-		close(q.wake)
-		q.wake = nil
+	k = min(k, len(q.waiting))
+	for _, w := range q.waiting[:k] {
+		w.listed = false
+		w.wake <- struct{}{}
 	}
+	rest := copy(q.waiting, q.waiting[k:])
+	clear(q.waiting[rest:])
+	q.waiting = q.waiting[:rest]
 	q.mu.Unlock()
 }
 
-// getTimer returns a stopped timer from the sink's pool, or a new one. A
+// getWaiter returns an idle waiter from the sink's pool, or a new one. A
 // push that parks needs one; under a starved worker most pushes do, and a
-// timer made for each would allocate on every one. The pool is the sink's,
-// not the package's: a timer made inside a testing/synctest bubble belongs
-// to that bubble, and so does a sink made there.
-func (s *Sink[T]) getTimer() *time.Timer {
-	if t, ok := s.timers.Get().(*time.Timer); ok {
-		return t
+// channel and timer made for each would allocate on every one. The pool
+// is the sink's, not the package's: a timer made inside a
+// testing/synctest bubble belongs to that bubble, and so does a sink made
+// there.
+func (s *Sink[T]) getWaiter() *handOffWaiter {
+	if w, ok := s.waiters.Get().(*handOffWaiter); ok {
+		return w
 	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return t
+	return &handOffWaiter{wake: make(chan struct{}, 1), t: t}
 }
 
-// handOffCap bounds one push's whole wait, in HandOffWaits: the wake-ups
-// are not fair (every push parked on a shard is woken at once, and those
-// that run late find the room taken again), so a push could otherwise
-// wait for as long as the worker keeps taking. 10: 256 producers on
-// locked threads on 2 cores parked for up to 460 ms, none shed.
+// handOffCap bounds one push's whole wait, in HandOffWaits: a push woken
+// for room can find it taken by a push that did not park (it then goes
+// back to the front of the queue), so that a push could otherwise wait for
+// as long as the worker keeps taking. 10: 256 producers on locked threads
+// on 2 cores parked for up to 460 ms, none shed.
 const handOffCap = 10
 
 // handOff is the hand-off of a push into shard i that found the ring full
 // (see the top of this file): while the shard's Drain is not slow it parks
 // until the worker takes values, tries again with try, and repeats, until
-// the worker has taken nothing for HandOffWait. It reports whether try succeeded. It returns false at
-// once with the hand-off off, once Shutdown has begun, and while a Drain
-// call of the shard has run longer than SlowDrain.
+// the worker has taken nothing for HandOffWait. It reports whether try
+// succeeded. It returns false at once with the hand-off off, once
+// Shutdown has begun, and while a Drain call of the shard has run longer
+// than SlowDrain.
 func (s *Sink[T]) handOff(i int, try func() bool) bool {
 	if s.cfg.handOffWait == 0 || s.isClosing() {
 		return false
@@ -153,62 +214,56 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 	// deadline on from its own time, not from when this push got to run
 	// after it.
 	began := s.now()
-	var t *time.Timer
-	defer func() {
-		if t != nil {
-			t.Stop()
-			s.timers.Put(t)
-		}
-	}()
-	parks := 0
-	for {
-		ch := q.join()
+	w := s.getWaiter()
+	defer s.waiters.Put(w)
+	q.join(w)
+	for parks := 0; ; parks++ {
 		if try() {
-			q.leave()
-			if parks > 0 {
-				// Fairness: every push parked here was woken at once, and
-				// the first to run would fill the room by itself with the
-				// calls that follow this one, so that the others find the
-				// ring full again round after round (parks of 50 ms and
-				// more where the worker came back every 5 ms). Yielding
-				// once lets each of them take its share first.
-				runtime.Gosched()
-			}
+			q.leave(w)
 			return true
 		}
 		if parks == 0 {
 			atomic.AddUint64(&q.parked, 1)
 		}
-		parks++
-		if t == nil {
-			t = s.getTimer()
-		}
-		t.Reset(s.recheckIn(i))
+		w.t.Reset(s.recheckIn(i))
 		select {
-		case <-ch:
-			t.Stop()
-		case <-t.C:
+		case <-w.wake:
+		case <-w.t.C:
 		case <-s.stop:
-			q.leave()
+			w.t.Stop()
+			q.leave(w)
 			return false
 		}
-		q.leave()
+		w.t.Stop()
 		now := s.now()
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
 			s.drainSlow(i, now) || s.isClosing() {
+			q.leave(w)
 			return try()
 		}
+		q.requeue(w)
 	}
 }
 
-// wakeHandOffs wakes the pushes parked on shard i: one atomic load when
-// none is. Workers call it after every take from the shard, and after
-// every Drain call of its home shard (whose Action may free room of its
-// own: logsink's admission counts records until Drain).
-func (s *Sink[T]) wakeHandOffs(i int) {
+// wakeHandOffs wakes up to k of the pushes parked on shard i, the oldest:
+// one atomic load when none is. Workers call it after every take from the
+// shard (k values taken), and after every Drain call of its home shard (k
+// values drained), whose Action may free room of its own: logsink's
+// admission counts records until Drain.
+func (s *Sink[T]) wakeHandOffs(i, k int) {
 	if s.handOffs != nil {
-		s.handOffs[i].broadcast(s.now)
+		s.handOffs[i].wake(k, s.now)
 	}
+}
+
+// handOffYield is how often a worker with pushes parked on its shard
+// yields the processor after a batch (worker.yieldDue): well under the
+// runtime's 10 ms preemption slice.
+const handOffYield = 2 * time.Millisecond
+
+// handOffsParked reports whether pushes are parked on shard i's worker.
+func (s *Sink[T]) handOffsParked(i int) bool {
+	return s.handOffs != nil && atomic.LoadInt32(&s.handOffs[i].n) != 0
 }
 
 // recheckIn returns how long a push parked on shard i sleeps, unless

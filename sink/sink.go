@@ -70,7 +70,7 @@ type Sink[T any] struct {
 	handOffs []handOffQueue
 	drains   []drainState
 	epoch    time.Time
-	timers   sync.Pool // of *time.Timer, for parked pushes
+	waiters  sync.Pool // of *handOffWaiter, for parked pushes
 
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.
