@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/backoff"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -135,25 +136,14 @@ func (c *Writer) close(ctx context.Context) error {
 // call runs for a few microseconds (one record's formatting) unless it is
 // preempted.
 func (c *Writer) waitQuiet(ctx context.Context) error {
-	for d := time.Microsecond; ; d = min(2*d, time.Millisecond) {
-		quiet := true
+	return backoff.Poll(ctx, time.Microsecond, time.Millisecond, nil, nil, func() bool {
 		for i := range c.shards {
 			if c.shards[i].inflight.Load() != 0 {
-				quiet = false
-				break
+				return false
 			}
 		}
-		if quiet {
-			return nil
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+		return true
+	})
 }
 
 // Done returns a channel that is closed once Close has stopped the drain

@@ -1,12 +1,14 @@
 package logsink
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -176,10 +178,8 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	var errs []error
-	bad := func(field string, value any, why string) {
-		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidOptions, field, value, why))
-	}
+	errs := fielderr.New(ErrInvalidOptions)
+	bad := errs.Add
 	if w == nil {
 		bad("w", "nil", "New needs a writer")
 	}
@@ -196,20 +196,20 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	if o.BatchSize < 0 {
 		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
 	}
-	if len(errs) > 0 {
-		return settled{}, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return settled{}, err
 	}
 	s := settled{
 		disableHandOff: o.DisableHandOff,
 		level:          o.Level,
-		shards:         or(o.Shards, DefaultShards),
-		ringCapacity:   or(o.RingCapacity, DefaultRingCapacity),
-		batchSize:      or(o.BatchSize, DefaultBatchSize),
+		shards:         cmp.Or(o.Shards, DefaultShards),
+		ringCapacity:   cmp.Or(o.RingCapacity, DefaultRingCapacity),
+		batchSize:      cmp.Or(o.BatchSize, DefaultBatchSize),
 		maxDelay:       max(0, o.MaxDelay),
 		onError:        o.OnError,
 		logger:         o.Logger,
 		report:         o.Report,
-		name:           or(o.Name, "logsink"),
+		name:           cmp.Or(o.Name, "logsink"),
 		keepLevel:      DefaultKeepLevel,
 		keepWait:       max(0, o.KeepWait),
 		maxQueued:      max(0, o.MaxQueuedBytes),
@@ -239,10 +239,13 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	return s, nil
 }
 
-func or[V comparable](v, def V) V {
-	var zero V
-	if v == zero {
-		return def
+// admissionLimit is the most records a shard's queued may count (see
+// shardState.queued) for a record of level l to be admitted: the ring's
+// capacity at or above keepLevel, lowLimit below it, the rest being the
+// reserve of the records that matter.
+func (s *settled) admissionLimit(l slog.Level) int64 {
+	if l >= s.keepLevel {
+		return int64(s.ringCapacity)
 	}
-	return v
+	return s.lowLimit
 }

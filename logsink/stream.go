@@ -100,10 +100,7 @@ func (s Stream) Begin(l slog.Level) bool {
 		c.closedDrops[levelIndex(l)].Add(1)
 		return false
 	}
-	limit := c.opts.lowLimit
-	if l >= c.opts.keepLevel {
-		limit = int64(c.opts.ringCapacity)
-	}
+	limit := c.opts.admissionLimit(l)
 	q := st.queued.Load()
 	if q > c.opts.assistMark && c.assistTurn() {
 		// The ring is backing up and the worker may be runnable but
@@ -166,39 +163,14 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		c.empty.Add(1)
 		return
 	}
-	limit := c.opts.lowLimit
 	keep := l >= c.opts.keepLevel
-	if keep {
-		limit = int64(c.opts.ringCapacity)
-	}
 	if b.big != nil && !keep && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
 		PutRecord(r)
 		st.dropForBytes(lv)
 		return
 	}
-	// The report of earlier drops travels in this record's slot, in front
-	// of it: in the gap, and taking no room of its own. pendingHint is
-	// written only when a record is shed, so on the accept path this is a
-	// load of a line that stays in this core's cache.
-	var report *Record
-	var pend pendingDrops
-	if st.pendingHint.Load() != 0 {
-		if pend = st.takePending(); pend.total != 0 {
-			// nil when the report could not be formatted: counted by the
-			// front-end, and the records it counted stay in Dropped.
-			report = c.formatReport(pend)
-		}
-		if report != nil && !s.reportFits(report, b) {
-			// The report would make this record, which fits its slot,
-			// need heap bytes that its shard's share has not: the record
-			// goes alone, and the report waits for a later record (or
-			// Flush, or Close).
-			PutRecord(report)
-			st.givePending(pend)
-			report = nil
-		}
-	}
-	full := !s.admit(st, limit)
+	report, pend := s.takeReport(st, b)
+	full := !s.admit(st, c.opts.admissionLimit(l))
 	wait := keep && c.opts.keepWait > 0 && (full || b.big != nil && c.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
 	if full && !wait {
 		st.queued.Add(-1)
@@ -210,15 +182,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		st.drop(lv)
 		return
 	}
-	en := r
-	if report != nil {
-		en = GetRecord()
-		en.e = makeEntry(report.Bytes(), b.bytes(), s.shard, false)
-		PutRecord(report)
-		PutRecord(r)
-	}
-	en.e.shard = int32(s.shard)
-	en.e.marker = false
+	en := s.attach(r, report)
 	if wait {
 		// queued stays raised while the record waits: the records that
 		// come meanwhile find the ring full, as it is.
@@ -229,26 +193,75 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		PutRecord(en)
 		return
 	}
-	// Refused. Admission counted a place in the ring for this record, but
-	// a record at or above KeepLevel that waits for room (queued counts it
-	// beyond the limit) pushes as soon as the ring has a free slot, and
-	// may have taken this one's. A record at or above KeepLevel then waits
-	// for room as it would have had the ring been full at admission.
-	// Otherwise it is shed: for bytes when its shard's share of
-	// MaxQueuedBytes has no room for it (only a record longer than a slot
-	// holds bytes), else for a full ring; and once Close has begun, by a
-	// sink that Close shut down when its ctx ended before this push: a
-	// drop after Close. The report it carried goes back.
+	s.refused(en, lv, keep, report != nil, &pend)
+}
+
+// takeReport takes the shard's pending drop counts, when it has any, and
+// formats the report of them that rides in front of the record b: in its
+// slot and taking no room of its own. It returns nil when there is none,
+// when it could not be formatted (counted by the front-end; the records
+// it counted stay in Dropped), and when it does not fit (reportFits),
+// the counts then going back for a later record (or Flush, or Close).
+// pendingHint is written only when a record is shed, so on the accept
+// path this is a load of a line that stays in this core's cache.
+func (s Stream) takeReport(st *shardState, b *entry) (*Record, pendingDrops) {
+	if st.pendingHint.Load() == 0 {
+		return nil, pendingDrops{}
+	}
+	pend := st.takePending()
+	if pend.total == 0 {
+		return nil, pend
+	}
+	report := s.c.formatReport(pend)
+	if report != nil && !s.reportFits(report, b) {
+		PutRecord(report)
+		st.givePending(pend)
+		return nil, pendingDrops{}
+	}
+	return report, pend
+}
+
+// attach returns the record to push for r: r itself, or with a report a
+// new record that holds the report in front of r's bytes (r and report go
+// back into the pool). Either way marked as a record of this stream's
+// shard.
+func (s Stream) attach(r, report *Record) *Record {
+	en := r
+	if report != nil {
+		en = GetRecord()
+		en.e = makeEntry(report.Bytes(), r.e.bytes(), s.shard, false)
+		PutRecord(report)
+		PutRecord(r)
+	}
+	en.e.shard = int32(s.shard)
+	en.e.marker = false
+	return en
+}
+
+// refused ends a record en of level bucket lv that admission counted but
+// whose push the sink refused. A record at or above KeepLevel that waits
+// for room (queued counts it beyond the limit; see shardState.queued)
+// pushes as soon as the ring has a free slot, and may have taken this
+// one's: a record at or above KeepLevel (keep) then waits for room as it
+// would have had the ring been full at admission. Otherwise it is shed:
+// for bytes when its shard's share of MaxQueuedBytes has no room for it
+// (only a record longer than a slot holds bytes), else for a full ring;
+// and once Close has begun, by a sink that Close shut down when its ctx
+// ended before this push: a drop after Close. The report it carried goes
+// back.
+func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDrops) {
+	c := s.c
+	st := &c.shards[s.shard]
 	closed := c.closed.Load() != 0
 	if keep && c.opts.keepWait > 0 && !closed {
-		s.pushWait(en, lv, report != nil, &pend)
+		s.pushWait(en, lv, carries, pend)
 		return
 	}
 	size := cap(en.e.big) // the heap bytes the sink counts for it
 	PutRecord(en)
 	st.queued.Add(-1)
-	if report != nil {
-		st.givePending(pend)
+	if carries {
+		st.givePending(*pend)
 	}
 	if !closed && size > 0 && c.opts.maxQueued > 0 && !s.fitsShare(size) {
 		st.dropForBytes(lv)

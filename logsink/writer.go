@@ -10,13 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/sink"
 )
-
-// cacheLine is the padding between the per-shard producer counters, so that
-// producers of different shards do not write the same cache line (128: the
-// pair of lines that adjacent-line prefetchers fetch together).
-const cacheLine = 128
 
 // Writer is a non-blocking writer of formatted log records. See the
 // package documentation for what it promises and what it costs.
@@ -40,7 +36,7 @@ type Writer struct {
 	root    Stream
 	epoch   time.Time
 
-	_ [cacheLine]byte
+	_ [layout.CacheLine]byte
 	// closed is set by Close before it waits for inflight to reach zero on
 	// every shard; see Stream.Begin.
 	closed      atomic.Uint32
@@ -50,10 +46,10 @@ type Writer struct {
 	// shed at once.
 	closing   context.Context
 	stopWaits context.CancelFunc
-	_         [cacheLine]byte
+	_         [layout.CacheLine]byte
 
 	next atomic.Uint64 // the round-robin cursor for the shards of Streams
-	_    [cacheLine]byte
+	_    [layout.CacheLine]byte
 
 	wmu       sync.Mutex    // serialises the Writes
 	written   atomic.Uint64 // records in Writes that succeeded
@@ -77,7 +73,7 @@ type Writer struct {
 
 // shardState is one shard's part of the Writer.
 type shardState struct {
-	_ [cacheLine]byte
+	_ [layout.CacheLine]byte
 	// queued counts the entries pushed into this shard and not yet taken
 	// by a Drain call: it is added to before the push and subtracted from
 	// after the pops, so it is never below the ring's length. Admission
@@ -87,12 +83,12 @@ type shardState struct {
 	// and may take the place of one that passed admission and has not
 	// pushed yet (Stream.Push handles that refusal).
 	queued atomic.Int64
-	_      [cacheLine - 8]byte
+	_      [layout.CacheLine - 8]byte
 	// inflight counts the logging and Flush calls between their closed
 	// check and their push. Only they and Close touch it: it has a line
 	// of its own, apart from queued, which the worker writes.
 	inflight atomic.Int64
-	_        [cacheLine - 8]byte
+	_        [layout.CacheLine - 8]byte
 
 	// Written only when records are dropped and when their reports are
 	// pushed and drained.
@@ -105,7 +101,7 @@ type shardState struct {
 	// for room and found none, per level; and those not yet reported.
 	waitedOut     [levels]atomic.Uint64
 	pendingWaited [levels]atomic.Uint64
-	_             [2*cacheLine - 8 - 32*levels - 16]byte
+	_             [2*layout.CacheLine - 8 - 32*levels - 16]byte
 
 	// Drain side: the shard's worker.
 	mu  sync.Mutex

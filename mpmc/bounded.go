@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/ring"
 )
 
@@ -97,7 +98,7 @@ type guardedRing[T any] struct {
 	ring.Ring[T]
 	_     [0]atomic.Int64 // gives state 8-byte alignment on 32-bit platforms too (see channel)
 	state int64           // used only through sync/atomic's functions
-	_     [cacheBlock - 8]byte
+	_     [layout.CacheLine - 8]byte
 
 	_    [0]atomic.Int64 // 8-byte alignment, as for state
 	pops int64           // used only through sync/atomic's functions

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/ring"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
@@ -144,13 +145,6 @@ type queue[T any] interface {
 // and the struct, are 8-byte aligned. layout_test.go checks every such
 // offset, and GOARCH=386 go test ./mpmc/ runs the package where it matters.
 
-// noCopy makes go vet's copylocks check flag copies of the type that
-// embeds it.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
-
 // channel is the state that every end of one channel shares.
 //
 // # Closing
@@ -187,7 +181,7 @@ type channel[T any] struct {
 	closing  uint32          // 1 once a close has begun: its compare-and-swap decides who closes
 	closed   uint32          // 1 once the queue is closed: no value will come any more
 	hooks    *testHooks      // nil outside tests
-	_        [cacheBlock - 72]byte
+	_        [layout.CacheLine - 72]byte
 
 	recvq waitQueue[T] // receivers waiting for a value
 	sendq waitQueue[T] // senders waiting for room (bounded only)

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // Every int64 or uint64 field used atomically must be 8-byte aligned on
@@ -51,12 +53,20 @@ func TestHotFieldsSitOnBlocksOfTheirOwn(t *testing.T) {
 		t.Skip("the padding is laid out for 64-bit platforms")
 	}
 	var c channel[int]
-	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(c.recvq))
-	require.Equal(t, uintptr(cacheBlock), unsafe.Sizeof(waitQueue[int]{}))
-	require.Equal(t, uintptr(2*cacheBlock), unsafe.Offsetof(c.sendq))
-	require.Equal(t, uintptr(3*cacheBlock), unsafe.Offsetof(c.senders))
+	require.Equal(t, uintptr(layout.CacheLine), unsafe.Offsetof(c.recvq))
+	require.Equal(t, uintptr(layout.CacheLine), unsafe.Sizeof(waitQueue[int]{}))
+	require.Equal(t, uintptr(2*layout.CacheLine), unsafe.Offsetof(c.sendq))
+	require.Equal(t, uintptr(3*layout.CacheLine), unsafe.Offsetof(c.senders))
 	var sq segQueue[int]
 	require.Zero(t, unsafe.Offsetof(sq.headIndex))
-	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(sq.tailIndex))
-	require.Equal(t, uintptr(2*cacheBlock), unsafe.Offsetof(sq.spareMu))
+	require.Equal(t, uintptr(layout.CacheLine), unsafe.Offsetof(sq.tailIndex))
+	require.Equal(t, uintptr(2*layout.CacheLine), unsafe.Offsetof(sq.spareMu))
+}
+
+// A wait queue fills one block exactly on every architecture: its padding
+// is computed from its fields' sizes (GOARCH=386 go test ./mpmc/ checks
+// the 32-bit case).
+func TestAWaitQueueFillsOneBlock(t *testing.T) {
+	require.Equal(t, uintptr(layout.CacheLine), unsafe.Sizeof(waitQueue[int]{}))
+	require.Equal(t, uintptr(layout.CacheLine), unsafe.Sizeof(waitQueue[[64]byte]{}))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"iter"
 	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // Receiver is the receiving end of a channel. It is safe for concurrent use
@@ -17,7 +19,7 @@ import (
 // twice, is a programming error and panics with a message that starts with
 // "mpmc: ".
 type Receiver[T any] struct {
-	_ noCopy // go vet flags copies of a Receiver
+	_ layout.NoCopy // go vet flags copies of a Receiver
 
 	// c is the channel: set at creation, never changed, so it is read
 	// without synchronisation. A released Receiver keeps referring to it

@@ -3,6 +3,8 @@ package mpmc
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // Sender is the sending end of a channel. It is safe for concurrent use by
@@ -14,7 +16,7 @@ import (
 // twice, is a programming error and panics with a message that starts with
 // "mpmc: ".
 type Sender[T any] struct {
-	_ noCopy // go vet flags copies of a Sender
+	_ layout.NoCopy // go vet flags copies of a Sender
 
 	// c is the channel: set at creation, never changed, so it is read
 	// without synchronisation. A released Sender keeps referring to it

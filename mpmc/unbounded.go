@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/internal/machine"
 )
 
@@ -170,14 +171,14 @@ type segQueue[T any] struct {
 	_         [0]atomic.Uint64
 	headIndex uint64
 	headBlock unsafe.Pointer
-	_         [cacheBlock - 16]byte
+	_         [layout.CacheLine - 16]byte
 
 	// tail is read and moved by producers, and read by consumers to decide
 	// "empty"; it carries the closed mark.
 	_         [0]atomic.Uint64
 	tailIndex uint64
 	tailBlock unsafe.Pointer
-	_         [cacheBlock - 16]byte
+	_         [layout.CacheLine - 16]byte
 
 	// spares hold cleared blocks ready for reuse, spares[:nspare] under
 	// spareMu. The consumer that retires a block puts it here; a
@@ -190,10 +191,6 @@ type segQueue[T any] struct {
 	nspare    int
 	numSpares int // how many of spares may be used: segSpareBytes worth of blocks, at least 1
 }
-
-// cacheBlock is the span that keeps hot fields apart: 128 bytes, because
-// Intel CPUs since Sandy Bridge prefetch pairs of 64-byte lines.
-const cacheBlock = 128
 
 func newSegQueue[T any]() *segQueue[T] {
 	q := new(segQueue[T])

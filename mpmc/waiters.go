@@ -3,7 +3,9 @@ package mpmc
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/internal/machine"
 )
 
@@ -143,7 +145,7 @@ type waitQueue[T any] struct {
 	// padding keeps each queue on its own 128-byte block (the adjacent-line
 	// pair Intel CPUs prefetch) so that churn on one side's queue does not
 	// evict the other's count or the channel's read-mostly fields.
-	_ [128 - 8 - 8 - 16 - 16]byte
+	_ [layout.CacheLine - 8 - unsafe.Sizeof(sync.Mutex{}) - 3*unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(0)]byte // waiting, mu, three pointers, nfree
 }
 
 // maxFree bounds the idle waiters a queue keeps after a burst of waiting.

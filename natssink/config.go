@@ -1,7 +1,7 @@
 package natssink
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -203,10 +204,8 @@ type settings[T any] struct {
 // error joins one error per invalid field, each wrapping ErrInvalidConfig
 // and naming the field and its value.
 func (c Config[T]) settle() (settings[T], error) {
-	var errs []error
-	bad := func(field string, value any, why string) {
-		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidConfig, field, value, why))
-	}
+	errs := fielderr.New(ErrInvalidConfig)
+	bad := errs.Add
 	switch {
 	case c.Subject == "" && c.SubjectOf == nil:
 		bad("Subject", `""`, "required unless SubjectOf is set")
@@ -239,23 +238,23 @@ func (c Config[T]) settle() (settings[T], error) {
 	if c.RetryBackoff < 0 || c.RetryBackoff > MaxDuration {
 		bad("RetryBackoff", c.RetryBackoff, "must be in (0, 24h], or zero for the default 100ms")
 	}
-	if len(errs) > 0 {
-		return settings[T]{}, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return settings[T]{}, err
 	}
 	s := settings[T]{
-		name:             or(c.Name, DefaultName),
+		name:             cmp.Or(c.Name, DefaultName),
 		subject:          c.Subject,
 		stream:           c.Stream,
 		subjectOf:        c.SubjectOf,
 		encode:           c.Encode,
 		msgIDOf:          c.MsgIDOf,
 		headersOf:        c.HeadersOf,
-		maxInFlight:      or(c.MaxInFlight, DefaultMaxInFlight),
-		maxInFlightBytes: int64(or(c.MaxInFlightBytes, DefaultMaxInFlightBytes)),
-		ackTimeout:       or(c.AckTimeout, DefaultAckTimeout),
-		attempts:         or(c.Attempts, math.MaxInt),
-		retryBudget:      or(c.RetryBudget, DefaultRetryBudget),
-		retryBackoff:     or(c.RetryBackoff, DefaultRetryBackoff),
+		maxInFlight:      cmp.Or(c.MaxInFlight, DefaultMaxInFlight),
+		maxInFlightBytes: int64(cmp.Or(c.MaxInFlightBytes, DefaultMaxInFlightBytes)),
+		ackTimeout:       cmp.Or(c.AckTimeout, DefaultAckTimeout),
+		attempts:         cmp.Or(c.Attempts, math.MaxInt),
+		retryBudget:      cmp.Or(c.RetryBudget, DefaultRetryBudget),
+		retryBackoff:     cmp.Or(c.RetryBackoff, DefaultRetryBackoff),
 		onError:          c.OnError,
 		logger:           c.Logger,
 	}
@@ -334,13 +333,4 @@ func validSubject(s string) bool {
 		}
 	}
 	return true
-}
-
-// or returns v, or def when v is the zero value.
-func or[V comparable](v, def V) V {
-	var zero V
-	if v == zero {
-		return def
-	}
-	return v
 }

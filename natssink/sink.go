@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shardedsink/shardedsink/internal/backoff"
+	"github.com/shardedsink/shardedsink/internal/fielderr"
+	"github.com/shardedsink/shardedsink/internal/layout"
+	"github.com/shardedsink/shardedsink/internal/serial"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,7 +24,7 @@ import (
 //
 // A Sink is safe for concurrent use. It must not be copied.
 type Sink[T any] struct {
-	_ noCopy
+	_ layout.NoCopy
 
 	cfg   settings[T]
 	sink  *sink.Sink[T]
@@ -63,15 +67,9 @@ type Sink[T any] struct {
 	stopOnce  sync.Once
 
 	// shutdownSem serialises Shutdown calls; completed is under it.
-	shutdownSem chan struct{}
+	shutdownSem serial.Slot
 	completed   bool
 }
-
-// noCopy makes go vet's copylocks check report copies of a Sink.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
 
 // transport publishes one message: the seam between the sink's accounting
 // and the NATS connection, which the tests replace with a fake.
@@ -111,24 +109,20 @@ func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 		nc = js.Conn()
 	}
 	st, err := cfg.settle()
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
+	errs := fielderr.New(ErrInvalidConfig)
+	errs.Wrap(err)
 	// The sink's own fields, named in the same error as natssink's.
-	if err := cfg.sinkConfig(DefaultName).Check(); err != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidConfig, err))
-	}
+	errs.Wrap(cfg.sinkConfig(DefaultName).Check())
 	switch {
 	case js == nil:
-		errs = append(errs, fmt.Errorf("%w: js = nil: a sink needs a JetStream context", ErrInvalidConfig))
+		errs.Add("js", "nil", "a sink needs a JetStream context")
 	case nc == nil:
-		errs = append(errs, fmt.Errorf("%w: js = %T with no connection", ErrInvalidConfig, js))
+		errs.Add("js", fmt.Sprintf("%T", js), "it has no connection")
 	case nc.IsClosed():
-		errs = append(errs, fmt.Errorf("%w: js: its connection (%s) is closed", ErrInvalidConfig, nc.Opts.Name))
+		errs.Add("js", nc.Opts.Name, "its connection is closed")
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	s := newSink(st, connTransport{nc}, nc.NewInbox())
 	// The subscription reaches the server before any publish that follows
@@ -172,7 +166,7 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 		wake:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		retryDone:   make(chan struct{}),
-		shutdownSem: make(chan struct{}, 1),
+		shutdownSem: serial.New(),
 	}
 	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
 	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox, st.stream) })
@@ -259,16 +253,10 @@ func (s *Sink[T]) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("natssink: Shutdown with a nil ctx")
 	}
-	select {
-	case s.shutdownSem <- struct{}{}:
-	default:
-		select {
-		case s.shutdownSem <- struct{}{}:
-		case <-ctx.Done():
-			return fmt.Errorf("natssink: Shutdown waited for another Shutdown: %w", ctx.Err())
-		}
+	if err := s.shutdownSem.Take(ctx); err != nil {
+		return fmt.Errorf("natssink: Shutdown waited for another Shutdown: %w", err)
 	}
-	defer func() { <-s.shutdownSem }()
+	defer s.shutdownSem.Release()
 	if s.completed {
 		return nil
 	}
@@ -395,25 +383,5 @@ func (s *Sink[T]) now() int64 { return int64(time.Since(s.epoch)) }
 // waitUntil polls cond, with a backoff from 20 µs to 1 ms, until it holds
 // (nil) or ctx ends (ctx.Err()).
 func waitUntil(ctx context.Context, cond func() bool) error {
-	if cond() {
-		return nil
-	}
-	wait := 20 * time.Microsecond
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			if cond() {
-				return nil
-			}
-			return ctx.Err()
-		case <-t.C:
-		}
-		if cond() {
-			return nil
-		}
-		wait = min(2*wait, time.Millisecond)
-		t.Reset(wait)
-	}
+	return backoff.Poll(ctx, 20*time.Microsecond, time.Millisecond, nil, nil, cond)
 }

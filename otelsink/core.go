@@ -10,12 +10,9 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/sink"
 )
-
-// cacheBlock is what a hot field is padded to: two 64-byte lines, because
-// x86 prefetches lines in adjacent pairs.
-const cacheBlock = 128
 
 // exporter is what the core needs of a span or log exporter.
 type exporter[T any] interface {
@@ -40,9 +37,9 @@ type core[T any] struct {
 	// closed is loaded by every OnEnd and stored once, by Shutdown. It sits
 	// on its own cache lines so that the drain workers' counter updates
 	// below do not invalidate the line every producer reads.
-	_      [cacheBlock]byte
+	_      [layout.CacheLine]byte
 	closed uint32
-	_      [cacheBlock - 4]byte
+	_      [layout.CacheLine - 4]byte
 
 	// The export path. exportMu serialises the exporter's calls (the SDK
 	// promises exporters that it never calls them concurrently, and the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // LogProcessor is an sdklog.Processor that hands emitted log records to a
@@ -15,7 +17,7 @@ import (
 // place of spans. Make one with [NewLog] or [NewLogProcessor]. It is safe
 // for concurrent use and must not be copied.
 type LogProcessor struct {
-	_ noCopy
+	_ layout.NoCopy
 	c core[sdklog.Record]
 }
 

@@ -8,6 +8,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -24,7 +25,7 @@ var ErrExportTimeout = errors.New("otelsink: export timeout")
 // package documentation for its guarantees and costs. Make one with [New] or
 // [NewSpanProcessor]. It is safe for concurrent use and must not be copied.
 type SpanProcessor struct {
-	_ noCopy
+	_ layout.NoCopy
 	c core[spanT]
 }
 
@@ -196,12 +197,6 @@ func (p *SpanProcessor) QueueCapacity() int { return p.c.queueCapacity() }
 
 // Name returns the processor's name (see [WithName]).
 func (p *SpanProcessor) Name() string { return p.c.cfg.name }
-
-// noCopy lets go vet's copylocks check flag copies of a processor.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
 
 // spanKind is the span processor's part of the settings.
 var spanKind = kind{

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -218,7 +219,7 @@ func budgetImpls() []pushImpl[uint64] {
 	budget := func(shared bool) func(*Config[uint64]) {
 		return func(c *Config[uint64]) {
 			c.SizeOf = func(uint64) int { return 8 }
-			c.MaxQueuedBytes = 8 * 2 * benchMaxTrial * or(c.Shards, DefaultShards())
+			c.MaxQueuedBytes = 8 * 2 * benchMaxTrial * cmp.Or(c.Shards, DefaultShards())
 			c.sharedBudget = shared
 		}
 	}
@@ -282,7 +283,7 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 	if impl.cfg != nil {
 		impl.cfg(&cfg)
 	}
-	cfg.RingCapacity = benchRingCapacity(or(cfg.Shards, DefaultShards()))
+	cfg.RingCapacity = benchRingCapacity(cmp.Or(cfg.Shards, DefaultShards()))
 	// hold, while set, is a channel that every Drain call waits on.
 	var hold atomic.Pointer[chan struct{}]
 	s := MustNew(cfg, ActionFunc[T](func(context.Context, []T) {

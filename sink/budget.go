@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/ring"
 )
 
@@ -131,11 +132,11 @@ type slowPath[T any] struct {
 	// under DropOldest displaced. Each is added to after dropped, only by
 	// such a push, on lines apart from the read-only pointers above;
 	// Stats loads them. Used only through sync/atomic's functions.
-	_         [cacheBlock - 3*unsafe.Sizeof(uintptr(0)) - 8]byte // interface, pointer, shard, handOff
+	_         [layout.CacheLine - 3*unsafe.Sizeof(uintptr(0)) - 8]byte // interface, pointer, shard, handOff
 	_         [0]atomic.Uint64
 	forBytes  uint64
 	displaced uint64
-	_         [cacheBlock - 16]byte
+	_         [layout.CacheLine - 16]byte
 }
 
 // refused is the end of a push whose TryPush the shard's ring refused,
@@ -261,10 +262,10 @@ func (s *Sink[T]) installBudgets(forces []forcer[T]) {
 
 // paddedCounter is a counter alone on its cache lines.
 type paddedCounter struct {
-	_ [cacheBlock]byte
+	_ [layout.CacheLine]byte
 	_ [0]atomic.Int64
 	n int64
-	_ [cacheBlock - 8]byte
+	_ [layout.CacheLine - 8]byte
 }
 
 // QueuedBytes returns the bytes that the handle's shard holds now (its

@@ -1,14 +1,15 @@
 package sink
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"runtime"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/ring"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 )
@@ -370,10 +371,8 @@ func (c Config[T]) Check() error {
 // The returned error joins one error per invalid field, each wrapping
 // ErrInvalidConfig and naming the field and its value.
 func (c Config[T]) settle(action Action[T]) (settings[T], error) {
-	var errs []error
-	bad := func(field string, value any, why string) {
-		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidConfig, field, value, why))
-	}
+	errs := fielderr.New(ErrInvalidConfig)
+	bad := errs.Add
 	if action == nil {
 		bad("action", "nil", "a sink needs an Action")
 	} else if f, ok := action.(ActionFunc[T]); ok && f == nil {
@@ -432,23 +431,23 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	} else if c.MaxBatchBytes <= 0 && c.MaxQueuedBytes <= 0 {
 		bad("SizeOf", funcNameOf(c.SizeOf), "is set but neither MaxBatchBytes nor MaxQueuedBytes is: nothing would use it")
 	}
-	if len(errs) > 0 {
-		return settings[T]{}, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return settings[T]{}, err
 	}
 
 	s := settings[T]{
-		name:             or(c.Name, DefaultName),
-		shards:           or(c.Shards, DefaultShards()),
-		ringCapacity:     or(c.RingCapacity, DefaultRingCapacity),
-		batchSize:        or(c.BatchSize, DefaultBatchSize),
+		name:             cmp.Or(c.Name, DefaultName),
+		shards:           cmp.Or(c.Shards, DefaultShards()),
+		ringCapacity:     cmp.Or(c.RingCapacity, DefaultRingCapacity),
+		batchSize:        cmp.Or(c.BatchSize, DefaultBatchSize),
 		factory:          c.Ring,
-		overloadInterval: or(c.OverloadInterval, DefaultOverloadInterval),
+		overloadInterval: cmp.Or(c.OverloadInterval, DefaultOverloadInterval),
 		onOverload:       c.OnOverload,
 		logger:           c.Logger,
 		idle:             c.Idle,
 		idleSleep:        c.IdleSleep,
-		stealVictims:     or(c.StealVictims, DefaultStealVictims),
-		stealItems:       or(c.StealItems, DefaultStealItems),
+		stealVictims:     cmp.Or(c.StealVictims, DefaultStealVictims),
+		stealItems:       cmp.Or(c.StealItems, DefaultStealItems),
 		maxDelay:         c.MaxDelay,
 		overflow:         c.Overflow,
 		watermark:        c.watermark,
@@ -456,7 +455,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		maxBatchBytes:    int64(c.MaxBatchBytes),
 		maxQueuedBytes:   int64(c.MaxQueuedBytes),
 		sharedBudget:     c.sharedBudget,
-		handOffWait:      or(c.HandOffWait, DefaultHandOffWait),
+		handOffWait:      cmp.Or(c.HandOffWait, DefaultHandOffWait),
 	}
 	if c.DisableHandOff {
 		s.handOffWait = 0
@@ -524,13 +523,4 @@ func funcNameOf(f any) string {
 		return fn.Name()
 	}
 	return fmt.Sprintf("%T", f)
-}
-
-// or returns v, or def when v is the zero value.
-func or[V comparable](v, def V) V {
-	var zero V
-	if v == zero {
-		return def
-	}
-	return v
 }

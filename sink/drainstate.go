@@ -3,6 +3,8 @@ package sink
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // drainState is what a shard's home worker records about its Drain calls
@@ -25,7 +27,7 @@ type drainState struct {
 	// before (prev); the monitor rotates them (rotate).
 	curDrain, prevDrain int64
 	curLag, prevLag     int64
-	_                   [cacheBlock - 6*8]byte
+	_                   [layout.CacheLine - 6*8]byte
 }
 
 // drainBegan records the start of a Drain call at now.

@@ -29,7 +29,7 @@ func (sh *shard[T]) shed() bool {
 
 // countRefusal counts a push that the shard's ring refused: as one after
 // shutdown when Shutdown has begun, else as one for a full ring. It
-// reports whether it was the first. Shutdown sets closing before it closes a ring, so a
+// reports whether it was the first. Shutdown reaches phaseClosing before it closes a ring, so a
 // push that a closed ring refused always counts as one after shutdown; a
 // push refused for a full ring as Shutdown begins may too, and it was
 // refused after Shutdown began.
@@ -55,7 +55,7 @@ func (sh *shard[T]) countRefusalFor(forBytes bool) (afterShutdown bool) {
 }
 
 // isClosing reports whether Shutdown has begun closing the rings.
-func (s *Sink[T]) isClosing() bool { return atomic.LoadUint32(&s.closing) != 0 }
+func (s *Sink[T]) isClosing() bool { return s.reached(phaseClosing) }
 
 // countShutdownDrop counts a drop on sh that Shutdown caused (a PushWait
 // that found it begun, or was parked when it began).

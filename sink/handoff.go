@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // The hand-off: what a push does when its ring is full although Drain is
@@ -67,7 +69,7 @@ const SlowDrain = 10 * time.Millisecond
 // it, the shard's worker loads n once per take and per Drain call.
 type handOffQueue struct {
 	handOffFields
-	_ [cacheBlock - unsafe.Sizeof(handOffFields{})%cacheBlock]byte
+	_ [layout.CacheLine - unsafe.Sizeof(handOffFields{})%layout.CacheLine]byte
 }
 
 // handOffFields are handOffQueue's fields, apart so that its padding

@@ -2,6 +2,9 @@ package sink
 
 import (
 	"testing"
+	"unsafe"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // woken reports which of ws hold a wake-up token, and takes the tokens.
@@ -67,4 +70,17 @@ func TestHandOffQueueLeaveTakesAnUnreadToken(t *testing.T) {
 
 func newTestWaiter() *handOffWaiter {
 	return &handOffWaiter{wake: make(chan struct{}, 1)}
+}
+
+// The per-shard queues fill whole blocks on every architecture: their
+// padding follows their fields' sizes (GOARCH=386 checks the 32-bit case).
+func TestTheShardQueuesFillWholeBlocks(t *testing.T) {
+	for name, size := range map[string]uintptr{
+		"handOffQueue": unsafe.Sizeof(handOffQueue{}),
+		"waitQueue":    unsafe.Sizeof(waitQueue{}),
+	} {
+		if size%layout.CacheLine != 0 {
+			t.Errorf("%s is %d bytes, not a whole number of %d-byte blocks", name, size, layout.CacheLine)
+		}
+	}
 }

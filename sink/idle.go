@@ -50,7 +50,7 @@ func (w *worker[T]) park() {
 	// worker does not park. With a ring that gives no such edge, the timer
 	// below bounds the delay of a missed doorbell.
 	sh.setSleeping(true)
-	if sh.ring.Len() > 0 || w.s.stopping.Load() {
+	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) {
 		sh.setSleeping(false)
 		return
 	}
@@ -111,7 +111,7 @@ func (w *worker[T]) waitBatch() {
 	// The Dekker pair of park, with the producers' push and with Flush,
 	// which raises flushing before it loads the flag (Sink.nudge).
 	sh.setSleeping(true)
-	if sh.ring.Len() > 0 || w.s.stopping.Load() || w.s.flushing.Load() != 0 {
+	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) || w.s.flushing.Load() != 0 {
 		sh.setSleeping(false)
 		return
 	}

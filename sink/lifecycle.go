@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardedsink/shardedsink/internal/backoff"
 )
 
 // Flush waits until every value accepted before the call has been handed to
@@ -72,9 +74,8 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	if err != nil {
 		return s.flushGaveUp(err, began)
 	}
-	// The loads of popped above observed the pops, which each worker made
-	// after its seq turned odd, so these loads see that odd value or a
-	// later one.
+	// The batch parity (shard.seq): these loads see the odd value of the
+	// round whose pops the loads of popped above observed, or a later one.
 	seqs := targets // reuse
 	for i := range s.shards {
 		seqs[i] = s.shards[i].seq.Load()
@@ -147,107 +148,93 @@ func (s *Sink[T]) nudge(sh *shard[T]) {
 // waitUntil polls cond with a backoff until it holds, ctx ends, or the
 // workers have all exited with cond still false.
 func (s *Sink[T]) waitUntil(ctx context.Context, cond func() bool) error {
-	const first, most = 20 * time.Microsecond, time.Millisecond
-	var t *time.Timer
-	for d := first; ; d = min(2*d, most) {
-		if cond() {
-			return nil
-		}
-		select {
-		case <-s.done:
-			if cond() {
-				return nil
-			}
-			return ErrShutdown
-		default:
-		}
-		if t == nil {
-			t = time.NewTimer(d)
-			defer t.Stop()
-		} else {
-			t.Reset(d)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
+	return backoff.Poll(ctx, 20*time.Microsecond, time.Millisecond, s.done, ErrShutdown, cond)
+}
+
+// The sink's phases, in order. phase only moves forward, and only a
+// Shutdown call holding shutdownSem moves it (advance); anyone loads it
+// (reached).
+//
+//   - phaseOpen: pushes go into the rings.
+//   - phaseClosing: the first Shutdown is closing the rings. It is set
+//     before the first ring's Close, so a push that a closed ring refuses
+//     sees it and counts itself as a drop after shutdown.
+//   - phaseStopping: every ring is closed and finalCtx is set; stop is
+//     closed with it, waking every worker, parked push and the monitor.
+//     The store publishes finalCtx: workers read it after they see the
+//     phase.
+//   - phaseDrained: a Shutdown drained everything and returned nil.
+//
+// Resumable Shutdown, the one rule: a Shutdown whose ctx ends first
+// leaves the phase at phaseStopping with values possibly left in the
+// rings; the next Shutdown resumes the final drain (resume) instead of
+// starting over, and only a Shutdown that drained everything moves on to
+// phaseDrained, after which every Shutdown returns nil at once.
+const (
+	phaseOpen uint32 = iota
+	phaseClosing
+	phaseStopping
+	phaseDrained
+)
+
+// reached reports whether the sink's phase is p or later.
+func (s *Sink[T]) reached(p uint32) bool { return atomic.LoadUint32(&s.phase) >= p }
+
+// advance moves the sink to phase p, the next one; the caller holds
+// shutdownSem.
+func (s *Sink[T]) advance(p uint32) {
+	if cur := atomic.LoadUint32(&s.phase); p <= cur {
+		panic(fmt.Sprintf("sink: phase %d after %d", p, cur))
+	}
+	atomic.StoreUint32(&s.phase, p)
+	if p == phaseStopping {
+		close(s.stop)
 	}
 }
 
-// Shutdown stops the sink and drains it. It closes every ring, so that from
-// then on every push returns false and counts its value as dropped; the
-// workers drain what is buffered in their own rings (no more stealing, and
-// a batch held for MaxDelay goes to Drain at once) and exit, and the
-// overload monitor makes a last check of the drop counters and exits. It
-// returns nil once every value accepted before the rings closed has been
-// handed to Drain and those Drain calls have returned.
+// Shutdown stops the sink and drains it: it closes every ring (from then
+// on every push returns false and is counted as dropped), lets each worker
+// hand what its ring holds to Drain, and returns nil once every value
+// accepted before the close has been handed to Drain and those calls have
+// returned.
 //
-// When ctx ends first, the ctx given to in-flight Drain calls is cancelled,
-// the workers exit as soon as their current Drain returns, and Shutdown
-// returns an error that wraps ctx.Err() (errors.Is(err,
-// context.DeadlineExceeded) or context.Canceled holds) and says how many
-// values were left in the rings when it returned. The Drain calls of the
-// final drain get a ctx with the deadline of Shutdown's ctx. Shutdown
-// returns nil only when nothing was lost to its ctx: the workers have
-// exited, no Drain call returned after its ctx had ended, and nothing is
-// left in the rings. With a ctx that has already ended when Shutdown is
-// called, that is so only if the rings were empty, no Drain call was in
-// flight, and the workers had exited by the time Shutdown looked.
-//
-// A Shutdown whose ctx ended can be resumed: a later call waits for the
-// Drain calls of the earlier one to return, then drains what is left in the
-// rings, with one goroutine per shard that still holds values, and returns
-// nil when it is done (or, again, an error wrapping its own ctx's). Once a
-// Shutdown has returned nil, every later call returns nil at once. Calls
-// are serialised: a call made while another works waits for it (or returns
-// when its own ctx ends), then returns nil if that one finished the job,
-// or resumes it. The pattern for a signal handler, whose ctx has ended by
-// the time it calls Shutdown:
+// When ctx ends first, it cancels the ctx of the Drain calls and returns
+// an error that wraps ctx.Err() and says how many values are left; a later
+// Shutdown resumes the drain from there (calls are serialised, and once
+// one has returned nil every later call returns nil at once). Give it a
+// ctx of its own, not one that has already ended (a signal's):
 //
 //	<-sigCtx.Done()
 //	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 //	defer cancel()
-//	err := s.Shutdown(ctx) // not sigCtx: that one has ended, and drains nothing
+//	err := s.Shutdown(ctx)
 //
-// Called with the ctx of one of this sink's Drain calls, or a ctx derived
-// from it, Shutdown returns [ErrCalledFromDrain] at once and does nothing:
-// it would wait for that Drain call to return. To stop the sink from inside
-// Drain, call Shutdown on another goroutine, with another ctx.
-//
-// A push that races the close of its ring either lands before the close,
-// and is drained, or fails and is counted: none is accepted and left
-// undrained. Producers need not stop first, but whatever they push once
-// Shutdown has begun is dropped. Shutdown panics with a nil ctx.
+// Called with the ctx of one of this sink's Drain calls (or one derived
+// from it) it returns [ErrCalledFromDrain] at once. It panics with a nil
+// ctx. The protocol, and what "nothing lost to ctx" means exactly:
+// docs/design.md, "sink: Shutdown".
 func (s *Sink[T]) Shutdown(ctx context.Context) error {
 	s.mustBeMade()
 	mustHaveCtx("Shutdown", ctx)
 	if s.calledFromDrain(ctx) {
 		return ErrCalledFromDrain
 	}
-	// Take the slot; a ctx that has already ended does not keep a free
-	// slot from being taken (a select with both ready picks at random).
-	select {
-	case s.shutdownSem <- struct{}{}:
-	default:
-		select {
-		case s.shutdownSem <- struct{}{}:
-		case <-ctx.Done():
-			return s.incomplete(ctx.Err(), false)
-		}
+	if err := s.shutdownSem.Take(ctx); err != nil {
+		return s.incomplete(err, false)
 	}
-	defer func() { <-s.shutdownSem }()
-	if s.completed {
-		return nil
-	}
+	defer s.shutdownSem.Release()
 	var err error
-	if !s.begun {
-		s.begun = true
-		err = s.shutdown(ctx)
-	} else {
+	switch {
+	case s.reached(phaseDrained):
+		return nil
+	case s.reached(phaseClosing):
 		err = s.resume(ctx)
+	default:
+		err = s.shutdown(ctx)
 	}
-	s.completed = err == nil
+	if err == nil {
+		s.advance(phaseDrained)
+	}
 	return err
 }
 
@@ -271,16 +258,14 @@ func (s *Sink[T]) shutdown(ctx context.Context) error {
 	}
 	// Once every Close has returned, no push can succeed any more, and
 	// every push that did is in a ring for the final drain to find. A
-	// push that a closed ring refuses loads closing after the Close, so
+	// push that a closed ring refuses sees phaseClosing after the Close, so
 	// it counts itself as one after shutdown.
-	atomic.StoreUint32(&s.closing, 1)
+	s.advance(phaseClosing)
 	for _, c := range s.closers {
 		c.Close()
 	}
 	s.lastDone = s.done
-	// Publishes finalCtx: the workers read it after they load stopping true.
-	s.stopping.Store(true)
-	close(s.stop) // wakes parked and sleeping workers and the monitor
+	s.advance(phaseStopping)
 
 	defer s.cancelDrain() // AfterFunc may not have run yet
 	return s.await(ctx, s.done, &s.faults.cutShort, s.finalCtx)

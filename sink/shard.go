@@ -5,13 +5,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/ring"
 )
-
-// cacheBlock is the span that keeps the hot fields of a shard apart: 128
-// bytes, crossbeam's CachePadded on x86-64 and arm64, where the prefetcher
-// pulls pairs of 64-byte lines.
-const cacheBlock = 128
 
 // shard is one ring with the state around it. Its fields fall into three
 // groups, each alone on its own 128-byte block, so that no two groups (and
@@ -62,7 +58,7 @@ type shard[T any] struct {
 	// wake, as full is used only through countFull and fullCount: see
 	// shard's "Atomics" note.
 	sleeping uint32
-	_        [cacheBlock - 2*unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(uintptr(0)) - 4]byte // interface, chan, flag
+	_        [layout.CacheLine - 2*unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(uintptr(0)) - 4]byte // interface, chan, flag
 
 	// full counts the pushes refused because every ring they tried was
 	// full in slots, before Shutdown began: the drops with no reason of
@@ -85,9 +81,9 @@ type shard[T any] struct {
 	// that its ring refused.
 	slow *slowPath[T]
 	// sink is the shard's sink, read-only after New: a refused push loads
-	// its closing flag (see shed), and nothing else reads it.
+	// its phase (see shed), and nothing else reads it.
 	sink *Sink[T]
-	_    [cacheBlock - 8 - 8 - 2*unsafe.Sizeof(uintptr(0))]byte // counters, pointers
+	_    [layout.CacheLine - 8 - 8 - 2*unsafe.Sizeof(uintptr(0))]byte // counters, pointers
 
 	// mu serialises the consumers of this ring: the home worker locks it for
 	// each burst, a stealer takes it with TryLock and skips the shard when it
@@ -99,14 +95,18 @@ type shard[T any] struct {
 	// popped + ring.Len() is the number of values ever accepted (the ones
 	// taken and the ones still in the ring).
 	popped atomic.Uint64
-	// seq is the home worker's batch sequence number: odd from before the
-	// worker's first pop of a round until its batch has been drained and
-	// cleared (or found empty), even otherwise. Flush waits on it.
+	// seq is the home worker's batch number, and its parity the rule
+	// Flush relies on: odd from before the worker's first pop of a round
+	// until its batch has been drained and cleared (or found empty), even
+	// otherwise; so "seq odd, then pops, then popped counter", all by the
+	// worker, and a Flush that saw a pop through popped sees that odd
+	// value or a later one. A batch held for MaxDelay keeps it odd across
+	// rounds. Only worker.beginRound and worker.endRound change it.
 	seq atomic.Uint64
 	// panics counts the Drain calls of the home worker that panicked or
 	// called runtime.Goexit. Only that worker adds to it; Stats loads it.
 	panics atomic.Uint64
-	_      [cacheBlock - 8 - 8 - 8 - 8]byte // mutex, popped, seq, panics
+	_      [layout.CacheLine - 8 - 8 - 8 - 8]byte // mutex, popped, seq, panics
 }
 
 // wake rings the doorbell of a sleeping worker. Of all the producers that see

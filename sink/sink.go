@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/internal/machine"
+	"github.com/shardedsink/shardedsink/internal/serial"
 )
 
 // Action receives the values that the drain workers take from the rings.
@@ -45,7 +47,7 @@ func (f ActionFunc[T]) Drain(ctx context.Context, batch []T) { f(ctx, batch) }
 //
 // A Sink is safe for concurrent use. It must not be copied.
 type Sink[T any] struct {
-	_ noCopy
+	_ layout.NoCopy
 
 	cfg     settings[T]
 	action  Action[T]
@@ -82,17 +84,15 @@ type Sink[T any] struct {
 	// that atomic store and load are the happens-before edge.
 	finalCtx context.Context
 
-	// closing is set to 1 by the first Shutdown before it closes a ring,
-	// and never cleared: a push refused once it is set is counted as
-	// dropped after shutdown (Stats.DroppedAfterShutdown). Only the drop
-	// paths load it (isClosing); a push that succeeds never does. A plain
-	// uint32 used through sync/atomic's functions (see shard's "Atomics"
-	// note: the drop paths are compiled in the user's package).
-	closing  uint32
-	stopping atomic.Bool   // set just before stop is closed
-	stop     chan struct{} // closed by the first Shutdown
-	running  atomic.Int32  // workers and monitor still running
-	done     chan struct{} // closed by the last of them to exit
+	// phase is where the sink is in its life (see lifecycle.go's
+	// phases); stop is closed when it reaches phaseStopping, and wakes
+	// every goroutine that sleeps on the sink. A plain uint32 used through
+	// sync/atomic's functions (see shard's "Atomics" note: the drop paths
+	// that load it are compiled in the user's package).
+	phase   uint32
+	stop    chan struct{}
+	running atomic.Int32  // workers and monitor still running
+	done    chan struct{} // closed by the last of them to exit
 
 	// closers[i] closes shards[i].ring: the ring's own Close, or its
 	// guard's (see equip). Shutdown closes every ring before it stops the
@@ -101,9 +101,7 @@ type Sink[T any] struct {
 
 	// shutdownSem serialises Shutdown calls: one slot, held by the call
 	// that works. The fields below it are used only while holding it.
-	shutdownSem chan struct{}
-	begun       bool          // the first Shutdown has closed the rings and stopped the workers
-	completed   bool          // a Shutdown has drained everything and returned nil
+	shutdownSem serial.Slot
 	lastDone    chan struct{} // closed once the Drain calls of the last Shutdown have returned
 
 	// flushing counts the Flush calls in progress. While it is above zero
@@ -123,10 +121,10 @@ type Sink[T any] struct {
 	// A plain uint64 used through atomic.AddUint64 (see shard's "Atomics"
 	// note); the zero-length array keeps it 8-byte aligned on 32-bit
 	// platforms.
-	_      [cacheBlock]byte
+	_      [layout.CacheLine]byte
 	_      [0]atomic.Uint64
 	cursor uint64
-	_      [cacheBlock - 8]byte
+	_      [layout.CacheLine - 8]byte
 
 	// waiting is the number of PushWait calls parked in the waits queues
 	// (raised before a caller's last look at its ring, lowered by whoever
@@ -136,7 +134,7 @@ type Sink[T any] struct {
 	// sync/atomic's functions (see shard's "Atomics" note), alone on its
 	// cache lines: parking callers write it, every worker reads it.
 	waiting int32
-	_       [cacheBlock - 4]byte
+	_       [layout.CacheLine - 4]byte
 }
 
 // New validates cfg, builds the rings and starts one drain worker per shard
@@ -174,7 +172,7 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 		closers:     make([]closer, st.shards),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
-		shutdownSem: make(chan struct{}, 1),
+		shutdownSem: serial.New(),
 		waits:       make([]waitQueue, st.shards),
 		drains:      make([]drainState, st.shards),
 		epoch:       time.Now(),
@@ -465,9 +463,3 @@ func mustHaveCtx(method string, ctx context.Context) {
 		panic("sink: " + method + " called with a nil ctx")
 	}
 }
-
-// noCopy lets go vet's copylocks check flag copies of a Sink.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // waitQueue holds the PushWait calls parked for room in one shard, in the
@@ -13,6 +16,13 @@ import (
 // wake-ups (when Sink.waiting is above zero) touch it, and a Push only
 // after Shutdown has begun. One per shard, each on cache lines of its own.
 type waitQueue struct {
+	waitFields
+	_ [layout.CacheLine - unsafe.Sizeof(waitFields{})%layout.CacheLine]byte
+}
+
+// waitFields are waitQueue's fields, apart so that its padding follows
+// their size on every architecture.
+type waitFields struct {
 	mu   sync.Mutex
 	list []*waiter // guarded by mu; the oldest first
 	// n is len(list), written under mu and loaded without it, so that a
@@ -30,7 +40,6 @@ type waitQueue struct {
 	// here so that Stats finds it on a line it loads anyway. Used only
 	// through sync/atomic's functions.
 	afterShutdown uint64
-	_             [cacheBlock - 8 - 24 - 8 - 8 - 8]byte // mutex, slice, n (padded), waitedOut, afterShutdown
 }
 
 // waiter is one parked PushWait call.

@@ -113,22 +113,18 @@ func (w *worker[T]) run() {
 // the next rounds top it up, until it is full or MaxDelay has passed since
 // its first value was taken.
 func (w *worker[T]) loop() {
-	for !w.s.stopping.Load() {
+	for !w.s.reached(phaseStopping) {
 		held := len(w.batch)
 		if held == 0 {
-			// seq turns odd before the first pop of a batch and even once
-			// the batch is drained and cleared: Flush relies on the order
-			// "seq odd, then pops, then popped counter", all by this
-			// goroutine. A batch held for MaxDelay keeps seq odd across
-			// rounds.
-			w.sh.seq.Add(1)
+			// A batch held for MaxDelay stays in its round.
+			w.beginRound()
 		}
 		own := w.burst()
 		if w.s.cfg.stealVictims > 0 && len(w.batch) < cap(w.batch) {
 			w.steal()
 		}
 		if len(w.batch) == 0 {
-			w.sh.seq.Add(1)
+			w.endRound()
 			w.idleWait()
 			continue
 		}
@@ -158,7 +154,7 @@ func (w *worker[T]) loop() {
 		}
 		drained := len(w.batch)
 		w.drain(w.s.drainCtx)
-		w.sh.seq.Add(1)
+		w.endRound()
 		// Pushes parked on this worker wait for room that the Action may
 		// free only in Drain (see Handle.HandOff), and a lag begins if the
 		// worker leaves values behind.
@@ -205,17 +201,17 @@ func (w *worker[T]) finalDrain() {
 	}
 	if len(w.batch) > 0 {
 		w.drain(ctx)
-		w.sh.seq.Add(1)
+		w.endRound()
 	}
 	for ctx.Err() == nil {
-		w.sh.seq.Add(1)
+		w.beginRound()
 		w.burst()
 		if len(w.batch) == 0 {
-			w.sh.seq.Add(1)
+			w.endRound()
 			return
 		}
 		w.drain(ctx)
-		w.sh.seq.Add(1)
+		w.endRound()
 		runtime.Gosched()
 	}
 }
@@ -272,6 +268,26 @@ func (w *worker[T]) yieldDue() bool {
 	return !w.s.handOffsParked(w.home) || w.lastEnd-w.lastYield >= int64(handOffYield)
 }
 
+// beginRound and endRound are the two steps of the batch parity (see
+// shard.seq, which states the rule Flush relies on): beginRound before
+// the first pop of a round, endRound once its batch has been drained and
+// cleared, or found empty. Only the shard's worker calls them.
+func (w *worker[T]) beginRound() {
+	if n := w.sh.seq.Add(1); parityChecked && n%2 != 1 {
+		panic(fmt.Sprintf("sink: shard %d began a round with batch number %d", w.home, n))
+	}
+}
+
+func (w *worker[T]) endRound() {
+	if n := w.sh.seq.Add(1); parityChecked && n%2 != 0 {
+		panic(fmt.Sprintf("sink: shard %d ended a round with batch number %d", w.home, n))
+	}
+}
+
+// parityChecked makes beginRound and endRound check the parity they
+// turn; the package's tests set it (parity_test.go).
+var parityChecked bool
+
 // take pops up to limit values from sh, shard i, into the batch, and
 // wakes the pushes parked on that shard when it took any. sh.mu must be
 // held.
@@ -317,7 +333,7 @@ func (w *worker[T]) wakeHelper() {
 // stays odd, and it hands them to Drain.
 func (w *worker[T]) replace() {
 	if len(w.batch) == 0 {
-		w.sh.seq.Add(1)
+		w.endRound()
 	}
 	w.leaving = false
 	// The ended Drain call's bytes came back in its deferred give-back,

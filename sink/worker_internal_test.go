@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // bare builds a sink whose workers are not started, so that a test can drive
@@ -224,10 +226,10 @@ func TestSingleShardPushDoesNotRetry(t *testing.T) {
 // hold pointers).
 func TestShardLayout(t *testing.T) {
 	var sh shard[int]
-	require.Equal(t, uintptr(3*cacheBlock), unsafe.Sizeof(sh))
-	require.Equal(t, uintptr(cacheBlock), unsafe.Offsetof(sh.full))
-	require.Equal(t, uintptr(2*cacheBlock), unsafe.Offsetof(sh.mu))
-	require.Equal(t, uintptr(3*cacheBlock), unsafe.Sizeof(shard[[64]byte]{}), "independent of T")
+	require.Equal(t, uintptr(3*layout.CacheLine), unsafe.Sizeof(sh))
+	require.Equal(t, uintptr(layout.CacheLine), unsafe.Offsetof(sh.full))
+	require.Equal(t, uintptr(2*layout.CacheLine), unsafe.Offsetof(sh.mu))
+	require.Equal(t, uintptr(3*layout.CacheLine), unsafe.Sizeof(shard[[64]byte]{}), "independent of T")
 
 	type group struct{ from, to uintptr } // [from, to) in bytes
 	for n := 1; n <= 8; n++ {
@@ -241,7 +243,7 @@ func TestShardLayout(t *testing.T) {
 				"consumer": {uintptr(unsafe.Pointer(&sh.mu)), uintptr(unsafe.Pointer(&sh.panics)) + 8},
 			} {
 				label := fmt.Sprintf("shard %d %s", i, name)
-				for b := g.from / cacheBlock; b <= (g.to-1)/cacheBlock; b++ {
+				for b := g.from / layout.CacheLine; b <= (g.to-1)/layout.CacheLine; b++ {
 					if other, ok := owner[b]; ok {
 						t.Fatalf("%d shards: %s shares a 128-byte block with %s", n, label, other)
 					}

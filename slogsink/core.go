@@ -5,13 +5,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/logsink"
 )
-
-// cacheLine is the padding between the fields that every logging call
-// reads and those that some write (128: the pair of lines that
-// adjacent-line prefetchers fetch together).
-const cacheLine = 128
 
 // core is what every handler derived from one New shares: the record
 // writer (package logsink), which queues, sheds, counts and writes the
@@ -24,12 +20,12 @@ type core struct {
 	// rootFormat is the Format handler New made, with no attributes or
 	// groups, which formats the drop reports.
 	rootFormat slog.Handler
-	_          [cacheLine]byte
+	_          [layout.CacheLine]byte
 
 	// fw is the writer of every Format handler: read by every logging
 	// call, its lock written only in locked mode (by every logging call).
 	fw formatWriter
-	_  [cacheLine]byte
+	_  [layout.CacheLine]byte
 }
 
 // DroppedMessage is the message of the record that reports, in the log

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -167,10 +168,8 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	var errs []error
-	bad := func(field string, value any, why string) {
-		errs = append(errs, fmt.Errorf("%w: %s = %v: %s", ErrInvalidOptions, field, value, why))
-	}
+	errs := fielderr.New(ErrInvalidOptions)
+	bad := errs.Add
 	if w == nil {
 		bad("w", "nil", "New needs a writer")
 	}
@@ -187,8 +186,8 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 	if o.BatchSize < 0 {
 		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
 	}
-	if len(errs) > 0 {
-		return settled{}, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return settled{}, err
 	}
 	s := settled{
 		hopts:  slog.HandlerOptions{Level: o.Level, AddSource: o.AddSource, ReplaceAttr: o.ReplaceAttr},

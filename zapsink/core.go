@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
 )
 
@@ -44,19 +45,17 @@ var _ zapcore.Core = (*Core)(nil)
 // enabler or destination, a bad size); nothing is started then. Otherwise
 // the writer's workers run until [Core.Close].
 func NewCore(enc zapcore.Encoder, dst io.Writer, enab zapcore.LevelEnabler, opts *Options) (*Core, error) {
-	var errs []error
+	errs := fielderr.New(ErrInvalidOptions)
 	if enc == nil {
-		errs = append(errs, fmt.Errorf("%w: enc = nil: NewCore needs an encoder", ErrInvalidOptions))
+		errs.Add("enc", "nil", "NewCore needs an encoder")
 	}
 	if enab == nil {
-		errs = append(errs, fmt.Errorf("%w: enab = nil: NewCore needs a level enabler", ErrInvalidOptions))
+		errs.Add("enab", "nil", "NewCore needs a level enabler")
 	}
 	lo, timeout, err := opts.settle(dst)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	errs.Wrap(err)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	sh := &shared{root: enc, timeout: timeout}
 	lo.Report = sh.report

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
 )
 
@@ -79,20 +80,18 @@ func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) 
 	} else {
 		lo.KeepLevel = SlogLevel(zapcore.WarnLevel)
 	}
-	var errs []error
+	errs := fielderr.New(ErrInvalidOptions)
 	timeout := o.SyncTimeout
 	if timeout < 0 {
-		errs = append(errs, fmt.Errorf("%w: SyncTimeout = %v: must be positive, or zero for the default %v", ErrInvalidOptions, timeout, DefaultSyncTimeout))
+		errs.Add("SyncTimeout", timeout, fmt.Sprintf("must be positive, or zero for the default %v", DefaultSyncTimeout))
 	}
 	if timeout <= 0 {
 		timeout = DefaultSyncTimeout
 	}
 	// logsink's own fields (and the destination), named in the same
 	// error as zapsink's.
-	if err := lo.Check(dst); err != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
-	}
-	return lo, timeout, errors.Join(errs...)
+	errs.Wrap(lo.Check(dst))
+	return lo, timeout, errs.Err()
 }
 
 // lowestEnabled is the slog level of the lowest zap level that e enables;

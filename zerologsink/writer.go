@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
 )
 
@@ -98,22 +99,20 @@ func New(dst io.Writer, opts *Options) (*Writer, error) {
 	if lo.KeepLevel == nil {
 		lo.KeepLevel = SlogLevel(zerolog.WarnLevel)
 	}
-	var errs []error
+	errs := fielderr.New(ErrInvalidOptions)
 	timeout := opts.CloseTimeout
 	if timeout < 0 {
-		errs = append(errs, fmt.Errorf("%w: CloseTimeout = %v: must be positive, or zero for the default %v", ErrInvalidOptions, timeout, DefaultCloseTimeout))
+		errs.Add("CloseTimeout", timeout, fmt.Sprintf("must be positive, or zero for the default %v", DefaultCloseTimeout))
 	} else if timeout == 0 {
 		timeout = DefaultCloseTimeout
 	}
 	w, err := logsink.New(dst, &lo)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
-	}
-	if len(errs) > 0 {
+	errs.Wrap(err)
+	if err := errs.Err(); err != nil {
 		if w != nil {
 			_ = w.Close(context.Background())
 		}
-		return nil, errors.Join(errs...)
+		return nil, err
 	}
 	return &Writer{s: w.Root(), timeout: timeout}, nil
 }

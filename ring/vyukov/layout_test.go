@@ -7,11 +7,13 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
-// block returns the cacheBlock-sized block of a Ring that holds the byte at
+// block returns the layout.CacheLine-sized block of a Ring that holds the byte at
 // offset.
-func block(offset uintptr) uintptr { return offset / cacheBlock }
+func block(offset uintptr) uintptr { return offset / layout.CacheLine }
 
 func TestCursorsSitOnTheirOwnBlocks(t *testing.T) {
 	var r Ring[int]
@@ -24,22 +26,22 @@ func TestCursorsSitOnTheirOwnBlocks(t *testing.T) {
 		unsafe.Offsetof(r.capacity)+unsafe.Sizeof(r.capacity),
 	) - 1 // the last byte of the read-only fields
 
-	require.GreaterOrEqual(t, tail-head, uintptr(cacheBlock), "head and tail must be a block apart")
+	require.GreaterOrEqual(t, tail-head, uintptr(layout.CacheLine), "head and tail must be a block apart")
 	require.NotEqual(t, block(head), block(tail), "head and tail share a block")
 	require.Less(t, block(readOnlyEnd), block(head), "the read-only fields share head's block")
 	require.Less(t, block(readOnlyEnd), block(tail), "the read-only fields share tail's block")
 	tailEnd := tail + unsafe.Sizeof(r.tail) - 1
-	require.LessOrEqual(t, (block(tailEnd)+1)*cacheBlock, unsafe.Sizeof(r),
+	require.LessOrEqual(t, (block(tailEnd)+1)*layout.CacheLine, unsafe.Sizeof(r),
 		"whatever the allocator places after the ring would share tail's block")
 }
 
 // The block offsets above hold in memory only if a Ring starts on a block
 // boundary. The allocator places an object on a boundary of its size class,
 // and every size class that is a multiple of 128 bytes keeps 128-byte
-// alignment, so the size of a Ring must stay a multiple of cacheBlock.
+// alignment, so the size of a Ring must stay a multiple of layout.CacheLine.
 func TestRingStartsOnABlockBoundary(t *testing.T) {
-	require.Zero(t, unsafe.Sizeof(Ring[int]{})%cacheBlock, "size %d", unsafe.Sizeof(Ring[int]{}))
-	require.Zero(t, unsafe.Sizeof(Ring[[3]string]{})%cacheBlock)
+	require.Zero(t, unsafe.Sizeof(Ring[int]{})%layout.CacheLine, "size %d", unsafe.Sizeof(Ring[int]{}))
+	require.Zero(t, unsafe.Sizeof(Ring[[3]string]{})%layout.CacheLine)
 	if unsafe.Sizeof(uintptr(0)) < 8 {
 		// The size classes of 32-bit platforms do not keep this alignment:
 		// there head and tail are still a block apart, but the block
@@ -48,7 +50,7 @@ func TestRingStartsOnABlockBoundary(t *testing.T) {
 	}
 	for range 64 {
 		r := New[int](1)
-		require.Zero(t, uintptr(unsafe.Pointer(r))%cacheBlock, "a ring at %p", r)
+		require.Zero(t, uintptr(unsafe.Pointer(r))%layout.CacheLine, "a ring at %p", r)
 	}
 }
 

@@ -27,14 +27,10 @@ import (
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/backoff"
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/internal/machine"
 	"github.com/shardedsink/shardedsink/ring"
 )
-
-// cacheBlock is the span that keeps head and tail apart: 128 bytes, crossbeam's
-// CachePadded on x86-64 and arm64, where the prefetcher pulls pairs of 64-byte
-// lines.
-const cacheBlock = 128
 
 // Ring is a bounded MPMC FIFO ring of exactly the capacity given to [New].
 // It is safe for concurrent use by any number of goroutines. A Ring must not
@@ -106,24 +102,24 @@ const cacheBlock = 128
 // platforms, as atomic.Uint64 did; a test checks the offsets, and CI runs
 // the tests under GOARCH=386.
 type Ring[T any] struct {
-	_ noCopy
+	_ layout.NoCopy
 
 	slots    []slot[T]
 	markBit  uint64 // the closed mark in tail; index bits are below it
 	oneLap   uint64 // 2*markBit: one lap of stamps
 	capacity int
-	_        [cacheBlock - unsafe.Sizeof([]byte(nil)) - 8 - 8 - unsafe.Sizeof(0)]byte // keep the read-only fields off head's block
+	_        [layout.CacheLine - unsafe.Sizeof([]byte(nil)) - 8 - 8 - unsafe.Sizeof(0)]byte // keep the read-only fields off head's block
 
 	// head is the stamp of the next slot to pop. Only consumers move it.
 	_    [0]atomic.Uint64 // 8-byte alignment for head on 32-bit platforms
 	head uint64
-	_    [cacheBlock - 8]byte
+	_    [layout.CacheLine - 8]byte
 
 	// tail is the stamp of the next slot to push, with the closed mark.
 	// Producers move it; Close sets the mark.
 	_    [0]atomic.Uint64 // 8-byte alignment for tail on 32-bit platforms
 	tail uint64
-	_    [cacheBlock - 8]byte
+	_    [layout.CacheLine - 8]byte
 }
 
 // slot is one cell of the ring. Its stamp is first and the zero-length
@@ -366,9 +362,3 @@ func (r *Ring[T]) Close() bool {
 
 // IsClosed reports whether [Ring.Close] has been called.
 func (r *Ring[T]) IsClosed() bool { return atomic.LoadUint64(&r.tail)&r.markBit != 0 }
-
-// noCopy lets go vet's copylocks check flag copies of a Ring.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}

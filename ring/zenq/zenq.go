@@ -11,6 +11,7 @@ import (
 
 	upstream "github.com/alphadose/zenq/v2"
 
+	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/ring"
 )
 
@@ -57,13 +58,13 @@ const (
 // FIFO follows: writer ticket t's value is read by reader ticket t, and
 // tickets are handed out in the order the Write calls take effect.
 type Ring[T any] struct {
-	_ noCopy
+	_ layout.NoCopy
 
 	// Read-only after New.
 	q        *upstream.ZenQ[T]
 	slots    slotArray[T] // zenq's slot array, to zero what Read leaves behind
 	capacity uint32
-	_        [cacheBlock - 8 - 24 - 8]byte // keep them off count's block
+	_        [layout.CacheLine - 8 - 24 - 8]byte // keep them off count's block
 
 	// count packs used and ready (see usedOne and readyOne). Every
 	// operation that changes it is a sequentially consistent atomic, and the
@@ -71,7 +72,7 @@ type Ring[T any] struct {
 	// both write it, so it gets a 128-byte block of its own (a pair of cache
 	// lines, which x86-64 prefetches together).
 	count atomic.Uint64
-	_     [cacheBlock - 8]byte
+	_     [layout.CacheLine - 8]byte
 
 	// pushMu serialises pushes: the reservation and the whole Write (which
 	// takes zenq's writer ticket) happen under it, so reservations and
@@ -82,7 +83,7 @@ type Ring[T any] struct {
 	// check found such a history (Len 1 after one push had started, then a
 	// later push's value popped first).
 	pushMu sync.Mutex
-	_      [cacheBlock - 8]byte
+	_      [layout.CacheLine - 8]byte
 
 	// popMu serialises pops: the claim of a ready unit, the Read and the
 	// zeroing of the slot happen under it, so claims, reader tickets and
@@ -90,9 +91,6 @@ type Ring[T any] struct {
 	popMu sync.Mutex
 	reads uint64 // zenq reader tickets taken so far; guarded by popMu
 }
-
-// cacheBlock is the span that keeps count apart from the other fields.
-const cacheBlock = 128
 
 // New returns an empty ring that holds exactly capacity values, backed by a
 // zenq queue of the next power of two. It panics if capacity is below 1 or
@@ -230,9 +228,3 @@ func (s slotArray[T]) clear(t uint64) {
 	var zero T
 	p.item = zero
 }
-
-// noCopy lets go vet's copylocks check flag copies of a Ring.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
