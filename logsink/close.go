@@ -15,20 +15,20 @@ import (
 // where the ring has room for it (otherwise the next record reports them). It
 // returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
 // writer is closed. Loggers may keep logging meanwhile.
-func (c *Writer) Flush(ctx context.Context) error {
+func (w *Writer) Flush(ctx context.Context) error {
 	// The same pairing with Close as in Stream.Begin: the drop reports pushed
 	// here are drained before Close shuts the sink down, or Flush sees
 	// closed and pushes none (Close then writes them itself).
-	if !c.enter() {
+	if !w.enter() {
 		return ErrClosed
 	}
-	for i := range c.shards {
-		if c.shards[i].pendingHint.Load() != 0 {
-			c.reportDrops(i)
+	for i := range w.shards {
+		if w.shards[i].pendingHint.Load() != 0 {
+			w.reportDrops(i)
 		}
 	}
-	c.leave()
-	err := c.sink.Flush(ctx)
+	w.leave()
+	err := w.sink.Flush(ctx)
 	if errors.Is(err, sink.ErrShutdown) {
 		return ErrClosed
 	}
@@ -38,20 +38,20 @@ func (c *Writer) Flush(ctx context.Context) error {
 // enter counts a Flush in flight on every shard and reports whether the
 // Writer is still open; leave ends it. See Stream.Begin for the pairing with
 // Close.
-func (c *Writer) enter() bool {
-	for i := range c.shards {
-		c.shards[i].inflight.Add(1)
+func (w *Writer) enter() bool {
+	for i := range w.shards {
+		w.shards[i].inflight.Add(1)
 	}
-	if c.closed.Load() != 0 {
-		c.leave()
+	if w.closed.Load() != 0 {
+		w.leave()
 		return false
 	}
 	return true
 }
 
-func (c *Writer) leave() {
-	for i := range c.shards {
-		c.shards[i].inflight.Add(-1)
+func (w *Writer) leave() {
+	for i := range w.shards {
+		w.shards[i].inflight.Add(-1)
 	}
 }
 
@@ -67,32 +67,32 @@ func (c *Writer) leave() {
 // own ctx.Err(). Close does not close the destination. A panic in the
 // destination or Options.Report while Close writes the last drop report is
 // recovered and counted, as on the drain workers.
-func (c *Writer) Close(ctx context.Context) error {
+func (w *Writer) Close(ctx context.Context) error {
 	first := false
-	c.closeOnce.Do(func() { first = true })
+	w.closeOnce.Do(func() { first = true })
 	if !first {
 		select {
-		case <-c.closeDone:
-			return c.closeErr
+		case <-w.closeDone:
+			return w.closeErr
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	defer close(c.closeDone)
-	c.closeErr = c.close(ctx)
-	return c.closeErr
+	defer close(w.closeDone)
+	w.closeErr = w.close(ctx)
+	return w.closeErr
 }
 
-func (c *Writer) close(ctx context.Context) error {
+func (w *Writer) close(ctx context.Context) error {
 	// Every logging call and Flush from now on sees closed, or is counted in
 	// inflight; see Stream.Begin for the pairing.
-	c.closed.Store(1)
-	c.stopWaits() // the records waiting for room (KeepWait) are shed now
-	if err := c.waitQuiet(ctx); err != nil {
-		_ = c.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
+	w.closed.Store(1)
+	w.stopWaits() // the records waiting for room (KeepWait) are shed now
+	if err := w.waitQuiet(ctx); err != nil {
+		_ = w.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
 		return err
 	}
-	if err := c.sink.Shutdown(ctx); err != nil {
+	if err := w.sink.Shutdown(ctx); err != nil {
 		// The sink's error wraps ctx's and says what it left; Close
 		// returns ctx.Err() itself, as its doc says (Abandoned counts what
 		// is left).
@@ -112,12 +112,12 @@ func (c *Writer) close(ctx context.Context) error {
 	fin := make(chan struct{})
 	go func() {
 		defer close(fin)
-		defer c.deliverErrors()
-		for i := range c.shards {
-			st := &c.shards[i]
+		defer w.deliverErrors()
+		for i := range w.shards {
+			st := &w.shards[i]
 			if p := st.takePending(); p.total != 0 {
-				if b := c.formatReport(p); b != nil {
-					c.write(b.Bytes(), 0)
+				if b := w.formatReport(p); b != nil {
+					w.write(b.Bytes(), 0)
 					PutRecord(b)
 				}
 			}
@@ -135,10 +135,10 @@ func (c *Writer) close(ctx context.Context) error {
 // check and its push, polling with a backoff from 1 µs to 1 ms: such a
 // call runs for a few microseconds (one record's formatting) unless it is
 // preempted.
-func (c *Writer) waitQuiet(ctx context.Context) error {
+func (w *Writer) waitQuiet(ctx context.Context) error {
 	return backoff.Poll(ctx, time.Microsecond, time.Millisecond, nil, nil, func() bool {
-		for i := range c.shards {
-			if c.shards[i].inflight.Load() != 0 {
+		for i := range w.shards {
+			if w.shards[i].inflight.Load() != 0 {
 				return false
 			}
 		}
@@ -150,15 +150,15 @@ func (c *Writer) waitQuiet(ctx context.Context) error {
 // workers and the last of them has exited; after a Close whose ctx ended
 // first, that is when the last Write in flight has returned. From then on
 // the counts of [Handler.Stats] are final.
-func (c *Writer) Done() <-chan struct{} { return c.sink.Done() }
+func (w *Writer) Done() <-chan struct{} { return w.sink.Done() }
 
 // Dropped returns Stats().Dropped, without allocating.
-func (c *Writer) Dropped() uint64 {
+func (w *Writer) Dropped() uint64 {
 	var total uint64
 	for lv := range levels {
-		total += c.closedDrops[lv].Load()
-		for i := range c.shards {
-			total += c.shards[i].dropped[lv].Load()
+		total += w.closedDrops[lv].Load()
+		for i := range w.shards {
+			total += w.shards[i].dropped[lv].Load()
 		}
 	}
 	return total
@@ -166,7 +166,7 @@ func (c *Writer) Dropped() uint64 {
 
 // Written returns Stats().Written: the records written by Writes that
 // succeeded; drop reports are not counted.
-func (c *Writer) Written() uint64 { return c.written.Load() }
+func (w *Writer) Written() uint64 { return w.written.Load() }
 
 // Errors returns Stats().Errors: the records lost to an error or a panic.
-func (c *Writer) Errors() uint64 { return c.failed.Load() }
+func (w *Writer) Errors() uint64 { return w.failed.Load() }

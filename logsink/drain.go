@@ -25,13 +25,13 @@ const maxWrite = 256 << 10
 // abandoned (the ctx of the Drain call ended, which happens only when
 // Close's ctx ended first). The errors go to OnError once the shard's lock
 // is released.
-func (c *Writer) drain(ctx context.Context, batch []entry) {
+func (w *Writer) drain(ctx context.Context, batch []entry) {
 	if len(batch) == 0 {
 		return
 	}
 	start := time.Now()
-	defer c.timeTurn(start)
-	st := &c.shards[batch[0].shard]
+	defer w.timeTurn(start)
+	st := &w.shards[batch[0].shard]
 	markers := len(batch) - records(batch)
 	// After the pops (the sink took the batch from the ring before this
 	// call), so queued never falls below the ring's length.
@@ -46,10 +46,10 @@ func (c *Writer) drain(ctx context.Context, batch []entry) {
 		if !returned {
 			// A Goexit in the writer (write counted its records): the
 			// records not yet copied are lost too.
-			c.failed.Add(uint64(records(batch[pos:])))
+			w.failed.Add(uint64(records(batch[pos:])))
 		}
 		st.mu.Unlock()
-		c.deliverErrors()
+		w.deliverErrors()
 	}()
 	if st.out == nil {
 		st.out = make([]byte, 0, maxWrite) // once: the drain never allocates
@@ -64,7 +64,7 @@ func (c *Writer) drain(ctx context.Context, batch []entry) {
 		}
 		if len(out)+len(p) > maxWrite {
 			if len(out) > 0 {
-				c.write(out, n)
+				w.write(out, n)
 				out, n = out[:0], 0
 				if ctx.Err() != nil {
 					break // Close's ctx has ended: give up on the rest
@@ -72,7 +72,7 @@ func (c *Writer) drain(ctx context.Context, batch []entry) {
 			}
 			if len(p) > maxWrite {
 				pos++
-				c.write(p, rec)
+				w.write(p, rec)
 				if ctx.Err() != nil {
 					break
 				}
@@ -84,18 +84,18 @@ func (c *Writer) drain(ctx context.Context, batch []entry) {
 		pos++
 	}
 	if pos < len(batch) {
-		c.abandoned.Add(uint64(records(batch[pos:])))
+		w.abandoned.Add(uint64(records(batch[pos:])))
 		pos = len(batch)
 	}
-	c.write(out, n)
+	w.write(out, n)
 	returned = true
 }
 
 // timeTurn records the time since start as a drain turn if it is the
 // longest so far.
-func (c *Writer) timeTurn(start time.Time) {
+func (w *Writer) timeTurn(start time.Time) {
 	d := int64(time.Since(start))
-	for m := c.maxTurn.Load(); d > m && !c.maxTurn.CompareAndSwap(m, d); m = c.maxTurn.Load() {
+	for m := w.maxTurn.Load(); d > m && !w.maxTurn.CompareAndSwap(m, d); m = w.maxTurn.Load() {
 	}
 }
 
@@ -104,35 +104,35 @@ func (c *Writer) timeTurn(start time.Time) {
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
 // sink nor Close's caller. An error is queued for OnError, which the
 // caller calls once its own locks are released (deliverErrors).
-func (c *Writer) write(p []byte, n int) {
+func (w *Writer) write(p []byte, n int) {
 	if len(p) == 0 {
-		return // n is 0: no record is empty (Handle counts those in Empty)
+		return // n is 0: no record is empty (Stream counts those in Stats.Empty)
 	}
-	c.wmu.Lock()
+	w.wmu.Lock()
 	returned := false
 	defer func() {
 		if !returned {
-			c.writeStart.Store(0)
+			w.writeStart.Store(0)
 		}
-		c.wmu.Unlock()
+		w.wmu.Unlock()
 		if !returned {
-			c.failed.Add(uint64(n))
-			c.reportPanic("the writer", recover())
+			w.failed.Add(uint64(n))
+			w.reportPanic("the writer", recover())
 		}
 	}()
-	c.writeStart.Store(max(1, int64(time.Since(c.epoch))))
-	m, err := c.w.Write(p)
+	w.writeStart.Store(max(1, int64(time.Since(w.epoch))))
+	m, err := w.dst.Write(p)
 	returned = true
-	c.writeStart.Store(0)
+	w.writeStart.Store(0)
 	if err == nil && m < len(p) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		c.failed.Add(uint64(n))
-		c.queueError(err)
+		w.failed.Add(uint64(n))
+		w.queueError(err)
 		return
 	}
-	c.written.Add(uint64(n))
+	w.written.Add(uint64(n))
 }
 
 // panicReportEvery is the least time between two reports of recovered
@@ -144,11 +144,11 @@ const panicReportEvery = time.Minute
 // where and logs it through the Logger, with its stack, unless another
 // report went out less than a minute ago. The Logger's own panic is
 // recovered.
-func (c *Writer) reportPanic(where string, p any) {
-	total := c.panics.Add(1)
+func (w *Writer) reportPanic(where string, p any) {
+	total := w.panics.Add(1)
 	now := time.Now().UnixNano()
-	last := c.lastPanic.Load()
-	if last != 0 && now-last < int64(panicReportEvery) || !c.lastPanic.CompareAndSwap(last, now) {
+	last := w.lastPanic.Load()
+	if last != 0 && now-last < int64(panicReportEvery) || !w.lastPanic.CompareAndSwap(last, now) {
 		return
 	}
 	what := "panicked"
@@ -157,6 +157,6 @@ func (c *Writer) reportPanic(where string, p any) {
 		what, val = "called runtime.Goexit", ""
 	}
 	defer func() { _ = recover() }()
-	c.logger.Error(c.opts.name+": "+where+" "+what+"; its records are counted in Errors",
+	w.logger.Error(w.opts.name+": "+where+" "+what+"; its records are counted in Errors",
 		"panic", val, "panics", total, "stack", string(debug.Stack()))
 }

@@ -188,18 +188,18 @@ func (st *shardState) givePending(p pendingDrops) {
 // next record to report. Records carry their reports in their own slots
 // (see Stream.Push); Flush pushes markers for the drops that no record
 // follows.
-func (c *Writer) reportDrops(i int) {
-	st := &c.shards[i]
+func (w *Writer) reportDrops(i int) {
+	st := &w.shards[i]
 	p := st.takePending()
 	if p.total == 0 {
 		return
 	}
-	if st.queued.Add(1) > int64(c.opts.ringCapacity) {
+	if st.queued.Add(1) > int64(w.opts.ringCapacity) {
 		st.queued.Add(-1)
 		st.givePending(p)
 		return
 	}
-	b := c.formatReport(p)
+	b := w.formatReport(p)
 	if b == nil {
 		// The report could not be formatted: it is lost (counted by the
 		// front-end), the records it counted stay in Dropped.
@@ -208,7 +208,7 @@ func (c *Writer) reportDrops(i int) {
 	}
 	st.markers.Add(1)
 	b.e.shard, b.e.marker = int32(i), true
-	pushed := c.handles[i].Push(b.e)
+	pushed := w.handles[i].Push(b.e)
 	PutRecord(b)
 	if !pushed {
 		// A record that waits for room (KeepWait) took the place that
@@ -223,11 +223,11 @@ func (c *Writer) reportDrops(i int) {
 // formatReport formats the drop report for counts with Options.Report. It
 // returns nil when Report returns nil or an empty record, or panics (a
 // panic is counted in Panics and reported).
-func (c *Writer) formatReport(p pendingDrops) (r *Record) {
+func (w *Writer) formatReport(p pendingDrops) (r *Record) {
 	returned := false
 	defer func() {
 		if !returned {
-			c.reportPanic("Options.Report", recover())
+			w.reportPanic("Options.Report", recover())
 			r = nil
 		}
 	}()
@@ -235,7 +235,7 @@ func (c *Writer) formatReport(p pendingDrops) (r *Record) {
 	for _, n := range p.waited {
 		d.WaitedOut += n
 	}
-	r = c.opts.report(d)
+	r = w.opts.report(d)
 	returned = true
 	if r != nil && r.Len() == 0 {
 		PutRecord(r)

@@ -30,11 +30,11 @@ type errorCalls struct {
 // queueError queues err for OnError; it takes only the queue's lock, so it
 // may be called under the write and shard locks. deliverErrors, called
 // after those are released, delivers it.
-func (c *Writer) queueError(err error) {
-	if c.opts.onError == nil {
+func (w *Writer) queueError(err error) {
+	if w.opts.onError == nil {
 		return
 	}
-	e := &c.errs
+	e := &w.errs
 	e.mu.Lock()
 	if e.n < maxQueuedErrors {
 		e.queue[(e.head+e.n)%maxQueuedErrors] = err
@@ -49,25 +49,25 @@ func (c *Writer) queueError(err error) {
 // goroutine is doing so, which then delivers them. A goroutine that stops
 // delivering looks at the queue once more after it has said so, so an
 // error queued meanwhile is not left behind.
-func (c *Writer) deliverErrors() {
-	e := &c.errs
+func (w *Writer) deliverErrors() {
+	e := &w.errs
 	for e.pending() && e.calling.CompareAndSwap(false, true) {
-		c.deliverQueued()
+		w.deliverQueued()
 	}
 }
 
 // deliverQueued is the delivering goroutine's loop. A Goexit in OnError
 // ends it (and its goroutine) with the flag cleared, so the next error
 // delivers what is left.
-func (c *Writer) deliverQueued() {
-	e := &c.errs
+func (w *Writer) deliverQueued() {
+	e := &w.errs
 	defer e.calling.Store(false)
 	for {
 		err := e.pop()
 		if err == nil {
 			return
 		}
-		c.callOnError(err)
+		w.callOnError(err)
 	}
 }
 
@@ -99,13 +99,13 @@ func (e *errorCalls) pop() error {
 
 // callOnError calls OnError with err; a panic in it is recovered and
 // counted in Panics.
-func (c *Writer) callOnError(err error) {
+func (w *Writer) callOnError(err error) {
 	returned := false
 	defer func() {
 		if !returned {
-			c.reportPanic("OnError", recover())
+			w.reportPanic("OnError", recover())
 		}
 	}()
-	c.opts.onError(err)
+	w.opts.onError(err)
 	returned = true
 }

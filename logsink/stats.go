@@ -54,27 +54,27 @@ type Stats struct {
 // Stats returns a snapshot of the counters. Each is read once; under
 // concurrency they are read one after another, not at one instant. It
 // allocates the DroppedByLevel map.
-func (c *Writer) Stats() Stats {
+func (w *Writer) Stats() Stats {
 	s := Stats{
-		Written:        c.written.Load(),
-		Errors:         c.failed.Load(),
-		Panics:         c.panics.Load(),
-		Abandoned:      c.abandoned.Load(),
-		Empty:          c.empty.Load(),
+		Written:        w.written.Load(),
+		Errors:         w.failed.Load(),
+		Panics:         w.panics.Load(),
+		Abandoned:      w.abandoned.Load(),
+		Empty:          w.empty.Load(),
 		DroppedByLevel: make(map[slog.Level]uint64),
 	}
 	// forBytes and waitedOut before dropped: a drop for bytes, and one
 	// that waited out, adds to dropped first.
-	for i := range c.shards {
-		s.DroppedForBytes += c.shards[i].forBytes.Load()
+	for i := range w.shards {
+		s.DroppedForBytes += w.shards[i].forBytes.Load()
 		for lv := range levels {
-			s.WaitedOut += c.shards[i].waitedOut[lv].Load()
+			s.WaitedOut += w.shards[i].waitedOut[lv].Load()
 		}
 	}
 	for lv := range levels {
-		n := c.closedDrops[lv].Load()
-		for i := range c.shards {
-			n += c.shards[i].dropped[lv].Load()
+		n := w.closedDrops[lv].Load()
+		for i := range w.shards {
+			n += w.shards[i].dropped[lv].Load()
 		}
 		if n != 0 {
 			s.DroppedByLevel[DropLevels[lv]] = n
@@ -82,10 +82,10 @@ func (c *Writer) Stats() Stats {
 		}
 	}
 	select {
-	case <-c.sink.Done():
+	case <-w.sink.Done():
 		// The workers have exited: what is queued stays in the rings.
-		for i := range c.shards {
-			st := &c.shards[i]
+		for i := range w.shards {
+			st := &w.shards[i]
 			s.Abandoned += uint64(st.queued.Load() - st.markers.Load())
 		}
 	default:

@@ -19,16 +19,16 @@ import (
 // the same Stream. The zero Stream is not usable: take one from
 // [Writer.Stream] or [Writer.Root].
 type Stream struct {
-	c     *Writer
+	w     *Writer
 	shard int
 	sh    *sink.Handle[entry]
 }
 
 // Writer returns the Writer that s writes into.
-func (s Stream) Writer() *Writer { return s.c }
+func (s Stream) Writer() *Writer { return s.w }
 
 // Write writes p as one record at Options.Level; see [Stream.WriteLevel].
-func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.c.opts.level, p) }
+func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.w.opts.level, p) }
 
 // WriteLevel writes p, the formatted bytes of one record, as a record of
 // level l: it copies p (into the ring slot itself for up to InlineSize
@@ -59,7 +59,7 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 	}
 	defer s.End()
 	if len(p) == 0 {
-		s.c.empty.Add(1)
+		s.w.empty.Add(1)
 		return 0, nil
 	}
 	r := GetRecord()
@@ -86,8 +86,8 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 // worker, runnable but behind busy loggers, gets a turn (see the package
 // doc).
 func (s Stream) Begin(l slog.Level) bool {
-	c := s.c
-	st := &c.shards[s.shard]
+	w := s.w
+	st := &w.shards[s.shard]
 	// Close stores closed, then waits for every inflight to read zero;
 	// this add comes before the load of closed. Go's atomics are
 	// sequentially consistent, so either this load sees closed, or Close
@@ -95,20 +95,20 @@ func (s Stream) Begin(l slog.Level) bool {
 	// sink down: no record is pushed into a sink that nobody drains any
 	// more.
 	st.inflight.Add(1)
-	if c.closed.Load() != 0 {
+	if w.closed.Load() != 0 {
 		st.inflight.Add(-1)
-		c.closedDrops[levelIndex(l)].Add(1)
+		w.closedDrops[levelIndex(l)].Add(1)
 		return false
 	}
-	limit := c.opts.admissionLimit(l)
+	limit := w.opts.admissionLimit(l)
 	q := st.queued.Load()
-	if q > c.opts.assistMark && c.assistTurn() {
+	if q > w.opts.assistMark && w.assistTurn() {
 		// The ring is backing up and the worker may be runnable but
 		// waiting for a P behind busy loggers: let it run.
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
-	if q >= limit && !s.handOff(st, limit) && (l < c.opts.keepLevel || c.opts.keepWait == 0) {
+	if q >= limit && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
 		st.inflight.Add(-1)
@@ -125,9 +125,9 @@ func (s Stream) Begin(l slog.Level) bool {
 // KeepLevel before the ring itself is full. Close ends the wait (the
 // record is then shed).
 func (s Stream) handOff(st *shardState, limit int64) bool {
-	c := s.c
-	return s.sh.HandOff(func() bool { return c.closed.Load() != 0 || st.queued.Load() < limit }) &&
-		c.closed.Load() == 0
+	w := s.w
+	return s.sh.HandOff(func() bool { return w.closed.Load() != 0 || st.queued.Load() < limit }) &&
+		w.closed.Load() == 0
 }
 
 // admit counts one more record in the shard's queued and reports whether
@@ -145,7 +145,7 @@ func (s Stream) admit(st *shardState, limit int64) bool {
 }
 
 // End ends a record that Begin started.
-func (s Stream) End() { s.c.shards[s.shard].inflight.Add(-1) }
+func (s Stream) End() { s.w.shards[s.shard].inflight.Add(-1) }
 
 // Push hands r, the formatted bytes of a record of level l that
 // [Stream.Begin] started, to the shard, and puts r back into the pool
@@ -154,24 +154,24 @@ func (s Stream) End() { s.c.shards[s.shard].inflight.Add(-1) }
 // a wait of up to Options.KeepWait for room); a report of earlier drops goes
 // in front of it. An empty r is counted in Stats.Empty.
 func (s Stream) Push(l slog.Level, r *Record) {
-	c := s.c
-	st := &c.shards[s.shard]
+	w := s.w
+	st := &w.shards[s.shard]
 	lv := levelIndex(l)
 	b := &r.e
 	if b.len() == 0 {
 		PutRecord(r)
-		c.empty.Add(1)
+		w.empty.Add(1)
 		return
 	}
-	keep := l >= c.opts.keepLevel
-	if b.big != nil && !keep && c.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
+	keep := l >= w.opts.keepLevel
+	if b.big != nil && !keep && w.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
 		PutRecord(r)
 		st.dropForBytes(lv)
 		return
 	}
 	report, pend := s.takeReport(st, b)
-	full := !s.admit(st, c.opts.admissionLimit(l))
-	wait := keep && c.opts.keepWait > 0 && (full || b.big != nil && c.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
+	full := !s.admit(st, w.opts.admissionLimit(l))
+	wait := keep && w.opts.keepWait > 0 && (full || b.big != nil && w.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
 	if full && !wait {
 		st.queued.Add(-1)
 		PutRecord(r)
@@ -212,7 +212,7 @@ func (s Stream) takeReport(st *shardState, b *entry) (*Record, pendingDrops) {
 	if pend.total == 0 {
 		return nil, pend
 	}
-	report := s.c.formatReport(pend)
+	report := s.w.formatReport(pend)
 	if report != nil && !s.reportFits(report, b) {
 		PutRecord(report)
 		st.givePending(pend)
@@ -250,10 +250,10 @@ func (s Stream) attach(r, report *Record) *Record {
 // ended before this push: a drop after Close. The report it carried goes
 // back.
 func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDrops) {
-	c := s.c
-	st := &c.shards[s.shard]
-	closed := c.closed.Load() != 0
-	if keep && c.opts.keepWait > 0 && !closed {
+	w := s.w
+	st := &w.shards[s.shard]
+	closed := w.closed.Load() != 0
+	if keep && w.opts.keepWait > 0 && !closed {
 		s.pushWait(en, lv, carries, pend)
 		return
 	}
@@ -263,7 +263,7 @@ func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDro
 	if carries {
 		st.givePending(*pend)
 	}
-	if !closed && size > 0 && c.opts.maxQueued > 0 && !s.fitsShare(size) {
+	if !closed && size > 0 && w.opts.maxQueued > 0 && !s.fitsShare(size) {
 		st.dropForBytes(lv)
 	} else {
 		st.drop(lv)
@@ -283,17 +283,17 @@ func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDro
 //
 //go:noinline
 func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
-	c := s.c
-	st := &c.shards[s.shard]
+	w := s.w
+	st := &w.shards[s.shard]
 	e := en.e
 	PutRecord(en)
 	var err error
-	if c.closed.Load() != 0 {
+	if w.closed.Load() != 0 {
 		err = sink.ErrShutdown
 	} else {
 		// Allocates the ctx and its timer: only a record that found no
 		// room pays for it.
-		ctx, cancel := context.WithTimeout(c.closing, c.opts.keepWait)
+		ctx, cancel := context.WithTimeout(w.closing, w.opts.keepWait)
 		err = s.sh.PushWait(ctx, e)
 		cancel()
 		if err == nil {
@@ -307,7 +307,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 	switch {
 	case errors.Is(err, sink.ErrValueTooLarge):
 		st.dropForBytes(lv)
-	case errors.Is(err, context.DeadlineExceeded) && c.closed.Load() == 0:
+	case errors.Is(err, context.DeadlineExceeded) && w.closed.Load() == 0:
 		st.waitOut(lv)
 	default:
 		// Close began (closing was cancelled, or the sink shut down).
@@ -322,7 +322,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 // shed for bytes because of a report.
 func (s Stream) reportFits(report *Record, b *entry) bool {
 	n := report.e.len() + b.len()
-	return b.big != nil || n <= InlineSize || s.c.opts.maxQueued == 0 || s.fitsShare(n)
+	return b.big != nil || n <= InlineSize || s.w.opts.maxQueued == 0 || s.fitsShare(n)
 }
 
 // fitsShare reports whether a record of n heap bytes at or above KeepLevel
@@ -367,32 +367,32 @@ const assistEvery = 100 * time.Microsecond
 // yielding would not help a worker that is still in its Write; otherwise
 // one caller per assistEvery (of callers that ask at once, one gets the
 // turn).
-func (c *Writer) assistTurn() bool {
-	now := int64(time.Since(c.epoch))
-	if ws := c.writeStart.Load(); ws != 0 && now-ws <= int64(assistAfter) {
+func (w *Writer) assistTurn() bool {
+	now := int64(time.Since(w.epoch))
+	if ws := w.writeStart.Load(); ws != 0 && now-ws <= int64(assistAfter) {
 		return false
 	}
-	last := c.lastAssist.Load()
-	return now-last > int64(assistEvery) && c.lastAssist.CompareAndSwap(last, now)
+	last := w.lastAssist.Load()
+	return now-last > int64(assistEvery) && w.lastAssist.CompareAndSwap(last, now)
 }
 
 // Fail counts n records lost to err (a front-end's formatting that
 // failed) in Stats.Errors and hands err, when not nil, to OnError.
-func (c *Writer) Fail(n int, err error) {
-	c.failed.Add(uint64(n))
+func (w *Writer) Fail(n int, err error) {
+	w.failed.Add(uint64(n))
 	if err != nil {
-		c.queueError(err)
-		c.deliverErrors()
+		w.queueError(err)
+		w.deliverErrors()
 	}
 }
 
 // Empty counts one record that had no bytes (a front-end's formatter that
 // wrote none) in Stats.Empty.
-func (c *Writer) Empty() { c.empty.Add(1) }
+func (w *Writer) Empty() { w.empty.Add(1) }
 
 // Panicked counts a panic that a front-end recovered (p; nil for a
 // runtime.Goexit) in Stats.Panics and logs it, with its stack, through
 // Options.Logger unless another report went out less than a minute ago.
 // where names what panicked ("the Format handler"). The records it cost
 // are counted with [Writer.Fail].
-func (c *Writer) Panicked(where string, p any) { c.reportPanic(where, p) }
+func (w *Writer) Panicked(where string, p any) { w.reportPanic(where, p) }

@@ -27,7 +27,7 @@ type Writer struct {
 	// counters, and those of shardState, are sync/atomic types, which keep
 	// 64-bit words 8-byte aligned on 32-bit platforms too.
 	sink   *sink.Sink[entry]
-	w      io.Writer
+	dst    io.Writer // the destination
 	opts   settled
 	logger *slog.Logger
 	shards []shardState
@@ -123,7 +123,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Writer{w: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
+	c := &Writer{dst: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
 	c.errs.name = o.name
 	c.closing, c.stopWaits = context.WithCancel(context.Background())
 	if c.logger == nil {
@@ -164,7 +164,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 			left--
 		}
 	}
-	c.root = Stream{c: c, shard: 0, sh: c.handles[0]}
+	c.root = Stream{w: c, shard: 0, sh: c.handles[0]}
 	return c, nil
 }
 
@@ -172,29 +172,29 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 // Stream (shard 0): see [Stream.WriteLevel]. It never waits for the
 // destination and always returns len(p), nil: a record that is not
 // accepted is counted (see [Writer.Stats]) and reported in the stream.
-func (c *Writer) Write(p []byte) (int, error) { return c.root.WriteLevel(c.opts.level, p) }
+func (w *Writer) Write(p []byte) (int, error) { return w.root.WriteLevel(w.opts.level, p) }
 
 // WriteLevel writes p as one record of level l, through the Writer's own
 // Stream (shard 0): see [Stream.WriteLevel].
-func (c *Writer) WriteLevel(l slog.Level, p []byte) (int, error) { return c.root.WriteLevel(l, p) }
+func (w *Writer) WriteLevel(l slog.Level, p []byte) (int, error) { return w.root.WriteLevel(l, p) }
 
 // Root returns the Writer's own Stream, the one that Write uses (shard 0).
-func (c *Writer) Root() Stream { return c.root }
+func (w *Writer) Root() Stream { return w.root }
 
 // Stream returns a Stream of its own for a logger: one shard, the next
 // one round-robin, whose records are written in the order they were
 // accepted. Loggers that log through Streams of their own spread over the
 // shards and their workers; the records of one goroutine through one
 // Stream keep their order.
-func (c *Writer) Stream() Stream {
-	i := int(c.next.Add(1) % uint64(len(c.shards)))
-	return Stream{c: c, shard: i, sh: c.handles[i]}
+func (w *Writer) Stream() Stream {
+	i := int(w.next.Add(1) % uint64(len(w.shards)))
+	return Stream{w: w, shard: i, sh: w.handles[i]}
 }
 
 // Shards returns the number of shards.
-func (c *Writer) Shards() int { return len(c.shards) }
+func (w *Writer) Shards() int { return len(w.shards) }
 
 // MaxDrainTurn returns the longest drain turn so far (one Drain call: the
 // copies and the Writes of one batch), the time a worker held a P; for
 // benchmarks and monitoring.
-func (c *Writer) MaxDrainTurn() time.Duration { return time.Duration(c.maxTurn.Load()) }
+func (w *Writer) MaxDrainTurn() time.Duration { return time.Duration(w.maxTurn.Load()) }

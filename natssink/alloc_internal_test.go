@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // drainRound publishes a batch through the sink's Drain, then settles
@@ -88,7 +90,7 @@ func TestReadStatsWritesEveryFieldAndAllocatesNothingOnceFilled(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	batch := []int{1, 2, 3}
 	drainRound(s, batch, []byte(okAck))
-	s.rep.record(1, ErrEncodePanicked)
+	s.reporter.record(1, ErrEncodePanicked)
 
 	want := s.Stats()
 	require.Equal(t, ErrEncodePanicked.Error(), want.LastError)
@@ -99,7 +101,7 @@ func TestReadStatsWritesEveryFieldAndAllocatesNothingOnceFilled(t *testing.T) {
 	require.Equal(t, want, st)
 
 	require.Zero(t, testing.AllocsPerRun(100, func() { s.ReadStats(&st) }))
-	s.rep.record(1, ErrShutdown)
+	s.reporter.record(1, ErrShutdown)
 	s.ReadStats(&st)
 	require.Equal(t, ErrShutdown.Error(), st.LastError)
 }
@@ -109,10 +111,10 @@ func TestReadStatsWritesEveryFieldAndAllocatesNothingOnceFilled(t *testing.T) {
 // natsprom and natsmetric collectors read.
 func BenchmarkStats(b *testing.B) {
 	_, js := connectBlackhole(b)
-	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, Shards: 64, SkipStreamCheck: true})
+	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, SkipStreamCheck: true, Sink: sink.Config[int]{Shards: 64}})
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, s.Shutdown(context.Background())) })
-	s.rep.record(1, ErrEncodePanicked) // a LastError to read
+	s.reporter.record(1, ErrEncodePanicked) // a LastError to read
 	b.Run("call=Stats", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

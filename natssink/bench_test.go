@@ -141,11 +141,11 @@ func (r *benchRun) report(b *testing.B, acked, dropped uint64) {
 func benchSink(b *testing.B, burstRings bool) {
 	b.ReportAllocs()
 	r := newBenchRun(b)
-	cfg := natssink.Config[event]{Subject: "bench", Encode: encodeEvent, Logger: quiet}
+	cfg := natssink.Config[event]{Subject: "bench", Encode: encodeEvent, Sink: sink.Config[event]{Logger: quiet}}
 	if burstRings {
 		// Every value fits in any one ring: the stack homes of the
 		// producers need not spread them evenly.
-		cfg.RingCapacity = min(sink.MaxRingCapacity, b.N+sink.DefaultRingCapacity)
+		cfg.Sink.RingCapacity = min(sink.MaxRingCapacity, b.N+sink.DefaultRingCapacity)
 	}
 	s, err := natssink.New(r.js, cfg)
 	require.NoError(b, err)

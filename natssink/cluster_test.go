@@ -12,6 +12,7 @@ import (
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/natssink/internal/crash"
 	"github.com/shardedsink/shardedsink/natssink/internal/natsproc"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // natsServerBin is the nats-server binary the cluster test runs, built
@@ -56,7 +57,7 @@ func TestClusterLeaderKilledLosesAndDuplicatesNothing(t *testing.T) {
 		// client take on two cores under -race, with room for the retries.
 		Producers: 4, Rate: 4000, For: 5 * time.Second,
 		Kill: 1500 * time.Millisecond, Restart: 3500 * time.Millisecond, LoseAcks: 300 * time.Millisecond,
-		Config: natssink.Config[crash.Value]{Logger: quiet}, // the defaults
+		Config: natssink.Config[crash.Value]{Sink: sink.Config[crash.Value]{Logger: quiet}}, // the defaults
 		Logf:   t.Logf,
 	})
 	require.NoError(t, err)

@@ -139,45 +139,18 @@ type Config[T any] struct {
 	// reports (their failures add up into the next), never a retry, and
 	// Shutdown waits for the last report only until its ctx ends. A panic
 	// in it is recovered and logged. Default: an Error record through
-	// Logger.
+	// Sink.Logger.
 	OnError func(error)
 
-	// The sink's own knobs: see [sink.Config], whose defaults they keep.
-	// Values go from the rings to Drain in batches of BatchSize; each
-	// value of a batch becomes one message.
-
-	// Name labels the sink in its stats, overload reports and log
-	// records. Default "natssink".
-	Name string
-	// Shards is the number of rings, each with its own drain worker.
-	// Default sink.DefaultShards().
-	Shards int
-	// RingCapacity is the number of values each ring holds. Default 8192.
-	RingCapacity int
-	// BatchSize is the most values a worker takes per Drain. Default 256.
-	BatchSize int
-	// MaxDelay lets a worker hold a short batch up to this long for more
-	// values. Default 0: publish at once.
-	MaxDelay time.Duration
-	// SizeOf and MaxQueuedBytes bound the values the rings hold in bytes
-	// as well as in number (sink.Config's fields of those names: SizeOf
-	// says what a value stands for, MaxQueuedBytes is the bound). Default:
-	// no bound in bytes on the rings (MaxInFlightBytes bounds the encoded
-	// values in flight).
-	SizeOf         func(T) int
-	MaxQueuedBytes int
-	// Overflow chooses which value a full ring sheds: sink.DropNewest
-	// (default) or sink.DropOldest.
-	Overflow sink.Overflow
-	// OverloadInterval is how often the overload monitor looks at the drop
-	// counters. Default 5 s.
-	OverloadInterval time.Duration
-	// OnOverload receives the sink's overload reports. Default: an Error
-	// record through Logger.
-	OnOverload func(sink.Overload)
-	// Logger receives the default reports. Default slog.Default() at the
-	// time of each report.
-	Logger *slog.Logger
+	// Sink holds the knobs of the sink under the publisher, with
+	// [sink.Config]'s meanings and defaults but Name's, "natssink": its
+	// rings and shards, the batches its drain workers take (each value of
+	// a batch becomes one message), the overload reports, the hand-off.
+	// Its Name also labels this sink's stats and failure reports, and its
+	// Logger receives the default failure reports. Its byte bound
+	// (SizeOf, MaxQueuedBytes) is on the rings; MaxInFlightBytes bounds
+	// the encoded values in flight.
+	Sink sink.Config[T]
 }
 
 // settings is a Config after defaults and validation.
@@ -242,7 +215,7 @@ func (c Config[T]) settle() (settings[T], error) {
 		return settings[T]{}, err
 	}
 	s := settings[T]{
-		name:             cmp.Or(c.Name, DefaultName),
+		name:             cmp.Or(c.Sink.Name, DefaultName),
 		subject:          c.Subject,
 		stream:           c.Stream,
 		subjectOf:        c.SubjectOf,
@@ -256,7 +229,7 @@ func (c Config[T]) settle() (settings[T], error) {
 		retryBudget:      cmp.Or(c.RetryBudget, DefaultRetryBudget),
 		retryBackoff:     cmp.Or(c.RetryBackoff, DefaultRetryBackoff),
 		onError:          c.OnError,
-		logger:           c.Logger,
+		logger:           c.Sink.Logger,
 	}
 	// The retry goroutine's resolution: a quarter of the shortest wait it
 	// times, within [1 ms, 50 ms].
@@ -266,19 +239,9 @@ func (c Config[T]) settle() (settings[T], error) {
 
 // sinkConfig is the sink.Config of the Sink's rings and workers.
 func (c Config[T]) sinkConfig(name string) sink.Config[T] {
-	return sink.Config[T]{
-		Name:             name,
-		Shards:           c.Shards,
-		RingCapacity:     c.RingCapacity,
-		BatchSize:        c.BatchSize,
-		MaxDelay:         c.MaxDelay,
-		Overflow:         c.Overflow,
-		SizeOf:           c.SizeOf,
-		MaxQueuedBytes:   c.MaxQueuedBytes,
-		OverloadInterval: c.OverloadInterval,
-		OnOverload:       c.OnOverload,
-		Logger:           c.Logger,
-	}
+	sc := c.Sink
+	sc.Name = cmp.Or(sc.Name, name)
+	return sc
 }
 
 // validStreamName reports whether s may name a JetStream stream: no white

@@ -95,7 +95,9 @@ func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
 	// were checked only once natssink's had passed).
 	t.Run("natssink's and the sink's fields at once", func(t *testing.T) {
 		_, err := natssink.New(srv.JetStream, natssink.Config[event]{Subject: "e", Encode: encodeEvent,
-			MaxInFlight: -1, RetryBudget: -time.Second, Shards: -1, BatchSize: -3})
+			MaxInFlight: -1, RetryBudget: -time.Second,
+			Sink: sink.Config[event]{Shards: -1, BatchSize: -3},
+		})
 		require.ErrorIs(t, err, natssink.ErrInvalidConfig)
 		require.ErrorIs(t, err, sink.ErrInvalidConfig)
 		for _, w := range []string{"MaxInFlight = -1", "RetryBudget = -1s", "Shards = -1", "BatchSize = -3"} {
@@ -104,7 +106,7 @@ func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
 	})
 
 	t.Run("the sink's knobs are checked by the sink", func(t *testing.T) {
-		_, err := natssink.New(srv.JetStream, natssink.Config[event]{Subject: "e", Encode: encodeEvent, Shards: -1, RingCapacity: -5})
+		_, err := natssink.New(srv.JetStream, natssink.Config[event]{Subject: "e", Encode: encodeEvent, Sink: sink.Config[event]{Shards: -1, RingCapacity: -5}})
 		require.ErrorIs(t, err, natssink.ErrInvalidConfig)
 		require.ErrorIs(t, err, sink.ErrInvalidConfig)
 		require.Contains(t, err.Error(), "Shards = -1")

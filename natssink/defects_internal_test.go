@@ -74,7 +74,7 @@ func TestABadSubjectFromSubjectOfFailsTheValueUnpublished(t *testing.T) {
 		pubs := tr.all()
 		require.Len(t, pubs, 1)
 		require.Equal(t, "ok.one", pubs[0].subject)
-		require.ErrorIs(t, s.rep.lastError(), nats.ErrBadSubject)
+		require.ErrorIs(t, s.reporter.lastError(), nats.ErrBadSubject)
 	})
 }
 
@@ -83,12 +83,14 @@ func TestABadSubjectFromSubjectOfFailsTheValueUnpublished(t *testing.T) {
 // Shutdown returns nil (defect 5).
 func TestAGoexitInEncodeLosesNothingUncounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, tr := newFake(t, Config[int]{BatchSize: 16, MaxDelay: time.Second, Encode: func(dst []byte, v int) ([]byte, error) {
+		s, tr := newFake(t, Config[int]{Encode: func(dst []byte, v int) ([]byte, error) {
 			if v == 3 {
 				runtime.Goexit()
 			}
 			return encodeInt(dst, v)
-		}})
+		},
+			Sink: sink.Config[int]{BatchSize: 16, MaxDelay: time.Second},
+		})
 		tr.setAnswer(ackAll)
 		for i := range 8 {
 			require.True(t, s.Push(i))
@@ -98,7 +100,7 @@ func TestAGoexitInEncodeLosesNothingUncounted(t *testing.T) {
 		require.Equal(t, uint64(3), st.Acked, "0, 1, 2")
 		require.Equal(t, uint64(5), st.Failed, "3 and what followed it in its batch")
 		require.Zero(t, st.InFlight)
-		require.ErrorIs(t, s.rep.lastError(), ErrEncodePanicked)
+		require.ErrorIs(t, s.reporter.lastError(), ErrEncodePanicked)
 	})
 }
 
@@ -141,7 +143,7 @@ func TestAnOnErrorThatBlocksStopsNoRetryNorShutdown(t *testing.T) {
 func TestAPublishThatBlocksDoesNotHoldShutdownPastItsCtx(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		block := make(chan struct{})
-		s, tr := newFake(t, Config[int]{Shards: 2})
+		s, tr := newFake(t, Config[int]{Sink: sink.Config[int]{Shards: 2}})
 		tr.fail = func(p published) error {
 			if p.payload == "1" {
 				<-block
@@ -225,7 +227,7 @@ func TestTooManyRequestsIsRetried(t *testing.T) {
 // byte budget is dropped and counted.
 func TestMaxQueuedBytesBoundsTheRings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, tr := newFake(t, Config[int]{MaxInFlight: 1, AckTimeout: time.Hour, SizeOf: func(v int) int { return v }, MaxQueuedBytes: 1000})
+		s, tr := newFake(t, Config[int]{MaxInFlight: 1, AckTimeout: time.Hour, Sink: sink.Config[int]{SizeOf: func(v int) int { return v }, MaxQueuedBytes: 1000}})
 		require.True(t, s.Push(10)) // in flight, never acked
 		synctest.Wait()
 		require.True(t, s.Push(600))

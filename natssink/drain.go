@@ -170,7 +170,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 	sl.attempts, sl.first, sl.err, sl.backingOff = 1, now, nil, false
 	sl.seq.Store(seq)
 	sl.due.Store(now + int64(s.cfg.ackTimeout))
-	if err := s.tr.publish(subject, sl.reply, sl.hdr, sl.payload); err != nil {
+	if err := s.transport.publish(subject, sl.reply, sl.hdr, sl.payload); err != nil {
 		s.attemptFailed(sl, idx, now, err)
 	}
 }
@@ -183,7 +183,7 @@ func (s *Sink[T]) republish(sl *slot, idx int32, now int64) {
 	sl.setName(s.inbox, sl.seq.Load(), idx, sl.attempts)
 	sl.backingOff = false
 	sl.due.Store(now + int64(s.cfg.ackTimeout))
-	if err := s.tr.publish(sl.subject, sl.reply, sl.hdr, sl.payload); err != nil {
+	if err := s.transport.publish(sl.subject, sl.reply, sl.hdr, sl.payload); err != nil {
 		s.attemptFailed(sl, idx, now, err)
 	}
 }
@@ -223,7 +223,7 @@ func (s *Sink[T]) timedOut(sl *slot, idx int32, now int64) {
 func (s *Sink[T]) ack(sl *slot, idx int32, duplicate bool) {
 	s.acked.Add(1)
 	if duplicate {
-		s.dups.Add(1)
+		s.duplicates.Add(1)
 	}
 	s.release(sl, idx)
 }
@@ -236,7 +236,7 @@ func (s *Sink[T]) giveUp(sl *slot, idx int32, now int64) {
 		f.elapsed = time.Duration(now - sl.first)
 	}
 	s.failed.Add(1)
-	s.rep.record(1, f)
+	s.reporter.record(1, f)
 	s.release(sl, idx)
 }
 
@@ -244,7 +244,7 @@ func (s *Sink[T]) giveUp(sl *slot, idx int32, now int64) {
 // they got a slot, when Shutdown's ctx ended or a Goexit ended the Drain.
 func (s *Sink[T]) failUnpublished(n int, reason error) {
 	s.failed.Add(uint64(n))
-	s.rep.record(uint64(n), &failure{subject: s.cfg.subject, err: reason})
+	s.reporter.record(uint64(n), &failure{subject: s.cfg.subject, err: reason})
 }
 
 // errGoexit is the reason of a value whose Encode or SubjectOf called

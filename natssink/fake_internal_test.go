@@ -103,11 +103,11 @@ func newFake(t *testing.T, cfg Config[int]) (*Sink[int], *fakeTransport) {
 	if cfg.Encode == nil {
 		cfg.Encode = encodeInt
 	}
-	if cfg.Shards == 0 {
-		cfg.Shards = 1
+	if cfg.Sink.Shards == 0 {
+		cfg.Sink.Shards = 1
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler) // the tests look at Stats and OnError
+	if cfg.Sink.Logger == nil {
+		cfg.Sink.Logger = slog.New(slog.DiscardHandler) // the tests look at Stats and OnError
 	}
 	st, err := cfg.settle()
 	require.NoError(t, err)

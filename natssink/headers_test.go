@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // MsgIDOf and HeadersOf reach the stream: each message carries the
@@ -17,7 +18,7 @@ func TestMsgIDOfAndHeadersOfReachTheStream(t *testing.T) {
 	srv := embeddedServer(t)
 	st := stream(t, srv.JetStream, "HDR", "hdr.>")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
-		Subject: "hdr.x", Encode: encodeEvent, Logger: quiet,
+		Subject: "hdr.x", Encode: encodeEvent,
 		MsgIDOf: func(e event) string {
 			if e.Seq < 0 {
 				return ""
@@ -30,6 +31,7 @@ func TestMsgIDOfAndHeadersOfReachTheStream(t *testing.T) {
 				"Nats-Msg-Id": {"overridden"},
 			}
 		},
+		Sink: sink.Config[event]{Logger: quiet},
 	})
 	require.NoError(t, err)
 	for _, seq := range []int{1, 2, 1, -1} { // 1 twice; -1 has no id

@@ -10,7 +10,7 @@ import (
 //
 // The free slots are a LIFO stack: a slot freed is the next one taken, so
 // the slots in use stay among the lowest indices and a sink whose load
-// never needed many slots touches, and scans, only those (hwm). A sink's
+// never needed many slots touches, and scans, only those (highWater). A sink's
 // slots array is allocated whole by New but its pages are touched only
 // as slots are first used.
 type pool struct {
@@ -24,10 +24,10 @@ type pool struct {
 
 	waiters atomic.Int32 // workers waiting for room: put signals only then
 
-	maxBytes int64
-	bytes    atomic.Int64    // the payload bytes of the values in slots
-	hwm      atomic.Int32    // every slot at this index or above has never been taken
-	ensure   func(idx int32) // allocates slot idx's chunk, under mu, on its first take
+	maxBytes  int64
+	bytes     atomic.Int64    // the payload bytes of the values in slots
+	highWater atomic.Int32    // every slot at this index or above has never been taken
+	ensure    func(idx int32) // allocates slot idx's chunk, under mu, on its first take
 }
 
 func newPool(slots int, maxBytes int64, ensure func(int32)) *pool {
@@ -54,9 +54,9 @@ func (p *pool) take() (int32, bool) {
 	}
 	idx := p.free[n-1]
 	p.free = p.free[:n-1]
-	if idx >= p.hwm.Load() {
+	if idx >= p.highWater.Load() {
 		p.ensure(idx)
-		p.hwm.Store(idx + 1) // under mu: only here
+		p.highWater.Store(idx + 1) // under mu: only here
 	}
 	p.mu.Unlock()
 	return idx, true

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // Pushed is Drained + Queued + Dropped of the sink's rings: producers push
@@ -20,7 +22,9 @@ import (
 func TestPushedOnlyGrows(t *testing.T) {
 	_, js := connectBlackhole(t)
 	s, err := New(js, Config[int]{Subject: "values", Encode: encodeInt, MaxInFlight: 1 << 16, AckTimeout: time.Hour,
-		SkipStreamCheck: true, Shards: 2, RingCapacity: 64, BatchSize: 8})
+		SkipStreamCheck: true,
+		Sink:            sink.Config[int]{Shards: 2, RingCapacity: 64, BatchSize: 8},
+	})
 	require.NoError(t, err)
 	var stop atomic.Bool
 	var wg sync.WaitGroup

@@ -20,7 +20,7 @@ func (s *Sink[T]) retryLoop() {
 		if s.inflight.Load() > 0 {
 			wait = s.cfg.tick
 		}
-		if r := s.rep.untilDue(s.now()); r >= 0 && (wait < 0 || r < wait) {
+		if r := s.reporter.untilDue(s.now()); r >= 0 && (wait < 0 || r < wait) {
 			wait = r
 		}
 		var tick <-chan time.Time
@@ -38,13 +38,13 @@ func (s *Sink[T]) retryLoop() {
 		t.Stop()
 		now := s.now()
 		s.scan(now)
-		s.rep.deliver(now, false)
+		s.reporter.deliver(now, false)
 	}
 }
 
 // scan acts on every slot whose due time has come.
 func (s *Sink[T]) scan(now int64) {
-	s.slots.eachDue(s.pool.hwm.Load(), now, func(idx int32, sl *slot) {
+	s.slots.eachDue(s.pool.highWater.Load(), now, func(idx int32, sl *slot) {
 		sl.mu.Lock()
 		if d := sl.due.Load(); d != 0 && d <= now {
 			if sl.backingOff {

@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 func TestAValueIsPublishedOnceWhenItsAckComes(t *testing.T) {
@@ -185,10 +187,10 @@ func TestPermanentErrorsAreNotRetried(t *testing.T) {
 				require.Equal(t, uint64(1), st.Failed)
 				require.Zero(t, st.Retried)
 				if tc.want != nil {
-					require.ErrorIs(t, s.rep.lastError(), tc.want)
+					require.ErrorIs(t, s.reporter.lastError(), tc.want)
 				} else {
-					apiErr, ok := errors.AsType[*jetstream.APIError](s.rep.lastError())
-					require.True(t, ok, "%v", s.rep.lastError())
+					apiErr, ok := errors.AsType[*jetstream.APIError](s.reporter.lastError())
+					require.True(t, ok, "%v", s.reporter.lastError())
 					require.Equal(t, 400, apiErr.Code)
 				}
 			})
@@ -275,7 +277,7 @@ func TestEncodeErrorsAndPanicsAreCountedAsFailed(t *testing.T) {
 		require.Equal(t, uint64(3), st.Acked)
 		require.Equal(t, uint64(2), st.Failed)
 		require.Len(t, tr.all(), 3, "what failed to encode is not published")
-		require.ErrorIs(t, s.rep.lastError(), ErrEncodePanicked)
+		require.ErrorIs(t, s.reporter.lastError(), ErrEncodePanicked)
 		require.Contains(t, st.LastError, "66 is no number")
 	})
 }
@@ -310,7 +312,7 @@ func TestOnErrorIsCalledAtMostOnceASecondAndOnceMoreAtShutdown(t *testing.T) {
 
 func TestAtMaxInFlightTheWorkerWaitsAndTheRingsShed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, tr := newFake(t, Config[int]{MaxInFlight: 4, RingCapacity: 16, BatchSize: 8, AckTimeout: time.Hour})
+		s, tr := newFake(t, Config[int]{MaxInFlight: 4, AckTimeout: time.Hour, Sink: sink.Config[int]{RingCapacity: 16, BatchSize: 8}})
 		accepted := 0
 		for i := range 100 {
 			if s.Push(i) {
@@ -369,7 +371,7 @@ func TestFlushWaitsForTheAcks(t *testing.T) {
 func TestAShutdownWhoseCtxEndsGivesUpWhatIsInFlightAndPublishesNothingMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r reports
-		s, tr := newFake(t, Config[int]{MaxInFlight: 2, RingCapacity: 64, BatchSize: 4, AckTimeout: time.Hour, OnError: r.onError})
+		s, tr := newFake(t, Config[int]{MaxInFlight: 2, AckTimeout: time.Hour, OnError: r.onError, Sink: sink.Config[int]{RingCapacity: 64, BatchSize: 4}})
 		for i := range 40 {
 			require.True(t, s.Push(i))
 		}
@@ -386,7 +388,7 @@ func TestAShutdownWhoseCtxEndsGivesUpWhatIsInFlightAndPublishesNothingMore(t *te
 		require.Equal(t, uint64(40), st.Pushed)
 		require.Positive(t, st.Failed, "the values in flight and the worker's batch")
 		require.Equal(t, uint64(40), st.Failed+st.Queued, "the rest is still in the ring: %+v", st)
-		require.ErrorIs(t, s.rep.lastError(), ErrShutdown)
+		require.ErrorIs(t, s.reporter.lastError(), ErrShutdown)
 
 		// A later ack changes nothing; a later Shutdown counts what the
 		// ring held as failed without publishing it.

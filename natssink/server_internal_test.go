@@ -53,7 +53,7 @@ func TestARetryAfterALostAckIsStoredOnce(t *testing.T) {
 	nc, js, st := startServer(t, "lossy")
 	s, err := New(js, Config[int]{Subject: "lossy", Encode: encodeInt, AckTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
-	s.tr = lossyTransport{connTransport{nc}} // before the first push
+	s.transport = lossyTransport{connTransport{nc}} // before the first push
 	const n = 100
 	for i := range n {
 		require.True(t, s.Push(i))

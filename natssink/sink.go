@@ -26,11 +26,11 @@ import (
 type Sink[T any] struct {
 	_ layout.NoCopy
 
-	cfg   settings[T]
-	sink  *sink.Sink[T]
-	tr    transport
-	inbox string // the subject prefix of the acks: inbox.seq.slot.attempt
-	unsub func() error
+	cfg       settings[T]
+	sink      *sink.Sink[T]
+	transport transport
+	inbox     string // the subject prefix of the acks: inbox.seq.slot.attempt
+	unsub     func() error
 	// unsubOnce runs unsub once; unsubErr is its result.
 	unsubOnce sync.Once
 	unsubErr  error
@@ -47,8 +47,8 @@ type Sink[T any] struct {
 
 	// The counts, each updated with one atomic add off the producers'
 	// path: by the drain workers, the ack handler and the retry goroutine.
-	acked, dups, failed, retried atomic.Uint64
-	rep                          reporter
+	acked, duplicates, failed, retried atomic.Uint64
+	reporter                           reporter
 
 	// closed is set by a Shutdown whose ctx ended: from then on nothing is
 	// published, and every value taken from a ring counts as failed. A
@@ -159,7 +159,7 @@ func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 	s := &Sink[T]{
 		cfg:         st,
-		tr:          tr,
+		transport:   tr,
 		inbox:       inbox,
 		epoch:       time.Now(),
 		slots:       newSlotTable(st.maxInFlight),
@@ -168,7 +168,7 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 		retryDone:   make(chan struct{}),
 		shutdownSem: serial.New(),
 	}
-	s.rep.poke, s.rep.onError, s.rep.name, s.rep.logger = s.poke, st.onError, st.name, st.logger
+	s.reporter.poke, s.reporter.onError, s.reporter.name, s.reporter.logger = s.poke, st.onError, st.name, st.logger
 	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox, st.stream) })
 	return s
 }
@@ -180,7 +180,7 @@ func (s *Sink[T]) start(cfg Config[T]) error {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	s.sink = sk
-	s.rep.start()
+	s.reporter.start()
 	go s.retryLoop()
 	return nil
 }
@@ -232,7 +232,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	// call that has returned: each is settled, or has a slot and a
 	// sequence number no greater than this.
 	last := s.seq.Load()
-	return waitUntil(ctx, func() bool { return !s.slots.anyAtOrBelow(s.pool.hwm.Load(), last) })
+	return waitUntil(ctx, func() bool { return !s.slots.anyAtOrBelow(s.pool.highWater.Load(), last) })
 }
 
 // Shutdown stops the sink: it closes the rings (a push from then on is
@@ -280,9 +280,9 @@ func (s *Sink[T]) Shutdown(ctx context.Context) error {
 	if unsubErr := s.closeInbox(); unsubErr != nil && !errors.Is(unsubErr, nats.ErrConnectionClosed) {
 		// Nothing is lost: every value is settled. Log it, as an error of
 		// the connection's rather than of the Shutdown.
-		s.rep.log().Warn("natssink: unsubscribing from the ack inbox", "sink", s.cfg.name, "err", unsubErr)
+		s.reporter.log().Warn("natssink: unsubscribing from the ack inbox", "sink", s.cfg.name, "err", unsubErr)
 	}
-	if !s.rep.finish(s.now(), ctx.Done()) {
+	if !s.reporter.finish(s.now(), ctx.Done()) {
 		return fmt.Errorf("natssink: every value is settled, but OnError has not returned with the last report: %w", context.Cause(ctx))
 	}
 	return nil
@@ -344,7 +344,7 @@ func (s *Sink[T]) abandon(cause error) {
 	}
 	grace, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	s.rep.finish(s.now(), grace.Done())
+	s.reporter.finish(s.now(), grace.Done())
 	_ = s.closeInbox()
 }
 

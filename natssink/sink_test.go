@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardedsink/shardedsink/internal/allocs"
 	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // requireIdentity checks the accounting of a sink after a Shutdown that
@@ -31,7 +32,8 @@ func TestEveryValueBecomesOneMessageWithItsOwnMsgID(t *testing.T) {
 	srv := embeddedServer(t)
 	st := stream(t, srv.JetStream, "EVENTS", "events.>")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
-		Subject: "events.test", Encode: encodeEvent, RingCapacity: 1 << 14,
+		Subject: "events.test", Encode: encodeEvent,
+		Sink: sink.Config[event]{RingCapacity: 1 << 14},
 	})
 	require.NoError(t, err)
 
@@ -167,7 +169,7 @@ func TestAPushAllocatesNothing(t *testing.T) {
 	stream(t, srv.JetStream, "ALLOCS", "allocs")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
 		Subject: "allocs", Encode: encodeEvent,
-		Shards: 1, RingCapacity: 16384, BatchSize: 16384, MaxDelay: time.Hour,
+		Sink: sink.Config[event]{Shards: 1, RingCapacity: 16384, BatchSize: 16384, MaxDelay: time.Hour},
 	})
 	require.NoError(t, err)
 	ev := event{Producer: 1, Seq: 2}
@@ -196,9 +198,9 @@ func TestAServerThatGoesAwayGivesCountedFailuresNotAHang(t *testing.T) {
 	defer nc.Close()
 	const maxInFlight = 64
 	s, err := natssink.New(js, natssink.Config[event]{
-		Subject: "gone", Encode: encodeEvent, MaxInFlight: maxInFlight, RingCapacity: 128, Shards: 2,
+		Subject: "gone", Encode: encodeEvent, MaxInFlight: maxInFlight,
 		AckTimeout: 100 * time.Millisecond, Attempts: 3, RetryBudget: time.Second, RetryBackoff: 20 * time.Millisecond,
-		Logger: quiet,
+		Sink: sink.Config[event]{RingCapacity: 128, Shards: 2, Logger: quiet},
 	})
 	require.NoError(t, err)
 

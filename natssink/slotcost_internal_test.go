@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // A value in flight costs about 1 KiB of heap (under 1,200 bytes) with a
@@ -17,8 +19,9 @@ import (
 func TestASlotInFlightCostsAbout1KiB(t *testing.T) {
 	payload := strings.Repeat("x", 195)
 	cfg := Config[int]{
-		Subject: "x", Shards: 1, AckTimeout: time.Hour,
+		Subject: "x", AckTimeout: time.Hour,
 		Encode: func(dst []byte, _ int) ([]byte, error) { return append(dst, payload...), nil },
+		Sink:   sink.Config[int]{Shards: 1},
 	}
 	st, err := cfg.settle()
 	require.NoError(t, err)

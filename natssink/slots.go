@@ -52,10 +52,10 @@ func (t *slotTable) ensure(idx int32, inbox, stream string) {
 	cp.Store(c)
 }
 
-// each calls f with every slot below hwm whose due time has come (due in
+// each calls f with every slot below highWater whose due time has come (due in
 // (0, now]), chunk by chunk.
-func (t *slotTable) eachDue(hwm int32, now int64, f func(idx int32, sl *slot)) {
-	for ci := 0; ci < len(t.chunks) && int32(ci)<<chunkBits < hwm; ci++ {
+func (t *slotTable) eachDue(highWater int32, now int64, f func(idx int32, sl *slot)) {
+	for ci := 0; ci < len(t.chunks) && int32(ci)<<chunkBits < highWater; ci++ {
 		c := t.chunks[ci].Load()
 		if c == nil {
 			continue
@@ -68,10 +68,10 @@ func (t *slotTable) eachDue(hwm int32, now int64, f func(idx int32, sl *slot)) {
 	}
 }
 
-// anyAtOrBelow reports whether a slot below hwm holds a value whose
+// anyAtOrBelow reports whether a slot below highWater holds a value whose
 // sequence number is in [1, last].
-func (t *slotTable) anyAtOrBelow(hwm int32, last uint64) bool {
-	for ci := 0; ci < len(t.chunks) && int32(ci)<<chunkBits < hwm; ci++ {
+func (t *slotTable) anyAtOrBelow(highWater int32, last uint64) bool {
+	for ci := 0; ci < len(t.chunks) && int32(ci)<<chunkBits < highWater; ci++ {
 		c := t.chunks[ci].Load()
 		if c == nil {
 			continue

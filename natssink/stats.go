@@ -67,7 +67,7 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 	inflight := s.inflight.Load()
 	st.Name = s.cfg.name
 	st.Acked = acked
-	st.Duplicates = s.dups.Load()
+	st.Duplicates = s.duplicates.Load()
 	st.Failed = failed
 	st.Retried = s.retried.Load()
 	st.InFlight = uint64(max(inflight, 0))
@@ -83,5 +83,5 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 	if out := acked + failed + uint64(inflight); r.Drained > out {
 		st.Queued += r.Drained - out
 	}
-	st.LastError = s.rep.lastErrorText()
+	st.LastError = s.reporter.lastErrorText()
 }

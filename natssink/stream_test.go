@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // New checks the stream the values go to and says what is wrong with it.
@@ -37,7 +38,7 @@ func TestNewChecksTheStream(t *testing.T) {
 		// failed with "expected stream does not match".
 		{subject: "short.x", stream: "GOOD", want: `Stream = "GOOD" does not capture the Subject "short.x" (its subjects: ["good.>"])`},
 	} {
-		s, err := natssink.New(js, natssink.Config[event]{Subject: tc.subject, Stream: tc.stream, Encode: encodeEvent, Logger: quiet})
+		s, err := natssink.New(js, natssink.Config[event]{Subject: tc.subject, Stream: tc.stream, Encode: encodeEvent, Sink: sink.Config[event]{Logger: quiet}})
 		require.Nil(t, s, tc.subject)
 		require.ErrorIs(t, err, natssink.ErrStreamUnsuitable, tc.subject)
 		require.Contains(t, err.Error(), tc.want)
@@ -45,10 +46,10 @@ func TestNewChecksTheStream(t *testing.T) {
 
 	// A window as long as the retries last is enough; SkipStreamCheck
 	// skips the check.
-	s, err := natssink.New(js, natssink.Config[event]{Subject: "short.x", Encode: encodeEvent, RetryBudget: 5 * time.Second, Logger: quiet})
+	s, err := natssink.New(js, natssink.Config[event]{Subject: "short.x", Encode: encodeEvent, RetryBudget: 5 * time.Second, Sink: sink.Config[event]{Logger: quiet}})
 	require.NoError(t, err)
 	require.NoError(t, s.Shutdown(t.Context()))
-	s, err = natssink.New(js, natssink.Config[event]{Subject: "noack.x", Encode: encodeEvent, SkipStreamCheck: true, Logger: quiet})
+	s, err = natssink.New(js, natssink.Config[event]{Subject: "noack.x", Encode: encodeEvent, SkipStreamCheck: true, Sink: sink.Config[event]{Logger: quiet}})
 	require.NoError(t, err)
 	require.NoError(t, s.Shutdown(t.Context()))
 }
@@ -60,13 +61,14 @@ func TestAnExpectedStreamRefusesAnotherStream(t *testing.T) {
 	stream(t, srv.JetStream, "MINE", "mine.>")
 	other := stream(t, srv.JetStream, "OTHER", "other.>")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
-		Stream: "MINE", Encode: encodeEvent, Logger: quiet,
+		Stream: "MINE", Encode: encodeEvent,
 		SubjectOf: func(e event) string {
 			if e.Seq == 1 {
 				return "other.x"
 			}
 			return "mine.x"
 		},
+		Sink: sink.Config[event]{Logger: quiet},
 	})
 	require.NoError(t, err)
 	for i := range 3 {

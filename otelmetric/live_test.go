@@ -42,8 +42,10 @@ func TestCollectionsWhileProducersPushShowStatsOnceQuiet(t *testing.T) {
 	_, err = srv.JetStream.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "EVENTS", Subjects: []string{"events.>"}, Storage: jetstream.MemoryStorage})
 	require.NoError(t, err)
-	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "bus", Subject: "events.x", Shards: 2,
-		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil }})
+	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Subject: "events.x",
+		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil },
+		Sink:   sink.Config[int]{Name: "bus", Shards: 2},
+	})
 	require.NoError(t, err)
 
 	mp, r := newReader(t)

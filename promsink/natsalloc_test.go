@@ -13,6 +13,7 @@ import (
 	"github.com/shardedsink/shardedsink/natssink/embedded"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/natsprom"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // A scrape of a natssink sink reads it with ReadStats into a pooled Stats:
@@ -58,8 +59,10 @@ func natsSink(t *testing.T, shards int) *natssink.Sink[int] {
 	_, err = srv.JetStream.CreateStream(context.Background(), jetstream.StreamConfig{
 		Name: "EVENTS", Subjects: []string{"events.>"}, Storage: jetstream.MemoryStorage})
 	require.NoError(t, err)
-	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "bus", Subject: "events.x", Shards: shards,
-		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil }})
+	ns, err := natssink.New(srv.JetStream, natssink.Config[int]{Subject: "events.x",
+		Encode: func(dst []byte, v int) ([]byte, error) { return strconv.AppendInt(dst, int64(v), 10), nil },
+		Sink:   sink.Config[int]{Name: "bus", Shards: shards},
+	})
 	require.NoError(t, err)
 	return ns
 }

@@ -26,6 +26,7 @@ type benchEvent [4]uint64
 type pushImpl[T any] struct {
 	name  string
 	cfg   func(*Config[T])
+	exp   experiments // design alternatives (see experiments)
 	setup func(s *Sink[T]) func(T) bool
 	// stackHomes builds the sink with stack homes for Sink.Push (and their
 	// default shard count), as on a platform without a cheap CPU number.
@@ -216,20 +217,18 @@ func BenchmarkPushDesignAlternatives(b *testing.B) {
 // rows measure the accept path: the SizeOf call and the add on the byte
 // counter.
 func budgetImpls() []pushImpl[uint64] {
-	budget := func(shared bool) func(*Config[uint64]) {
-		return func(c *Config[uint64]) {
-			c.SizeOf = func(uint64) int { return 8 }
-			c.MaxQueuedBytes = 8 * 2 * benchMaxTrial * cmp.Or(c.Shards, DefaultShards())
-			c.sharedBudget = shared
-		}
+	budget := func(c *Config[uint64]) {
+		c.SizeOf = func(uint64) int { return 8 }
+		c.MaxQueuedBytes = 8 * 2 * benchMaxTrial * cmp.Or(c.Shards, DefaultShards())
 	}
+	shared := experiments{sharedBudget: true}
 	return []pushImpl[uint64]{
 		{name: "Handle.Push", setup: handlePush[uint64]},
-		{name: "Handle.Push(MaxQueuedBytes)", cfg: budget(false), setup: handlePush[uint64]},
-		{name: "Handle.Push(MaxQueuedBytes,shared-counter)", cfg: budget(true), setup: handlePush[uint64]},
+		{name: "Handle.Push(MaxQueuedBytes)", cfg: budget, setup: handlePush[uint64]},
+		{name: "Handle.Push(MaxQueuedBytes,shared-counter)", cfg: budget, exp: shared, setup: handlePush[uint64]},
 		{name: "Sink.Push", setup: sinkPush[uint64]},
-		{name: "Sink.Push(MaxQueuedBytes)", cfg: budget(false), setup: sinkPush[uint64]},
-		{name: "Sink.Push(MaxQueuedBytes,shared-counter)", cfg: budget(true), setup: sinkPush[uint64]},
+		{name: "Sink.Push(MaxQueuedBytes)", cfg: budget, setup: sinkPush[uint64]},
+		{name: "Sink.Push(MaxQueuedBytes,shared-counter)", cfg: budget, exp: shared, setup: sinkPush[uint64]},
 	}
 }
 
@@ -286,11 +285,14 @@ func benchContended[T any](b *testing.B, impl pushImpl[T], producers int, held b
 	cfg.RingCapacity = benchRingCapacity(cmp.Or(cfg.Shards, DefaultShards()))
 	// hold, while set, is a channel that every Drain call waits on.
 	var hold atomic.Pointer[chan struct{}]
-	s := MustNew(cfg, ActionFunc[T](func(context.Context, []T) {
+	s, err := newTuned(cfg, ActionFunc[T](func(context.Context, []T) {
 		if c := hold.Load(); c != nil {
 			<-*c
 		}
-	}))
+	}), impl.exp, false)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer func() { _ = s.Shutdown(context.Background()) }()
 
 	var cpu time.Duration

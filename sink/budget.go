@@ -236,7 +236,7 @@ func (sh *shard[T]) forBytesCount() uint64 {
 func (s *Sink[T]) installBudgets(forces []forcer[T]) {
 	var shared *int64
 	share := s.cfg.maxQueuedBytes / int64(len(s.shards))
-	if s.cfg.sharedBudget {
+	if s.cfg.exp.sharedBudget {
 		shared = &new(paddedCounter).n
 		share = s.cfg.maxQueuedBytes
 	}

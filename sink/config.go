@@ -26,7 +26,7 @@ const (
 	DefaultStealVictims     = 2
 	DefaultStealItems       = 64
 	// DefaultPollSleep is the sleep between two looks at the rings of an
-	// idle worker in [IdlePoll] mode: the original's 100 µs. Go's timers
+	// idle worker in [IdlePoll] mode: 100 µs. Go's timers
 	// on small Linux VMs stretch it to about 1 ms (its effect on latency:
 	// go run ./bench/idle -mode poll; docs/benchmarks.md, "Idle workers
 	// (sink)").
@@ -70,10 +70,8 @@ const (
 	// it with a compare-and-swap and sends on the doorbell without blocking;
 	// only the producer that wins the swap pays for the send.
 	//
-	// With the default [vyukov] ring no doorbell slips: the flag store and
-	// the ring check on the worker's side, and the push and the flag load on
-	// the producer's, form a Dekker pair (docs/design.md, "sink: mechanism",
-	// says which instructions form it), so a parked worker sets no timer
+	// With the default [vyukov] ring no doorbell slips (the proof is in
+	// the sink's source, at worker.park), so a parked worker sets no timer
 	// and an idle sink costs nothing until a push. A ring whose Len is not
 	// synchronised with its push (ring/chanring's) could let a doorbell
 	// slip; with any Config.Ring the sleeping worker finds such a value
@@ -83,7 +81,7 @@ const (
 	//
 	// [vyukov]: https://pkg.go.dev/github.com/shardedsink/shardedsink/ring/vyukov
 	IdleWake IdleMode = iota
-	// IdlePoll is the original's pure polling: an idle worker sleeps
+	// IdlePoll is pure polling: an idle worker sleeps
 	// [Config.IdleSleep] (default [DefaultPollSleep]) and looks again.
 	// Producers never wake anyone and the push path reads no flag that a
 	// worker ever sets; only [Sink.Flush] and [Sink.Shutdown] cut a sleep
@@ -94,9 +92,8 @@ const (
 	// idleBackoff is adaptive polling (IdleSleep doubling up to
 	// DefaultWakeRecheck, reset by work). It is measured against the other
 	// two in the package benchmarks and not offered (docs/design.md, "sink:
-	// mechanism", says why):
-	// Config.Idle rejects it, and only the unexported Config.backoff selects
-	// it.
+	// mechanism", says why): Config.Idle rejects it, and only the
+	// package's tests select it (experiments).
 	idleBackoff
 )
 
@@ -284,7 +281,7 @@ type Config[T any] struct {
 	// Idle chooses what an idle worker does. Default IdleWake.
 	Idle IdleMode
 	// IdleSleep is how long an idle worker sleeps when nothing wakes it:
-	// the poll interval in IdlePoll mode (default 100 µs, the original's),
+	// the poll interval in IdlePoll mode (default 100 µs),
 	// and the safety-net recheck in IdleWake mode (default 100 ms).
 	IdleSleep time.Duration
 
@@ -316,15 +313,22 @@ type Config[T any] struct {
 	// DisableHandOff turns the hand-off off: a push into a full ring sheds
 	// at once whatever the reason, as the sink did before it had one.
 	DisableHandOff bool
+}
 
-	// backoff selects idleBackoff, for BenchmarkIdle only.
-	backoff bool
+// experiments are the design alternatives that the package's benchmarks
+// measure and the sink does not offer, and the tests' seams. They are zero
+// in every sink that New makes; only the package's tests set them
+// (newTuned, in tuned_test.go).
+type experiments struct {
 	// watermark skips the yield after a batch while the home ring is more
-	// than half full (an experiment, see TestWatermarkExperiment).
+	// than half full (TestWatermarkExperiment).
 	watermark bool
 	// sharedBudget keeps one byte counter for the whole sink instead of
 	// one per shard (the alternative that BenchmarkBudget measures).
 	sharedBudget bool
+	// parkHook, when set, runs just before a PushWait caller blocks: it
+	// lets a test free room at the worst instant.
+	parkHook func(shard int)
 }
 
 // settings is a Config after defaults, validation and normalisation.
@@ -343,12 +347,12 @@ type settings[T any] struct {
 	stealItems       int
 	maxDelay         time.Duration
 	overflow         Overflow
-	watermark        bool
-	sizeOf           func(T) int // nil unless a byte bound is set
-	maxBatchBytes    int64       // 0: no bound
-	maxQueuedBytes   int64       // 0: no bound
-	sharedBudget     bool
+	sizeOf           func(T) int   // nil unless a byte bound is set
+	maxBatchBytes    int64         // 0: no bound
+	maxQueuedBytes   int64         // 0: no bound
 	handOffWait      time.Duration // 0: the hand-off is off
+	// exp is zero but in the package's tests.
+	exp experiments
 	// noRecheck: an idle worker in IdleWake mode sets no safety-net
 	// timer (the default vyukov ring, whose doorbell cannot slip, and no
 	// IdleSleep of the user's).
@@ -366,7 +370,7 @@ func (c Config[T]) Check() error {
 }
 
 // settle applies the defaults, validates every field and normalises the
-// result like the original: the batch is clamped to the ring, the steal
+// result: the batch is clamped to the ring, the steal
 // budgets to the shard count and the batch, and one shard turns stealing off.
 // The returned error joins one error per invalid field, each wrapping
 // ErrInvalidConfig and naming the field and its value.
@@ -450,11 +454,9 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		stealItems:       cmp.Or(c.StealItems, DefaultStealItems),
 		maxDelay:         c.MaxDelay,
 		overflow:         c.Overflow,
-		watermark:        c.watermark,
 		sizeOf:           c.SizeOf,
 		maxBatchBytes:    int64(c.MaxBatchBytes),
 		maxQueuedBytes:   int64(c.MaxQueuedBytes),
-		sharedBudget:     c.sharedBudget,
 		handOffWait:      cmp.Or(c.HandOffWait, DefaultHandOffWait),
 	}
 	if c.DisableHandOff {
@@ -462,9 +464,6 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	}
 	if s.factory == nil {
 		s.factory = vyukov.Factory[T]
-	}
-	if c.backoff {
-		s.idle = idleBackoff
 	}
 	if s.idleSleep == 0 {
 		if s.idle == IdleWake {

@@ -146,7 +146,7 @@
 // oldest): both count it, and a push that finds room costs the same.
 //
 // An idle worker parks until a producer rings its doorbell ([IdleWake], the
-// default) or polls every IdleSleep ([IdlePoll], the original's way). An idle
+// default) or polls every IdleSleep ([IdlePoll]). An idle
 // sink costs a fraction of a percent of one core with IdleWake and several
 // percent with IdlePoll; a value pushed into it reaches Drain in microseconds
 // when the pusher then blocks, a few milliseconds when it keeps its P (go run

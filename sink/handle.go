@@ -38,13 +38,9 @@ func (h *Handle[T]) Push(v T) bool {
 		panicUnmade("Handle")
 	}
 	if sh.ring.TryPush(v) {
-		// The push (a compare-and-swap on the vyukov ring's tail) comes
-		// before this load; the worker stores the flag before it looks at
-		// the ring again (worker.park). Go's atomics are sequentially
-		// consistent, so one of the two sees the other's write: this load
-		// sees 1 and rings, or the worker's look finds the value and does
-		// not park. The load hits a line that is written only when the
-		// worker parks or wakes.
+		// The producer's half of the doorbell's Dekker pair (worker.park
+		// has the argument). The load hits a line that is written only
+		// when the worker parks or wakes.
 		if sh.isSleeping() {
 			sh.wake()
 		}

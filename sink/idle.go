@@ -41,14 +41,18 @@ func (w *worker[T]) park() {
 		return
 	}
 	sh := w.sh
-	// Dekker's pattern with the producers' push. This store comes before
-	// the re-check of the ring below; a producer's successful push comes
-	// before its load of the flag (shard.push). Go's atomics are
-	// sequentially consistent, and with the vyukov ring the push is a
-	// compare-and-swap on the tail and Len loads the tail, so either the
-	// producer's load sees 1 and rings, or Len sees the value and the
-	// worker does not park. With a ring that gives no such edge, the timer
-	// below bounds the delay of a missed doorbell.
+	// The doorbell's Dekker pair, the one home of its argument (the
+	// sink's other Dekker pairs, PushWait's and the hand-off's, follow it).
+	// The worker stores the flag (a sequentially consistent store), then
+	// looks at the ring: vyukov's Len loads its tail. A producer claims
+	// its slot with a compare-and-swap on that tail (a locked
+	// instruction), then loads the flag (Handle.Push, Sink.Push). So
+	// either the producer's load sees 1 and rings, or Len sees the value
+	// and the worker does not park. The stamp publish that follows the
+	// claim is a release store (internal/machine) and takes no part in
+	// the pair. With a ring that gives no such edge (chanring's Len is an
+	// unsynchronised read) a doorbell can slip; the timer below bounds
+	// the delay to IdleSleep.
 	sh.setSleeping(true)
 	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) {
 		sh.setSleeping(false)

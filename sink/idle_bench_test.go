@@ -62,14 +62,17 @@ func benchIdle(b *testing.B, mode IdleMode, shards int) idleMeasurement {
 		Logger: slog.New(slog.DiscardHandler),
 	}
 	if mode == idleBackoff {
-		cfg.Idle, cfg.backoff = IdlePoll, true // IdleSleep's default: 100 µs
+		cfg.Idle = IdlePoll // IdleSleep's default: 100 µs
 	}
-	s := MustNew(cfg, ActionFunc[time.Time](func(_ context.Context, batch []time.Time) {
+	s, err := newTuned(cfg, ActionFunc[time.Time](func(_ context.Context, batch []time.Time) {
 		now := time.Now()
 		for _, t := range batch {
 			lat.Store(int64(now.Sub(t)))
 		}
-	}))
+	}), experiments{}, mode == idleBackoff)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer func() { _ = s.Shutdown(context.Background()) }()
 
 	time.Sleep(100 * time.Millisecond)

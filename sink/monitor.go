@@ -20,9 +20,8 @@ type Overload struct {
 
 // monitor is the overload monitor's goroutine. Every OverloadInterval it sums
 // the drop counters and, only when the total rose since the last check,
-// reports the rise. The first check comes one interval after New (a Go
-// ticker does not fire at once, unlike the original's Tokio interval, whose
-// first tick always saw a zero delta). Ticks missed while a report runs are
+// reports the rise. The first check comes one interval after New (a check
+// at New would always see a zero delta). Ticks missed while a report runs are
 // dropped, not queued. When Shutdown begins, it makes a last check, so that
 // the drops of the last, partial interval are reported too, and exits.
 //

@@ -52,8 +52,8 @@ type shard[T any] struct {
 	// without blocking; the sleeping worker receives.
 	doorbell chan struct{}
 	// sleeping is 1 while the worker is, or is about to be, parked on the
-	// doorbell (IdleWake only). See Handle.Push and worker.park for the
-	// Dekker pair it forms with the ring.
+	// doorbell (IdleWake only); worker.park has the Dekker pair it forms
+	// with the ring.
 	// It is a plain uint32 used only through isSleeping, setSleeping and
 	// wake, as full is used only through countFull and fullCount: see
 	// shard's "Atomics" note.

@@ -164,6 +164,12 @@ func build[T any](cfg Config[T], action Action[T]) (*Sink[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildSettled(st, action)
+}
+
+// buildSettled builds a sink of st, settled settings, without starting
+// anything.
+func buildSettled[T any](st settings[T], action Action[T]) (*Sink[T], error) {
 	s := &Sink[T]{
 		cfg:         st,
 		action:      action,
@@ -263,10 +269,9 @@ func (s *Sink[T]) Handle() *Handle[T] {
 	return &s.handles[(atomic.AddUint64(&s.cursor, 1)-1)%n]
 }
 
-// HandleFor returns the handle of the shard that key maps to: the Go
-// rendering of the original's thread-local home shard, with a key the caller
-// chooses (a connection, a tenant, a goroutine's own id) instead of the OS
-// thread. The same key always maps to the same shard of this sink, so the
+// HandleFor returns the handle of the shard that key maps to: a home shard
+// for a key the caller chooses (a connection, a tenant, a goroutine's own
+// id). The same key always maps to the same shard of this sink, so the
 // values pushed through handles for one key keep their order; different
 // sinks, or a different shard count, may map it elsewhere. The key is mixed
 // with the splitmix64 finalizer before it is reduced to a shard, so

@@ -141,8 +141,8 @@ func (s *Sink[T]) pushWait(ctx context.Context, i int, v T) error {
 			}
 			return nil
 		}
-		if parkHook != nil {
-			parkHook(i)
+		if hook := s.cfg.exp.parkHook; hook != nil {
+			hook(i)
 		}
 		select {
 		case <-w.ready:
@@ -159,10 +159,6 @@ func (s *Sink[T]) pushWait(ctx context.Context, i int, v T) error {
 		}
 	}
 }
-
-// parkHook, when set (by tests only), runs just before a PushWait caller
-// blocks: it lets a test free room at the worst instant.
-var parkHook func(shard int)
 
 // enqueue parks w in q, at the back or (a caller woken before) the front,
 // and then raises s.waiting (see pushWait for the order).

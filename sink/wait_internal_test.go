@@ -8,12 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// setParkHook runs f where a PushWait caller is about to block, until the
-// test ends.
-func setParkHook(t *testing.T, f func(shard int)) {
-	parkHook = f
-	t.Cleanup(func() { parkHook = nil })
-}
+// setParkHook makes s, built and not started (bare), run f where a
+// PushWait caller is about to block.
+func setParkHook(s *Sink[int], f func(shard int)) { s.cfg.exp.parkHook = f }
 
 // The drain frees the last room between the caller's last look at the ring
 // and its block: the caller was counted before that look, so the drain's
@@ -23,7 +20,7 @@ func TestAWaiterThatRacesTheDrainIsWoken(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 1, RingCapacity: 1})
 	fill(t, s, 0, 1)
 	freed := false
-	setParkHook(t, func(shard int) {
+	setParkHook(s, func(shard int) {
 		if freed {
 			return
 		}

@@ -26,8 +26,8 @@ func TestWatermarkExperiment(t *testing.T) {
 		for _, wm := range []bool{false, true} {
 			var drained atomic.Int64
 			var sink atomic.Int64
-			cfg := Config[int]{RingCapacity: 4096, watermark: wm, OnOverload: func(Overload) {}}
-			s := MustNew(cfg, ActionFunc[int](func(_ context.Context, b []int) {
+			cfg := Config[int]{RingCapacity: 4096, OnOverload: func(Overload) {}}
+			s, err := newTuned(cfg, ActionFunc[int](func(_ context.Context, b []int) {
 				// An export that costs about 100 ns of CPU per value.
 				x := int64(0)
 				for _, v := range b {
@@ -37,7 +37,10 @@ func TestWatermarkExperiment(t *testing.T) {
 				}
 				sink.Add(x)
 				drained.Add(int64(len(b)))
-			}))
+			}), experiments{watermark: wm}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var stop atomic.Bool
 			var pushed atomic.Int64
 			var wg sync.WaitGroup

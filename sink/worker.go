@@ -170,7 +170,7 @@ func (w *worker[T]) loop() {
 		// Yield after every batch, so that a Drain that never blocks cannot
 		// hold a P for the whole 10 ms preemption slice: timers and other
 		// goroutines on this P run between batches.
-		if (!w.s.cfg.watermark || w.sh.ring.Len() <= w.s.cfg.ringCapacity/2) && w.yieldDue() {
+		if (!w.s.cfg.exp.watermark || w.sh.ring.Len() <= w.s.cfg.ringCapacity/2) && w.yieldDue() {
 			runtime.Gosched()
 			w.lastYield = w.s.now()
 		}

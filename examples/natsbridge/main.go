@@ -136,15 +136,16 @@ func run(ctx context.Context, o options) (res result, err error) {
 	}
 
 	s, err := natssink.New(js, natssink.Config[Event]{
-		Name:       "natsbridge",
 		Subject:    o.subject,
 		Encode:     func(dst []byte, e Event) ([]byte, error) { return e.AppendJSON(dst), nil },
 		AckTimeout: o.ackTimeout,
-		Shards:     o.shards,
-		MaxDelay:   o.maxDelay,
-		// The producers push flat out and overrun the rings on purpose;
-		// the result reports the drops, so the monitor stays quiet.
-		OnOverload: func(sink.Overload) {},
+		Sink: sink.Config[Event]{
+			Name: "natsbridge", Shards: o.shards, MaxDelay: o.maxDelay,
+			// The producers push flat out and overrun the rings on
+			// purpose; the result reports the drops, so the monitor
+			// stays quiet.
+			OnOverload: func(sink.Overload) {},
+		},
 	})
 	if err != nil {
 		return res, err

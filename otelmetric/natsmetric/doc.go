@@ -4,7 +4,7 @@
 // package doc of [github.com/shardedsink/shardedsink/otelmetric] has the
 // model and the naming).
 //
-//	s, _ := natssink.New(js, natssink.Config[Order]{Name: "orders", ...})
+//	s, _ := natssink.New(js, natssink.Config[Order]{..., Sink: sink.Config[Order]{Name: "orders"}})
 //	reg, err := natsmetric.Observe(otel.GetMeterProvider(), s)
 //
 // It observes otelmetric's instruments of a sink's rings

@@ -12,6 +12,7 @@ import (
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/natssink/embedded"
 	"github.com/shardedsink/shardedsink/otelmetric/natsmetric"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // A natssink sink's instruments, on a stream of an embedded server.
@@ -27,8 +28,10 @@ func ExampleObserve() {
 	}); err != nil {
 		panic(err)
 	}
-	s, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "orders", Subject: "orders.placed",
-		Encode: func(dst []byte, id int) ([]byte, error) { return strconv.AppendInt(dst, int64(id), 10), nil }})
+	s, err := natssink.New(srv.JetStream, natssink.Config[int]{Subject: "orders.placed",
+		Encode: func(dst []byte, id int) ([]byte, error) { return strconv.AppendInt(dst, int64(id), 10), nil },
+		Sink:   sink.Config[int]{Name: "orders"},
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,7 @@
 // sink's Stats at each scrape, as promsink's collectors do (the package
 // doc of [github.com/shardedsink/shardedsink/promsink] has the model).
 //
-//	s, _ := natssink.New(js, natssink.Config[Order]{Name: "orders", ...})
+//	s, _ := natssink.New(js, natssink.Config[Order]{..., Sink: sink.Config[Order]{Name: "orders"}})
 //	prometheus.MustRegister(natsprom.NewCollector(s))
 //
 // It exports promsink's series of a sink's rings (shardedsink_queued_values,

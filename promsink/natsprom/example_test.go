@@ -13,6 +13,7 @@ import (
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/natssink/embedded"
 	"github.com/shardedsink/shardedsink/promsink/natsprom"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // A natssink sink's collector, on a stream of an embedded server.
@@ -28,8 +29,10 @@ func ExampleNewCollector() {
 	}); err != nil {
 		panic(err)
 	}
-	s, err := natssink.New(srv.JetStream, natssink.Config[int]{Name: "orders", Subject: "orders.placed",
-		Encode: func(dst []byte, id int) ([]byte, error) { return strconv.AppendInt(dst, int64(id), 10), nil }})
+	s, err := natssink.New(srv.JetStream, natssink.Config[int]{Subject: "orders.placed",
+		Encode: func(dst []byte, id int) ([]byte, error) { return strconv.AppendInt(dst, int64(id), 10), nil },
+		Sink:   sink.Config[int]{Name: "orders"},
+	})
 	if err != nil {
 		panic(err)
 	}

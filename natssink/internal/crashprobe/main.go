@@ -4,7 +4,7 @@
 // connected to the node of the stream's leader, producers pushing at a
 // fixed rate, and that node killed with SIGKILL and restarted.
 //
-//	cd natssink && go run ./internal/crashprobe                      # issue 35's probe
+//	cd natssink && go run ./internal/crashprobe                      # the crash probe
 //	cd natssink && go run ./internal/crashprobe -rate 5000 -for 4s   # smaller
 //
 // It builds nats-server from the module natssink requires (about a minute
