@@ -42,7 +42,7 @@ func (w *Writer) enter() bool {
 	for i := range w.shards {
 		w.shards[i].inflight.Add(1)
 	}
-	if w.closed.Load() != 0 {
+	if w.isClosed() {
 		w.leave()
 		return false
 	}
@@ -86,8 +86,7 @@ func (w *Writer) Close(ctx context.Context) error {
 func (w *Writer) close(ctx context.Context) error {
 	// Every logging call and Flush from now on sees closed, or is counted in
 	// inflight; see Stream.Begin for the pairing.
-	w.closed.Store(1)
-	w.stopWaits() // the records waiting for room (KeepWait) are shed now
+	w.markClosed() // the records waiting for room (KeepWait) are shed now
 	if err := w.waitQuiet(ctx); err != nil {
 		_ = w.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
 		return err

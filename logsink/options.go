@@ -144,8 +144,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// settled is Options after defaults and validation.
-type settled struct {
+// settings is Options after defaults and validation.
+type settings struct {
 	level          slog.Level
 	shards         int
 	ringCapacity   int
@@ -174,7 +174,7 @@ func (o *Options) Check(w io.Writer) error {
 
 // settle validates o and applies the defaults. Every invalid field is
 // reported, each in an error that wraps ErrInvalidOptions.
-func (o *Options) settle(w io.Writer) (settled, error) {
+func (o *Options) settle(w io.Writer) (settings, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -197,9 +197,9 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
 	}
 	if err := errs.Err(); err != nil {
-		return settled{}, err
+		return settings{}, err
 	}
-	s := settled{
+	s := settings{
 		disableHandOff: o.DisableHandOff,
 		level:          o.Level,
 		shards:         cmp.Or(o.Shards, DefaultShards),
@@ -243,7 +243,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 // shardState.queued) for a record of level l to be admitted: the ring's
 // capacity at or above keepLevel, lowLimit below it, the rest being the
 // reserve of the records that matter.
-func (s *settled) admissionLimit(l slog.Level) int64 {
+func (s *settings) admissionLimit(l slog.Level) int64 {
 	if l >= s.keepLevel {
 		return int64(s.ringCapacity)
 	}

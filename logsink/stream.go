@@ -95,7 +95,7 @@ func (s Stream) Begin(l slog.Level) bool {
 	// sink down: no record is pushed into a sink that nobody drains any
 	// more.
 	st.inflight.Add(1)
-	if w.closed.Load() != 0 {
+	if w.isClosed() {
 		st.inflight.Add(-1)
 		w.closedDrops[levelIndex(l)].Add(1)
 		return false
@@ -126,8 +126,8 @@ func (s Stream) Begin(l slog.Level) bool {
 // record is then shed).
 func (s Stream) handOff(st *shardState, limit int64) bool {
 	w := s.w
-	return s.sh.HandOff(func() bool { return w.closed.Load() != 0 || st.queued.Load() < limit }) &&
-		w.closed.Load() == 0
+	return s.sh.HandOff(func() bool { return w.isClosed() || st.queued.Load() < limit }) &&
+		!w.isClosed()
 }
 
 // admit counts one more record in the shard's queued and reports whether
@@ -252,7 +252,7 @@ func (s Stream) attach(r, report *Record) *Record {
 func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDrops) {
 	w := s.w
 	st := &w.shards[s.shard]
-	closed := w.closed.Load() != 0
+	closed := w.isClosed()
 	if keep && w.opts.keepWait > 0 && !closed {
 		s.pushWait(en, lv, carries, pend)
 		return
@@ -288,7 +288,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 	e := en.e
 	PutRecord(en)
 	var err error
-	if w.closed.Load() != 0 {
+	if w.isClosed() {
 		err = sink.ErrShutdown
 	} else {
 		// Allocates the ctx and its timer: only a record that found no
@@ -307,7 +307,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 	switch {
 	case errors.Is(err, sink.ErrValueTooLarge):
 		st.dropForBytes(lv)
-	case errors.Is(err, context.DeadlineExceeded) && w.closed.Load() == 0:
+	case errors.Is(err, context.DeadlineExceeded) && !w.isClosed():
 		st.waitOut(lv)
 	default:
 		// Close began (closing was cancelled, or the sink shut down).

@@ -28,7 +28,7 @@ type Writer struct {
 	// 64-bit words 8-byte aligned on 32-bit platforms too.
 	sink   *sink.Sink[entry]
 	dst    io.Writer // the destination
-	opts   settled
+	opts   settings
 	logger *slog.Logger
 	shards []shardState
 	// handles[i] pushes into shard i.
@@ -37,16 +37,16 @@ type Writer struct {
 	epoch   time.Time
 
 	_ [layout.CacheLine]byte
-	// closed is set by Close before it waits for inflight to reach zero on
-	// every shard; see Stream.Begin.
+	// closed is the Writer's one state: 0 until Close begins, then 1 for
+	// good. Only markClosed sets it, before Close waits for inflight to
+	// reach zero on every shard (see Stream.Begin for the pairing), and
+	// cancels closing with it: closing is the parent of every KeepWait
+	// wait's ctx, so that every record waiting for room is shed at once.
 	closed      atomic.Uint32
 	closedDrops [levels]atomic.Uint64 // records handled after Close, per level
-	// closing is the parent of every KeepWait wait's ctx; Close cancels
-	// it once closed is set, so that every record waiting for room is
-	// shed at once.
-	closing   context.Context
-	stopWaits context.CancelFunc
-	_         [layout.CacheLine]byte
+	closing     context.Context
+	stopWaits   context.CancelFunc
+	_           [layout.CacheLine]byte
 
 	next atomic.Uint64 // the round-robin cursor for the shards of Streams
 	_    [layout.CacheLine]byte
@@ -106,6 +106,15 @@ type shardState struct {
 	// Drain side: the shard's worker.
 	mu  sync.Mutex
 	out []byte // the Write being assembled, at most maxWrite bytes
+}
+
+// isClosed reports whether Close has begun.
+func (w *Writer) isClosed() bool { return w.closed.Load() != 0 }
+
+// markClosed is the Writer's one change of state (see closed).
+func (w *Writer) markClosed() {
+	w.closed.Store(1)
+	w.stopWaits()
 }
 
 // New returns a Writer that writes to w. Its drain workers copy the bytes

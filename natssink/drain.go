@@ -145,7 +145,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		}
 		s.unlockSettled(sl, idx)
 	}()
-	if s.closed.Load() {
+	if s.stopped() {
 		encoded = true
 		sl.subject, sl.err = s.cfg.subject, ErrShutdown
 		s.giveUp(sl, idx, now)
@@ -255,8 +255,8 @@ var errGoexit = fmt.Errorf("%w: runtime.Goexit in Encode or SubjectOf ended the 
 // Shutdown has given up on the values in flight (the slot was locked by a
 // publish, or an ack, when that Shutdown went over the slots).
 func (s *Sink[T]) unlockSettled(sl *slot, idx int32) {
-	if s.closed.Load() && sl.seq.Load() != 0 {
-		sl.err = s.closedReason
+	if s.stopped() && sl.seq.Load() != 0 {
+		sl.err = s.abandonReason
 		s.giveUp(sl, idx, s.now())
 	}
 	sl.mu.Unlock()

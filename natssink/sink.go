@@ -50,26 +50,39 @@ type Sink[T any] struct {
 	acked, duplicates, failed, retried atomic.Uint64
 	reporter                           reporter
 
-	// closed is set by a Shutdown whose ctx ended: from then on nothing is
-	// published, and every value taken from a ring counts as failed. A
-	// publish loads it under its slot's lock, and the Shutdown that sets
-	// it then takes every slot's lock in turn: a publish either happened
-	// before (and Shutdown fails its slot) or sees it set.
-	closed       atomic.Bool
-	closedReason error // set before closed
-	// down is set once Shutdown has stopped the workers: Flush then
-	// returns ErrShutdown.
-	down atomic.Bool
+	// phase is where the sink is in its life; only a Shutdown holding
+	// shutdownSem moves it, forward only, from phaseOpen to
+	// phaseAbandoned (its ctx ended) or phaseSettled (everything settled),
+	// and from phaseAbandoned to phaseSettled (a later Shutdown counted
+	// what the rings held as failed). From phaseAbandoned on, nothing is
+	// published and every value taken from a ring counts as failed with
+	// abandonReason (set before the phase): a publish loads the phase
+	// under its slot's lock, and the Shutdown that abandons takes every
+	// slot's lock in turn, so a publish either happened before (and
+	// Shutdown fails its slot) or sees it. Flush returns ErrShutdown from
+	// either phase on.
+	phase         atomic.Uint32
+	abandonReason error
 
 	wake      chan struct{} // one slot: a poke for the retry goroutine
 	stop      chan struct{} // closed to stop the retry goroutine
 	retryDone chan struct{} // closed when it has exited
 	stopOnce  sync.Once
 
-	// shutdownSem serialises Shutdown calls; completed is under it.
+	// shutdownSem serialises Shutdown calls.
 	shutdownSem serial.Slot
-	completed   bool
 }
+
+// The phases of a Sink (Sink.phase).
+const (
+	phaseOpen uint32 = iota
+	phaseAbandoned
+	phaseSettled
+)
+
+// stopped reports whether a Shutdown has stopped the sink: it settled
+// everything, or gave up on what was in flight.
+func (s *Sink[T]) stopped() bool { return s.phase.Load() != phaseOpen }
 
 // transport publishes one message: the seam between the sink's accounting
 // and the NATS connection, which the tests replace with a fake.
@@ -219,7 +232,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	if ctx == nil {
 		panic("natssink: Flush with a nil ctx")
 	}
-	if s.down.Load() {
+	if s.stopped() {
 		return errFlushAfterShutdown
 	}
 	if err := s.sink.Flush(ctx); err != nil {
@@ -257,7 +270,7 @@ func (s *Sink[T]) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("natssink: Shutdown waited for another Shutdown: %w", err)
 	}
 	defer s.shutdownSem.Release()
-	if s.completed {
+	if s.phase.Load() == phaseSettled {
 		return nil
 	}
 	err := s.sink.Shutdown(ctx)
@@ -275,8 +288,7 @@ func (s *Sink[T]) Shutdown(ctx context.Context) error {
 	// No value is in flight: the retry goroutine has nothing to publish
 	// and stops at once.
 	s.stopRetrying(time.Time{})
-	s.down.Store(true)
-	s.completed = true
+	s.phase.Store(phaseSettled)
 	if unsubErr := s.closeInbox(); unsubErr != nil && !errors.Is(unsubErr, nats.ErrConnectionClosed) {
 		// Nothing is lost: every value is settled. Log it, as an error of
 		// the connection's rather than of the Shutdown.
@@ -304,15 +316,14 @@ func (s *Sink[T]) closeInbox() error {
 // gives its value up when the publish returns (unlockSettled). abandon
 // takes at most abandonGrace beyond the ctx.
 func (s *Sink[T]) abandon(cause error) {
-	s.closedReason = fmt.Errorf("%w: %w", ErrShutdown, cause)
-	s.closed.Store(true)
-	s.down.Store(true)
+	s.abandonReason = fmt.Errorf("%w: %w", ErrShutdown, cause)
+	s.phase.Store(phaseAbandoned)
 	deadline := time.Now().Add(abandonGrace)
 	s.stopRetrying(deadline)
 	var busy []int32
 	s.slots.each(func(idx int32, sl *slot) {
 		if sl.seq.Load() == 0 {
-			// Free, or taken by a publish that will see closed (it
+			// Free, or taken by a publish that will see the phase (it
 			// loads it under the slot's lock, after taking the slot).
 			return
 		}
@@ -322,9 +333,9 @@ func (s *Sink[T]) abandon(cause error) {
 		}
 		s.unlockSettled(sl, idx)
 	})
-	// A holder that loaded closed before it was set may be about to
+	// A holder that loaded the phase before it was set may be about to
 	// unlock: look again at those for the grace period; one still locked
-	// then is a publish blocked in the client, which sees closed when it
+	// then is a publish blocked in the client, which sees the phase when it
 	// returns.
 	for len(busy) > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

@@ -183,4 +183,13 @@
 //
 // internal/hotpath's test checks that a program importing only the library
 // compiles the push to these instructions.
+//
+// # Where the protocols live
+//
+// For a maintainer, each written once, in the file that implements it:
+// the push and its home (sink.go, handle.go), the doorbell (worker.park,
+// idle.go), the batch parity that Flush relies on (shard.seq, shard.go),
+// the hand-off (handoff.go), PushWait's queue (wait.go), the phases and
+// resumable Shutdown (above phaseOpen, lifecycle.go), the drop reasons and
+// their counters (drops.go), the byte budget (budget.go).
 package sink

@@ -16,7 +16,7 @@ import (
 // writer, which locked mode writes.
 type core struct {
 	w    *logsink.Writer
-	opts settled
+	opts settings
 	// rootFormat is the Format handler New made, with no attributes or
 	// groups, which formats the drop reports.
 	rootFormat slog.Handler

@@ -154,8 +154,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// settled is Options after defaults and validation.
-type settled struct {
+// settings is Options after defaults and validation.
+type settings struct {
 	hopts  slog.HandlerOptions
 	format func(io.Writer, *slog.HandlerOptions) slog.Handler
 	direct bool            // format is JSON or Text: see formatWriter
@@ -164,7 +164,7 @@ type settled struct {
 
 // settle validates o and applies the defaults. Every invalid field is
 // reported, each in an error that wraps ErrInvalidOptions.
-func (o *Options) settle(w io.Writer) (settled, error) {
+func (o *Options) settle(w io.Writer) (settings, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -187,9 +187,9 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
 	}
 	if err := errs.Err(); err != nil {
-		return settled{}, err
+		return settings{}, err
 	}
-	s := settled{
+	s := settings{
 		hopts:  slog.HandlerOptions{Level: o.Level, AddSource: o.AddSource, ReplaceAttr: o.ReplaceAttr},
 		format: o.Format,
 		sink: logsink.Options{
@@ -220,7 +220,7 @@ func (o *Options) settle(w io.Writer) (settled, error) {
 
 // newFormat calls Format for w and checks what it returns: nil, or a
 // panic, is an error wrapping ErrInvalidOptions that names Format.
-func (s *settled) newFormat(w io.Writer) (h slog.Handler, err error) {
+func (s *settings) newFormat(w io.Writer) (h slog.Handler, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			h, err = nil, fmt.Errorf("%w: Format panicked: %v", ErrInvalidOptions, p)
