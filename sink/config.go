@@ -369,12 +369,19 @@ func (c Config[T]) Check() error {
 	return err
 }
 
-// settle applies the defaults, validates every field and normalises the
-// result: the batch is clamped to the ring, the steal
-// budgets to the shard count and the batch, and one shard turns stealing off.
-// The returned error joins one error per invalid field, each wrapping
-// ErrInvalidConfig and naming the field and its value.
+// settle validates every field (check) and returns the settings with the
+// defaults applied and normalised (settings). The error joins one error
+// per invalid field, each wrapping ErrInvalidConfig and naming the field
+// and its value.
 func (c Config[T]) settle(action Action[T]) (settings[T], error) {
+	if err := c.check(action); err != nil {
+		return settings[T]{}, err
+	}
+	return c.settings(), nil
+}
+
+// check validates every field of c and action, field by field.
+func (c Config[T]) check(action Action[T]) error {
 	errs := fielderr.New(ErrInvalidConfig)
 	bad := errs.Add
 	if action == nil {
@@ -435,10 +442,13 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 	} else if c.MaxBatchBytes <= 0 && c.MaxQueuedBytes <= 0 {
 		bad("SizeOf", funcNameOf(c.SizeOf), "is set but neither MaxBatchBytes nor MaxQueuedBytes is: nothing would use it")
 	}
-	if err := errs.Err(); err != nil {
-		return settings[T]{}, err
-	}
+	return errs.Err()
+}
 
+// settings returns c's settings, c being valid: the defaults applied, the
+// batch clamped to the ring, the steal budgets to the shard count and the
+// batch, and one shard turning stealing off.
+func (c Config[T]) settings() settings[T] {
 	s := settings[T]{
 		name:             cmp.Or(c.Name, DefaultName),
 		shards:           cmp.Or(c.Shards, DefaultShards()),
@@ -485,7 +495,7 @@ func (c Config[T]) settle(action Action[T]) (settings[T], error) {
 		// HandOffWait and then shed.
 		s.handOffWait = 0
 	}
-	return s, nil
+	return s
 }
 
 // newRing calls the Ring factory for one shard and checks what it returns:
