@@ -1,0 +1,53 @@
+// Package spill is the disk tier's storage: a segment log in a directory
+// of its own, which one goroutine appends records to and another reads
+// back in order, with a byte budget, checksums, and recovery after a
+// crash. It uses the standard library only, like the rest of the core.
+// The sink's Config does not switch a disk tier on yet: this is the
+// storage it will use, usable on its own.
+//
+// # Layout and guarantees
+//
+// A Log owns its directory: [Open] takes an exclusive lock on it (flock on
+// Unix, so that a second process gets [ErrLocked]; within a process every
+// platform), and creates the directory 0700 and its files 0600, since they
+// hold the user's data. Records go into segment files, each named by its
+// number and holding records framed as
+//
+//	length uint32 | CRC-32C of length and payload uint32 | payload
+//
+// after an 8-byte magic. Appends fill a buffer in memory that is written to
+// the segment when it passes 64 KiB, when the reader catches up with it,
+// and at Sync; a segment that reaches Options.SegmentBytes is closed and
+// the next append starts a new one. [Log.Append] refuses a record that
+// would take the files past Options.MaxBytes ([ErrFull]); segments whose
+// records have all been read and marked done ([Log.Done]) are deleted,
+// which gives their bytes back.
+//
+// [Log.Sync] writes the buffer, fsyncs the segment and records the read
+// position (the first record not marked done) in the cursor file, written
+// to a temporary file, fsynced and renamed. What a crash (SIGKILL, power
+// loss after the kernel's own writes) can lose: the records appended since
+// the last Sync. What a Log opened on the same directory afterwards hands
+// out twice: the records read and marked done since the last Sync (the
+// cursor on disk is older). Everything else that was synced is read back,
+// in order, once ([Stats].Recovered counts it).
+//
+// A record whose frame is torn (a crash mid-write) or whose checksum does
+// not match (a flipped byte) ends the valid part of its segment: the reader
+// counts it ([Stats].Corrupt), skips the rest of that segment and goes on
+// with the next. It never panics. A write that fails (ENOSPC, EIO, a
+// directory that went away) returns a [*WriteError] that says how many
+// buffered records it lost; the segment is closed where its last good
+// record ends, and the next append starts a new one.
+//
+// # Costs
+//
+// An append copies the record and its 8-byte frame into the buffer and
+// computes its CRC-32C (hardware-assisted on amd64 and arm64); the write
+// system call is paid once per 64 KiB. A read checks the record in a 64
+// KiB read buffer and returns it there, without a copy. For 200-byte
+// records on a 2-core AMD EPYC VM: an append 295-309 ns (650-680 MB/s, no
+// allocation; dd writes 3.8 GB/s into the same page cache), a read 55-57
+// ns (3.5 GB/s; dd reads 11.3 GB/s). `go test -bench . ./sink/spill/`
+// measures both.
+package spill

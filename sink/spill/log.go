@@ -1,0 +1,770 @@
+package spill
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shardedsink/shardedsink/internal/fielderr"
+)
+
+// Errors of a Log. A failed write is a *WriteError.
+var (
+	// ErrInvalidOptions is wrapped by the error of Open for bad Options.
+	ErrInvalidOptions = errors.New("spill: invalid options")
+	// ErrLocked is returned by Open for a directory that another Log (in
+	// this process, or another process on Unix) holds.
+	ErrLocked = errors.New("spill: the directory is held by another Log")
+	// ErrFull is returned by Append when the record would take the files
+	// past Options.MaxBytes.
+	ErrFull = errors.New("spill: the log is at its byte budget")
+	// ErrTooLarge is returned by Append for a record longer than
+	// Options.MaxRecordBytes.
+	ErrTooLarge = errors.New("spill: record longer than MaxRecordBytes")
+	// ErrClosed is returned by every call after Close.
+	ErrClosed = errors.New("spill: log closed")
+)
+
+// WriteError is a failed write of buffered records to a segment (ENOSPC,
+// EIO, a directory that went away): Lost records, appended since the last
+// successful write, are gone, and the segment ends at its last good
+// record. The Log goes on: the next Append starts a new segment.
+type WriteError struct {
+	Lost int
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("spill: a write lost %d records: %v", e.Lost, e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// The defaults and limits of Options.
+const (
+	DefaultSegmentBytes   = 64 << 20
+	DefaultMaxRecordBytes = 16 << 20
+	// MinSegmentBytes is the smallest SegmentBytes; a smaller MaxBytes
+	// makes its segments MaxBytes long.
+	MinSegmentBytes = 64 << 10
+)
+
+// Options configure a Log. The zero value of each field but MaxBytes
+// means its default.
+type Options struct {
+	// MaxBytes is the budget: the most bytes the segment files (and the
+	// buffer not yet written to them) may hold. Required.
+	MaxBytes int64
+	// SegmentBytes is the size at which a segment is closed and a new one
+	// begun. Default the smaller of DefaultSegmentBytes and an eighth of
+	// MaxBytes, at least MinSegmentBytes (or MaxBytes when that is
+	// smaller). The disk gives back a segment's bytes only once all its
+	// records are done, so smaller segments free the budget sooner.
+	SegmentBytes int64
+	// MaxRecordBytes bounds one record, and so what reading one back may
+	// allocate. Default DefaultMaxRecordBytes.
+	MaxRecordBytes int
+}
+
+// Stats are a Log's figures. The counters only grow.
+type Stats struct {
+	// Bytes is what the budget counts now: the segment files and the
+	// buffer.
+	Bytes int64
+	// Segments is the number of segment files.
+	Segments int
+	// Appended counts the records Append took; Read those Next returned.
+	Appended, Read uint64
+	// Recovered counts the records Next returned that an earlier Log on
+	// the directory had written.
+	Recovered uint64
+	// Corrupt counts the segments whose valid part a torn or corrupt
+	// record ended (the rest of the segment is skipped), and cursor files
+	// that did not check out.
+	Corrupt uint64
+	// Lost counts the records that failed writes lost (WriteError.Lost).
+	Lost uint64
+}
+
+const (
+	magic      = "SHSPILL1"
+	frameSize  = 8 // length and checksum
+	bufferSize = 64 << 10
+	segSuffix  = ".seg"
+	cursorName = "cursor"
+	lockName   = "LOCK"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// held is the set of directories that a Log of this process holds.
+var held struct {
+	sync.Mutex
+	dirs map[string]bool
+}
+
+// segment is one segment file. size is how many of its bytes are
+// written and good: the reader reads up to it without the Log's lock.
+type segment struct {
+	id   uint64
+	size atomic.Int64
+	// sealed is set once no append will go into it any more (full, failed,
+	// or written by an earlier Log): its end is then its end.
+	sealed atomic.Bool
+	// old: written by an earlier Log on the directory.
+	old bool
+}
+
+func (s *segment) name(dir string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", s.id, segSuffix))
+}
+
+// Log is a segment log in a directory of its own. One goroutine may
+// append and sync while another reads and marks done; Stats is safe from
+// any goroutine.
+type Log struct {
+	dir  string
+	opts Options
+	lock *os.File
+
+	// mu guards the segment list, the writer's state and the done
+	// position; the reader takes it only at a segment's end, when it needs
+	// the buffer written, and in Done.
+	mu         sync.Mutex
+	segs       []*segment // oldest first
+	w          *os.File   // the file of the last segment while it takes appends
+	buf        []byte     // appended records not yet written to w
+	bufRecords int
+	bytes      atomic.Int64
+	closed     bool
+	dirDirty   bool // a segment was created or removed since the last Sync
+	// doneID and doneOff are where the first record not marked done
+	// starts; synced* is that position as the cursor file has it.
+	doneID, doneOff     uint64
+	syncedID, syncedOff uint64
+
+	// The reader's state: only Next and Done touch it.
+	rseg    *segment
+	rfile   *os.File
+	roff    int64  // the offset of the next record in rseg
+	rbuf    []byte // a window of rseg's bytes, from rbufOff
+	rbufOff int64
+	rec     []byte // the record Next returned last, when larger than rbuf
+
+	appended, read, recovered, corrupt, lost atomic.Uint64
+}
+
+// Open opens the Log in dir, creating the directory (0700) if need be,
+// and takes its lock. A Log opened on a directory that an earlier Log
+// wrote reads back, from the cursor of its last Sync, what that one left.
+func Open(dir string, opts Options) (*Log, error) {
+	opts, err := opts.settle()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, err
+	}
+	held.Lock()
+	if held.dirs[abs] {
+		held.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrLocked, abs)
+	}
+	if held.dirs == nil {
+		held.dirs = map[string]bool{}
+	}
+	held.dirs[abs] = true
+	held.Unlock()
+	l := &Log{dir: abs, opts: opts}
+	if err := l.open(); err != nil {
+		l.release()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (o Options) settle() (Options, error) {
+	errs := fielderr.New(ErrInvalidOptions)
+	if o.MaxBytes <= 0 {
+		errs.Add("MaxBytes", o.MaxBytes, "must be positive: it is the disk budget")
+	}
+	if o.SegmentBytes < 0 {
+		errs.Add("SegmentBytes", o.SegmentBytes, "must be positive, or zero for the default")
+	}
+	if o.MaxRecordBytes < 0 {
+		errs.Add("MaxRecordBytes", o.MaxRecordBytes, "must be positive, or zero for the default")
+	}
+	if err := errs.Err(); err != nil {
+		return o, err
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = min(DefaultSegmentBytes, max(o.MaxBytes/8, MinSegmentBytes))
+	}
+	o.SegmentBytes = min(max(o.SegmentBytes, MinSegmentBytes), o.MaxBytes)
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	return o, nil
+}
+
+// open takes the lock file and finds what an earlier Log left.
+func (l *Log) open() error {
+	f, err := os.OpenFile(filepath.Join(l.dir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		if errors.Is(err, ErrLocked) {
+			return fmt.Errorf("%w: %s (another process)", ErrLocked, l.dir)
+		}
+		return err
+	}
+	l.lock = f
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), segSuffix)
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseUint(name, 10, 64)
+		if err != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		s := &segment{id: id, old: true}
+		s.size.Store(info.Size())
+		s.sealed.Store(true)
+		l.segs = append(l.segs, s)
+		l.bytes.Add(info.Size())
+	}
+	slices.SortFunc(l.segs, func(a, b *segment) int { return cmpU64(a.id, b.id) })
+	l.doneID, l.doneOff = l.readCursor()
+	l.syncedID, l.syncedOff = l.doneID, l.doneOff
+	// Segments before the cursor were done before the crash that kept
+	// them from being removed.
+	for len(l.segs) > 0 && l.segs[0].id < l.doneID {
+		if err := l.removeFirst(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// readCursor returns the position the cursor file holds, or 0, 0 (the
+// start of the oldest segment) when there is none or it does not check
+// out (counted as corrupt).
+func (l *Log) readCursor() (id, off uint64) {
+	b, err := os.ReadFile(filepath.Join(l.dir, cursorName))
+	if err != nil {
+		return 0, 0
+	}
+	if len(b) != 20 || crc32.Checksum(b[:16], castagnoli) != binary.LittleEndian.Uint32(b[16:]) {
+		l.corrupt.Add(1)
+		return 0, 0
+	}
+	return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+}
+
+// Append adds p as one record. It returns ErrFull when the record would
+// take the files past MaxBytes, ErrTooLarge, ErrClosed, or a *WriteError
+// when writing out the buffer, to make room for p, failed: the records
+// appended before that the buffer held are lost (WriteError.Lost). On any
+// error p is not in the log. It does not keep p.
+func (l *Log) Append(p []byte) error {
+	if len(p) > l.opts.MaxRecordBytes {
+		return ErrTooLarge
+	}
+	need := int64(frameSize + len(p))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if l.w != nil {
+		s := l.segs[len(l.segs)-1]
+		if s.size.Load()+int64(len(l.buf))+need > l.opts.SegmentBytes {
+			if err := l.seal(); err != nil {
+				return err
+			}
+		} else if len(l.buf) > 0 && int64(len(l.buf))+need > bufferSize {
+			if err := l.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	extra := need
+	if l.w == nil {
+		extra += int64(len(magic))
+	}
+	if l.bytes.Load()+extra > l.opts.MaxBytes {
+		return ErrFull
+	}
+	if l.w == nil {
+		if err := l.create(); err != nil {
+			return err
+		}
+	}
+	at := len(l.buf)
+	l.buf = binary.LittleEndian.AppendUint32(l.buf, uint32(len(p)))
+	crc := crc32.Update(crc32.Update(0, castagnoli, l.buf[at:]), castagnoli, p)
+	l.buf = append(binary.LittleEndian.AppendUint32(l.buf, crc), p...)
+	l.bufRecords++
+	l.bytes.Add(need)
+	l.appended.Add(1)
+	return nil
+}
+
+// create begins a new segment, after the last one. l.mu is held.
+func (l *Log) create() error {
+	id := uint64(1)
+	if n := len(l.segs); n > 0 {
+		id = l.segs[n-1].id + 1
+	}
+	s := &segment{id: id}
+	f, err := os.OpenFile(s.name(l.dir), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return &WriteError{Err: err}
+	}
+	l.segs = append(l.segs, s)
+	l.w = f
+	l.dirDirty = true
+	l.buf = append(l.buf[:0], magic...)
+	l.bufRecords = 0
+	l.bytes.Add(int64(len(magic)))
+	return nil
+}
+
+// flush writes the buffer to the last segment. A failure loses the
+// records in it: the segment is cut back to its last good record and
+// sealed. l.mu is held.
+func (l *Log) flush() error {
+	if len(l.buf) == 0 || l.w == nil {
+		return nil
+	}
+	s := l.segs[len(l.segs)-1]
+	n, err := l.w.Write(l.buf)
+	if err == nil && n == len(l.buf) {
+		s.size.Add(int64(n))
+		l.buf, l.bufRecords = l.buf[:0], 0
+		return nil
+	}
+	if err == nil {
+		err = io.ErrShortWrite
+	}
+	lost := l.bufRecords
+	l.bytes.Add(-int64(len(l.buf)))
+	l.buf, l.bufRecords = l.buf[:0], 0
+	// Best effort: a partial write past size is a torn record the reader
+	// would skip anyway.
+	_ = l.w.Truncate(s.size.Load())
+	_ = l.w.Close()
+	l.w = nil
+	s.sealed.Store(true)
+	l.lost.Add(uint64(lost))
+	return &WriteError{Lost: lost, Err: err}
+}
+
+// seal writes and fsyncs the last segment and closes it for appends.
+// l.mu is held.
+func (l *Log) seal() error {
+	err := l.flush()
+	if l.w != nil {
+		if serr := l.w.Sync(); err == nil && serr != nil {
+			err = &WriteError{Err: serr}
+		}
+		_ = l.w.Close()
+		l.w = nil
+		l.segs[len(l.segs)-1].sealed.Store(true)
+	}
+	return err
+}
+
+// Sync writes the buffer, fsyncs the segment it went to, and records the
+// done position in the cursor file: from its return, a crash loses none
+// of the records appended before the call, and a Log opened afterwards
+// does not hand out again those marked done before it.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return l.sync()
+}
+
+func (l *Log) sync() error {
+	err := l.flush()
+	if l.w != nil {
+		if serr := l.w.Sync(); serr != nil && err == nil {
+			err = &WriteError{Err: serr}
+		}
+	}
+	if l.doneID != l.syncedID || l.doneOff != l.syncedOff {
+		if cerr := l.writeCursor(); cerr != nil && err == nil {
+			err = &WriteError{Err: cerr}
+		} else if cerr == nil {
+			l.syncedID, l.syncedOff = l.doneID, l.doneOff
+		}
+	}
+	if l.dirDirty {
+		if derr := syncDir(l.dir); derr != nil && err == nil {
+			err = &WriteError{Err: derr}
+		} else if derr == nil {
+			l.dirDirty = false
+		}
+	}
+	return err
+}
+
+// writeCursor replaces the cursor file with the done position: a
+// temporary file, fsynced, renamed over it. l.mu is held.
+func (l *Log) writeCursor() error {
+	var b [20]byte
+	binary.LittleEndian.PutUint64(b[:], l.doneID)
+	binary.LittleEndian.PutUint64(b[8:], l.doneOff)
+	binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
+	tmp := filepath.Join(l.dir, cursorName+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b[:])
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(l.dir, cursorName))
+	}
+	if err == nil {
+		l.dirDirty = true
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errCorrupt is readRecord's verdict on a record whose frame or checksum
+// is bad.
+var errCorrupt = errors.New("spill: corrupt record")
+
+// Next returns the next record in the order they were appended, or
+// io.EOF when there is none now (Append may add more). The record is
+// valid until the next call of Next. Only one goroutine may call Next and
+// Done. A torn or corrupt record ends its segment's valid part: Next
+// counts it and goes on with the next segment.
+func (l *Log) Next() ([]byte, error) {
+	for {
+		if l.rseg == nil && !l.nextSegment() {
+			return nil, io.EOF
+		}
+		rec, err := l.readRecord()
+		switch {
+		case err == nil:
+			l.read.Add(1)
+			if l.rseg.old {
+				l.recovered.Add(1)
+			}
+			return rec, nil
+		case err == errCorrupt:
+			l.corrupt.Add(1)
+			l.endSegment()
+		case err != io.EOF:
+			return nil, err
+		default:
+			// At the readable end of rseg: the buffer may hold more, or
+			// appends may come, or the segment is over.
+			flushed, err := l.flushForReader()
+			if err != nil {
+				return nil, err
+			}
+			if flushed {
+				continue
+			}
+			if !l.rseg.sealed.Load() {
+				return nil, io.EOF
+			}
+			if l.roff < l.rseg.size.Load() {
+				l.corrupt.Add(1) // a torn tail: bytes that are no record
+			}
+		}
+		// rseg is over: on to the next one, if there is one yet.
+		l.closeReader()
+		if !l.nextSegment() {
+			return nil, io.EOF
+		}
+	}
+}
+
+// flushForReader writes the buffer when the reader has reached the end of
+// the segment it goes to, and reports whether it wrote anything.
+func (l *Log) flushForReader() (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false, ErrClosed
+	}
+	if l.segs[len(l.segs)-1] != l.rseg || l.w == nil || len(l.buf) == 0 {
+		return false, nil
+	}
+	var we *WriteError
+	if err := l.flush(); err != nil && !errors.As(err, &we) {
+		return false, err
+	}
+	// A failed write sealed the segment: the reader goes on from there.
+	return true, nil
+}
+
+// endSegment ends the reading of rseg at a corrupt record: the rest of it
+// is skipped. A segment still taking appends is sealed first (its tail,
+// buffer included, is what the corruption costs), so that appends go on
+// in a new one.
+func (l *Log) endSegment() {
+	l.mu.Lock()
+	if !l.rseg.sealed.Load() {
+		_ = l.seal()
+	}
+	l.mu.Unlock()
+	l.roff = l.rseg.size.Load()
+}
+
+// nextSegment moves the reader to the segment after rseg (or, at first,
+// to the done position), and reports whether there is one. A segment
+// that cannot be opened, or whose magic is wrong, is counted as corrupt
+// and skipped.
+func (l *Log) nextSegment() bool {
+	for {
+		l.mu.Lock()
+		var next *segment
+		off := int64(len(magic))
+		for _, s := range l.segs {
+			if l.rseg == nil && s.id >= l.doneID || l.rseg != nil && s.id > l.rseg.id {
+				next = s
+				if l.rseg == nil && s.id == l.doneID && l.doneOff > uint64(off) {
+					off = int64(l.doneOff)
+				}
+				break
+			}
+		}
+		l.mu.Unlock()
+		if next == nil {
+			return false
+		}
+		f, err := os.Open(next.name(l.dir))
+		if err == nil {
+			var head [len(magic)]byte
+			_, err = f.ReadAt(head[:], 0)
+			if err == io.EOF && !next.sealed.Load() {
+				err = nil // the magic is still in the buffer
+			} else if err == nil && string(head[:]) != magic {
+				err = errCorrupt
+			}
+			if err != nil {
+				f.Close()
+			}
+		}
+		l.rseg = next
+		if err != nil {
+			l.corrupt.Add(1)
+			continue
+		}
+		l.rfile, l.roff = f, off
+		l.rbuf, l.rbufOff = l.rbuf[:0], off
+		return true
+	}
+}
+
+func (l *Log) closeReader() {
+	if l.rfile != nil {
+		l.rfile.Close()
+		l.rfile = nil
+	}
+	l.rbuf = l.rbuf[:0]
+}
+
+// readRecord reads the record at roff: io.EOF when its bytes are not all
+// readable yet, errCorrupt for a length over MaxRecordBytes or a checksum
+// that does not match.
+func (l *Log) readRecord() ([]byte, error) {
+	if l.rfile == nil {
+		return nil, io.EOF
+	}
+	limit := l.rseg.size.Load()
+	frame, err := l.window(l.roff, frameSize, limit)
+	if err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(frame)
+	sum := binary.LittleEndian.Uint32(frame[4:])
+	if int64(n) > int64(l.opts.MaxRecordBytes) {
+		return nil, errCorrupt
+	}
+	crc := crc32.Update(0, castagnoli, frame[:4])
+	p, err := l.window(l.roff+frameSize, int(n), limit)
+	if err != nil {
+		return nil, err
+	}
+	if crc32.Update(crc, castagnoli, p) != sum {
+		return nil, errCorrupt
+	}
+	l.roff += frameSize + int64(n)
+	return p, nil
+}
+
+// window returns n bytes of rseg at off, off+n <= limit, reading them into
+// rbuf (or rec, for a record larger than rbuf) as needed: io.EOF when
+// they are not all there.
+func (l *Log) window(off int64, n int, limit int64) ([]byte, error) {
+	if off+int64(n) > limit {
+		return nil, io.EOF
+	}
+	if off >= l.rbufOff && off+int64(n) <= l.rbufOff+int64(len(l.rbuf)) {
+		i := off - l.rbufOff
+		return l.rbuf[i : i+int64(n)], nil
+	}
+	if n > bufferSize {
+		if cap(l.rec) < n {
+			l.rec = make([]byte, n)
+		}
+		l.rec = l.rec[:n]
+		if _, err := l.rfile.ReadAt(l.rec, off); err != nil {
+			return nil, err
+		}
+		return l.rec, nil
+	}
+	if l.rbuf == nil {
+		l.rbuf = make([]byte, 0, bufferSize)
+	}
+	size := int(min(int64(bufferSize), limit-off))
+	l.rbuf = l.rbuf[:size]
+	if _, err := l.rfile.ReadAt(l.rbuf, off); err != nil {
+		l.rbuf = l.rbuf[:0]
+		return nil, err
+	}
+	l.rbufOff = off
+	return l.rbuf[:n], nil
+}
+
+// Done marks every record Next has returned as done: segments whose
+// records are all done are removed, and their bytes given back to the
+// budget; the next Sync records the position.
+func (l *Log) Done() error {
+	if l.rseg == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.doneID, l.doneOff = l.rseg.id, uint64(l.roff)
+	var err error
+	for len(l.segs) > 0 && l.segs[0].id < l.doneID {
+		if rerr := l.removeFirst(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// removeFirst removes the oldest segment. l.mu is held (or l is not yet
+// shared).
+func (l *Log) removeFirst() error {
+	s := l.segs[0]
+	err := os.Remove(s.name(l.dir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	l.segs = l.segs[1:]
+	l.bytes.Add(-s.size.Load())
+	l.dirDirty = true
+	return nil
+}
+
+// Stats returns the Log's figures.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	segs := len(l.segs)
+	l.mu.Unlock()
+	return Stats{
+		Bytes:     l.bytes.Load(),
+		Segments:  segs,
+		Appended:  l.appended.Load(),
+		Read:      l.read.Load(),
+		Recovered: l.recovered.Load(),
+		Corrupt:   l.corrupt.Load(),
+		Lost:      l.lost.Load(),
+	}
+}
+
+// Close syncs the Log, closes its files and releases the directory.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	err := l.sync()
+	if l.w != nil {
+		_ = l.w.Close()
+		l.w = nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.closeReader()
+	l.release()
+	return err
+}
+
+// release closes the lock file and forgets the directory.
+func (l *Log) release() {
+	if l.lock != nil {
+		l.lock.Close()
+		l.lock = nil
+	}
+	held.Lock()
+	delete(held.dirs, l.dir)
+	held.Unlock()
+}
