@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/shardedsink/shardedsink/otelmetric"
+	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkReaderCollect(b *testing.B) {
 			s := sink.MustNew(sink.Config[int]{Name: "bench", Shards: 64, RingCapacity: 1024,
 				Logger: slog.New(slog.DiscardHandler)}, sink.ActionFunc[int](func(context.Context, []int) {}))
 			b.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-			mp, r := newReader(b)
+			mp, r := instrumentstest.NewReader(b)
 			var opts []otelmetric.Option
 			if per {
 				opts = append(opts, otelmetric.WithPerShard())

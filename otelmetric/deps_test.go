@@ -1,6 +1,7 @@
 package otelmetric_test
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -8,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestThePackageLinksNoNATS: otelmetric itself imports neither natssink nor
-// NATS (natsmetric does), as its package doc promises.
+// TestThePackageLinksNoNATS: otelmetric imports neither natssink nor
+// NATS, and its module requires neither (natsmetric, a module of its own,
+// does), as its package doc promises.
 func TestThePackageLinksNoNATS(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -17,4 +19,9 @@ func TestThePackageLinksNoNATS(t *testing.T) {
 		require.NotContains(t, p, "nats", "otelmetric depends on %s", p)
 	}
 	require.Contains(t, strings.Fields(string(out)), "go.opentelemetry.io/otel/metric")
+	cmd := exec.Command("go", "mod", "graph")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NotContains(t, string(out), "nats", "otelmetric's module graph")
 }

@@ -2,8 +2,8 @@
 // the counters of this repository's sinks on a user's MeterProvider: for
 // a [sink.Sink] ([ObserveSink]) and a [slogsink.Handler]
 // ([ObserveHandler]); package
-// [github.com/shardedsink/shardedsink/otelmetric/natsmetric], in this
-// module, has those of a natssink sink.
+// [github.com/shardedsink/shardedsink/otelmetric/natsmetric], a module of
+// its own, has those of a natssink sink.
 //
 //	s := sink.MustNew(sink.Config[Event]{Name: "events"}, action)
 //	reg, err := otelmetric.ObserveSink(otel.GetMeterProvider(), s)
@@ -113,10 +113,11 @@
 //
 // # Dependencies
 //
-// This is a module of its own, so that the core needs no OpenTelemetry and
-// a user of otelsink's processors gets no NATS. The module requires
-// natssink for natsmetric, but this package does not import it: a program
-// that uses only otelmetric links no NATS code.
+// This is a module of its own, so that the core needs no OpenTelemetry,
+// and it requires neither natssink nor NATS: natsmetric is a module of its
+// own (go get github.com/shardedsink/shardedsink/otelmetric/natsmetric),
+// so an OpenTelemetry user who does not use NATS has no NATS module in the
+// graph.
 package otelmetric
 
 import (

@@ -9,6 +9,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/shardedsink/shardedsink/otelmetric"
+	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
@@ -34,10 +35,10 @@ func ExampleObserveSink() {
 	_ = s.Shutdown(context.Background())
 	s.Push("late") // after Shutdown: error.type=shutdown
 
-	got := collect(nil, reader)
-	fmt.Println("processed:", got["shardedsink.processed{shardedsink.sink.name=events}"].value)
-	fmt.Println("shutdown:", got["shardedsink.processed{error.type=shutdown,shardedsink.sink.name=events}"].value)
-	fmt.Println("capacity:", got["shardedsink.queue.capacity{shardedsink.sink.name=events}"].value)
+	got := instrumentstest.Collect(nil, reader)
+	fmt.Println("processed:", got["shardedsink.processed{shardedsink.sink.name=events}"].Value)
+	fmt.Println("shutdown:", got["shardedsink.processed{error.type=shutdown,shardedsink.sink.name=events}"].Value)
+	fmt.Println("capacity:", got["shardedsink.queue.capacity{shardedsink.sink.name=events}"].Value)
 	// Output:
 	// processed: 3
 	// shutdown: 1
@@ -65,9 +66,9 @@ func ExampleObserveHandler() {
 	_ = h.Close(context.Background())
 	log.Error("after Close") // shed: error.type=queue_full, level error
 
-	got := collect(nil, reader)
-	fmt.Println("written:", got["shardedsink.slog.processed{shardedsink.sink.name=app}"].value)
-	fmt.Println("shed at error:", got["shardedsink.slog.processed{error.type=queue_full,shardedsink.log.level=error,shardedsink.sink.name=app}"].value)
+	got := instrumentstest.Collect(nil, reader)
+	fmt.Println("written:", got["shardedsink.slog.processed{shardedsink.sink.name=app}"].Value)
+	fmt.Println("shed at error:", got["shardedsink.slog.processed{error.type=queue_full,shardedsink.log.level=error,shardedsink.sink.name=app}"].Value)
 	// Output:
 	// written: 2
 	// shed at error: 1

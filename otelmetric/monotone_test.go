@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/otelmetric"
+	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -20,7 +21,7 @@ import (
 // processed{error.type=queue_full} went down (7742 to 7741 in the
 // issue's run).
 func TestEveryCounterOnlyGrowsBetweenCollections(t *testing.T) {
-	mp, r := newReader(t)
+	mp, r := instrumentstest.NewReader(t)
 	var sinks []*sink.Sink[[]byte]
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
 		s, err := dropload.New(overflow)
@@ -30,14 +31,14 @@ func TestEveryCounterOnlyGrowsBetweenCollections(t *testing.T) {
 		sinks = append(sinks, s)
 	}
 	stop := dropload.Start(sinks...)
-	var last map[string]point
+	var last map[string]instrumentstest.Point
 	collections := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); collections++ {
-		now := collect(t, r)
+		now := instrumentstest.Collect(t, r)
 		for name, p := range now {
-			if prev, ok := last[name]; ok && p.monotonic && p.value < prev.value {
+			if prev, ok := last[name]; ok && p.Monotonic && p.Value < prev.Value {
 				stop()
-				t.Fatalf("collection %d: %s went from %d to %d", collections, name, prev.value, p.value)
+				t.Fatalf("collection %d: %s went from %d to %d", collections, name, prev.Value, p.Value)
 			}
 		}
 		last = now
@@ -49,7 +50,7 @@ func TestEveryCounterOnlyGrowsBetweenCollections(t *testing.T) {
 	for _, reason := range []string{"queue_full", "queue_bytes_full", "waited_out", "displaced"} {
 		found := false
 		for name, p := range last {
-			if strings.Contains(name, "error.type="+reason+",") && p.value > 0 {
+			if strings.Contains(name, "error.type="+reason+",") && p.Value > 0 {
 				found = true
 			}
 		}

@@ -9,46 +9,28 @@ import (
 
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/otelmetric"
-	"github.com/shardedsink/shardedsink/otelmetric/natsmetric"
+	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 )
 
+// n is the attribute of the sink "orders" of instrumentstest.TwoShards.
 const n = "shardedsink.sink.name=orders"
 
-var ringTotals = map[string]int64{
-	"shardedsink.shards{" + n + "}":                                2,
-	"shardedsink.queue.size{" + n + "}":                            8,
-	"shardedsink.queue.capacity{" + n + "}":                        128,
-	"shardedsink.queue.bytes{" + n + "}":                           800,
-	"shardedsink.processed{" + n + "}":                             300,
-	"shardedsink.processed{error.type=queue_full," + n + "}":       4,
-	"shardedsink.processed{error.type=queue_bytes_full," + n + "}": 11,
-	"shardedsink.processed{error.type=waited_out," + n + "}":       5,
-	"shardedsink.processed{error.type=shutdown," + n + "}":         5,
-	"shardedsink.processed{error.type=displaced," + n + "}":        8,
-	"shardedsink.handoffs{" + n + "}":                              11,
-	"shardedsink.drain.max_time{" + n + "}":                        3000,
-	"shardedsink.drain.max_take_lag{" + n + "}":                    7000,
-	"shardedsink.overloads{" + n + "}":                             6,
-	"shardedsink.queue.waiting{" + n + "}":                         5,
-	"shardedsink.drain.panics{" + n + "}":                          3,
-}
-
 func TestObserveSinkObservesTheTotalsOfStats(t *testing.T) {
-	mp, r := newReader(t)
-	_, err := otelmetric.ObserveSink(mp, &fakeSink{twoShards("orders")})
+	mp, r := instrumentstest.NewReader(t)
+	_, err := otelmetric.ObserveSink(mp, &fakeSink{instrumentstest.TwoShards("orders")})
 	require.NoError(t, err)
-	got := collect(t, r)
-	require.Equal(t, ringTotals, values(got))
-	require.True(t, got["shardedsink.processed{"+n+"}"].monotonic, "processed is a counter")
-	require.False(t, got["shardedsink.queue.size{"+n+"}"].monotonic, "queue.size is an up-down counter")
-	require.Equal(t, "By", got["shardedsink.queue.bytes{"+n+"}"].unit)
+	got := instrumentstest.Collect(t, r)
+	require.Equal(t, instrumentstest.RingTotals, instrumentstest.Values(got))
+	require.True(t, got["shardedsink.processed{"+n+"}"].Monotonic, "processed is a counter")
+	require.False(t, got["shardedsink.queue.size{"+n+"}"].Monotonic, "queue.size is an up-down counter")
+	require.Equal(t, "By", got["shardedsink.queue.bytes{"+n+"}"].Unit)
 }
 
 func TestObserveSinkWithPerShardObservesEachShard(t *testing.T) {
-	mp, r := newReader(t)
-	_, err := otelmetric.ObserveSink(mp, &fakeSink{twoShards("orders")}, otelmetric.WithPerShard())
+	mp, r := instrumentstest.NewReader(t)
+	_, err := otelmetric.ObserveSink(mp, &fakeSink{instrumentstest.TwoShards("orders")}, otelmetric.WithPerShard())
 	require.NoError(t, err)
-	got := values(collect(t, r))
+	got := instrumentstest.Values(instrumentstest.Collect(t, r))
 	require.Len(t, got, 2+2*14)
 	require.Equal(t, int64(2), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
 	require.Equal(t, int64(2), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
@@ -63,7 +45,7 @@ func TestObserveSinkWithPerShardObservesEachShard(t *testing.T) {
 }
 
 func TestObserveHandlerObservesStatsByLevel(t *testing.T) {
-	mp, r := newReader(t)
+	mp, r := instrumentstest.NewReader(t)
 	_, err := otelmetric.ObserveHandler(mp, &fakeHandler{handlerStats()}, "")
 	require.NoError(t, err)
 	const a = "shardedsink.sink.name=slogsink"
@@ -79,19 +61,19 @@ func TestObserveHandlerObservesStatsByLevel(t *testing.T) {
 		"shardedsink.slog.waited_out{" + a + "}":                                                  3,
 		"shardedsink.slog.empty{" + a + "}":                                                       10,
 		"shardedsink.slog.panics{" + a + "}":                                                      8,
-	}, values(collect(t, r)))
+	}, instrumentstest.Values(instrumentstest.Collect(t, r)))
 }
 
 // A logsink writer of any front-end is observed with the handler's
 // instruments under the log's name, with the same values (the zapsink and
 // zerologsink writers' Stats are logsink.Stats).
 func TestObserveLogObservesAnyWritersStats(t *testing.T) {
-	mp, r := newReader(t)
+	mp, r := instrumentstest.NewReader(t)
 	_, err := otelmetric.ObserveHandler(mp, &fakeHandler{handlerStats()}, "x")
 	require.NoError(t, err)
 	_, err = otelmetric.ObserveLog(mp, &fakeLog{logsink.Stats(handlerStats())}, "")
 	require.NoError(t, err)
-	got := values(collect(t, r))
+	got := instrumentstest.Values(instrumentstest.Collect(t, r))
 	n := 0
 	for name, v := range got {
 		if !strings.HasPrefix(name, "shardedsink.slog.") {
@@ -105,50 +87,29 @@ func TestObserveLogObservesAnyWritersStats(t *testing.T) {
 	require.Equal(t, 11, n)
 }
 
-func TestNATSObserveObservesItsCountsAndItsRings(t *testing.T) {
-	mp, r := newReader(t)
-	_, err := natsmetric.Observe(mp, &fakeNATS{natsStats()})
-	require.NoError(t, err)
-	want := map[string]int64{
-		"shardedsink.nats.pushed{" + n + "}":                     341,
-		"shardedsink.nats.queued{" + n + "}":                     9,
-		"shardedsink.nats.inflight{" + n + "}":                   4,
-		"shardedsink.nats.exported{" + n + "}":                   280,
-		"shardedsink.nats.exported{error.type=failed," + n + "}": 15,
-		"shardedsink.nats.duplicates{" + n + "}":                 2,
-		"shardedsink.nats.retries{" + n + "}":                    17,
-	}
-	for k, v := range ringTotals {
-		want[k] = v
-	}
-	require.Equal(t, want, values(collect(t, r)))
-}
-
 func TestUnregisterStopsTheObservations(t *testing.T) {
-	mp, r := newReader(t)
-	reg, err := otelmetric.ObserveSink(mp, &fakeSink{twoShards("orders")})
+	mp, r := instrumentstest.NewReader(t)
+	reg, err := otelmetric.ObserveSink(mp, &fakeSink{instrumentstest.TwoShards("orders")})
 	require.NoError(t, err)
-	require.NotEmpty(t, collect(t, r))
+	require.NotEmpty(t, instrumentstest.Collect(t, r))
 	require.NoError(t, reg.Unregister())
-	require.Empty(t, collect(t, r), "keys: %v", sortedKeys(collect(t, r)))
+	require.Empty(t, instrumentstest.Collect(t, r), "keys: %v", instrumentstest.SortedKeys(instrumentstest.Collect(t, r)))
 }
 
 func TestANilMeterProviderIsRefused(t *testing.T) {
-	_, err := otelmetric.ObserveSink(nil, &fakeSink{twoShards("orders")})
+	_, err := otelmetric.ObserveSink(nil, &fakeSink{instrumentstest.TwoShards("orders")})
 	require.EqualError(t, err, "otelmetric: MeterProvider is nil")
 	_, err = otelmetric.ObserveHandler(nil, &fakeHandler{}, "x")
 	require.EqualError(t, err, "otelmetric: MeterProvider is nil")
-	_, err = natsmetric.Observe(nil, &fakeNATS{})
-	require.EqualError(t, err, "natsmetric: MeterProvider is nil")
 }
 
 func TestAShardCountThatChangedIsAnError(t *testing.T) {
-	mp, r := newReader(t)
-	f := &fakeSink{twoShards("orders")}
+	mp, r := instrumentstest.NewReader(t)
+	f := &fakeSink{instrumentstest.TwoShards("orders")}
 	_, err := otelmetric.ObserveSink(mp, f)
 	require.NoError(t, err)
 	f.st.PerShard = f.st.PerShard[:1]
-	_, err = collectErr(r)
+	_, err = instrumentstest.CollectErr(r)
 	require.ErrorContains(t, err, `otelmetric: sink "orders" reports 1 shards, the instruments were made for 2`)
 	_ = context.Background()
 }

@@ -10,60 +10,17 @@ import (
 
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/promsink"
-	"github.com/shardedsink/shardedsink/promsink/natsprom"
+	"github.com/shardedsink/shardedsink/promsink/internal/seriestest"
 )
 
-const ringTotals = `
-# HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
-# TYPE shardedsink_capacity_values gauge
-shardedsink_capacity_values{sink="orders"} 128
-# HELP shardedsink_drain_panics_total Drain calls that panicked or called runtime.Goexit; each lost its batch.
-# TYPE shardedsink_drain_panics_total counter
-shardedsink_drain_panics_total{sink="orders"} 3
-# HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
-# TYPE shardedsink_drained_total counter
-shardedsink_drained_total{sink="orders"} 300
-# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
-# TYPE shardedsink_dropped_total counter
-shardedsink_dropped_total{reason="after_shutdown",sink="orders"} 5
-shardedsink_dropped_total{reason="bytes",sink="orders"} 11
-shardedsink_dropped_total{reason="displaced",sink="orders"} 8
-shardedsink_dropped_total{reason="full",sink="orders"} 4
-shardedsink_dropped_total{reason="waited_out",sink="orders"} 5
-# HELP shardedsink_hand_offs_total Pushes that found their ring full while Drain was not slow and parked for the drain worker (Config.HandOffWait), whether they then went in or were dropped.
-# TYPE shardedsink_hand_offs_total counter
-shardedsink_hand_offs_total{sink="orders"} 11
-# HELP shardedsink_max_drain_time_seconds The longest Drain call of the last one or two OverloadIntervals, one running included: the destination's time. Long while rings fill: a slow destination.
-# TYPE shardedsink_max_drain_time_seconds gauge
-shardedsink_max_drain_time_seconds{sink="orders"} 0.003
-# HELP shardedsink_max_take_lag_seconds The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.
-# TYPE shardedsink_max_take_lag_seconds gauge
-shardedsink_max_take_lag_seconds{sink="orders"} 0.007
-# HELP shardedsink_overloads_total Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).
-# TYPE shardedsink_overloads_total counter
-shardedsink_overloads_total{sink="orders"} 6
-# HELP shardedsink_queued_bytes Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.
-# TYPE shardedsink_queued_bytes gauge
-shardedsink_queued_bytes{sink="orders"} 800
-# HELP shardedsink_queued_values Values waiting in the rings (not those already in a batch being drained).
-# TYPE shardedsink_queued_values gauge
-shardedsink_queued_values{sink="orders"} 8
-# HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
-# TYPE shardedsink_shards gauge
-shardedsink_shards{sink="orders"} 2
-# HELP shardedsink_waiting_pushes PushWait calls parked for room at the snapshot.
-# TYPE shardedsink_waiting_pushes gauge
-shardedsink_waiting_pushes{sink="orders"} 5
-`
-
 func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
-	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")})
-	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(ringTotals)))
+	c := promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")})
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(seriestest.RingTotals)))
 	require.Equal(t, 16, testutil.CollectAndCount(c))
 }
 
 func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
-	c := promsink.NewSinkCollector(&fakeSink{twoShards("orders")}, promsink.WithPerShard())
+	c := promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}, promsink.WithPerShard())
 	want := `
 # HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
 # TYPE shardedsink_dropped_total counter
@@ -128,40 +85,11 @@ shardedsink_slog_written_records_total{sink="slogsink"} 1000
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
 }
 
-func TestNATSCollectorExportsItsCountsAndItsRings(t *testing.T) {
-	c := natsprom.NewCollector(&fakeNATS{natsStats()})
-	want := `
-# HELP shardedsink_nats_acked_values_total Values the stream acknowledged.
-# TYPE shardedsink_nats_acked_values_total counter
-shardedsink_nats_acked_values_total{sink="orders"} 280
-# HELP shardedsink_nats_duplicate_acks_total Acks saying the stream already held the value (a retry after a lost ack); each value is in acked once.
-# TYPE shardedsink_nats_duplicate_acks_total counter
-shardedsink_nats_duplicate_acks_total{sink="orders"} 2
-# HELP shardedsink_nats_failed_values_total Values given up: out of attempts or budget, a permanent error, an Encode error, or given up by Shutdown.
-# TYPE shardedsink_nats_failed_values_total counter
-shardedsink_nats_failed_values_total{sink="orders"} 15
-# HELP shardedsink_nats_in_flight_values Values published and awaiting their ack or a retry; at most MaxInFlight.
-# TYPE shardedsink_nats_in_flight_values gauge
-shardedsink_nats_in_flight_values{sink="orders"} 4
-# HELP shardedsink_nats_pushed_values_total Calls of Push: dropped, queued, in flight, acked or failed.
-# TYPE shardedsink_nats_pushed_values_total counter
-shardedsink_nats_pushed_values_total{sink="orders"} 341
-# HELP shardedsink_nats_queued_values Values accepted and not yet published: in the rings or with a worker waiting for room (MaxInFlight).
-# TYPE shardedsink_nats_queued_values gauge
-shardedsink_nats_queued_values{sink="orders"} 9
-# HELP shardedsink_nats_retries_total Publishes after a value's first.
-# TYPE shardedsink_nats_retries_total counter
-shardedsink_nats_retries_total{sink="orders"} 17
-` + ringTotals
-	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
-}
-
 func TestEveryCollectorIsPromlintClean(t *testing.T) {
 	for name, c := range map[string]prometheus.Collector{
-		"sink":           promsink.NewSinkCollector(&fakeSink{twoShards("orders")}),
-		"sink per shard": promsink.NewSinkCollector(&fakeSink{twoShards("orders")}, promsink.WithPerShard()),
+		"sink":           promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}),
+		"sink per shard": promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}, promsink.WithPerShard()),
 		"handler":        promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "app"),
-		"nats":           natsprom.NewCollector(&fakeNATS{natsStats()}, promsink.WithPerShard()),
 	} {
 		t.Run(name, func(t *testing.T) {
 			problems, err := testutil.CollectAndLint(c)
@@ -173,13 +101,12 @@ func TestEveryCollectorIsPromlintClean(t *testing.T) {
 
 func TestCollectorsOfTwoSinksRegisterSideBySide(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("a")})))
-	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("b")})))
-	require.NoError(t, reg.Register(natsprom.NewCollector(&fakeNATS{natsStats()})))
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")})))
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("b")})))
 	require.NoError(t, reg.Register(promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "app")))
 	// A second collector of one sink name is refused, as Prometheus
 	// refuses any duplicate series.
-	err := reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("a")}))
+	err := reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")}))
 	require.ErrorAs(t, err, &prometheus.AlreadyRegisteredError{})
 	mfs, err := reg.Gather() // the pedantic registry checks each metric against its Desc
 	require.NoError(t, err)
@@ -187,7 +114,7 @@ func TestCollectorsOfTwoSinksRegisterSideBySide(t *testing.T) {
 }
 
 func TestACollectorReportsAShardCountThatChanged(t *testing.T) {
-	f := &fakeSink{twoShards("orders")}
+	f := &fakeSink{seriestest.TwoShards("orders")}
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(promsink.NewSinkCollector(f)))
 	f.st.PerShard = f.st.PerShard[:1]
@@ -200,12 +127,12 @@ func TestACollectorReportsAShardCountThatChanged(t *testing.T) {
 // through prometheus.Gatherers, as WithPerShard's doc says, export both.
 func TestTwoSinksOnePerShardAndOneInTotal(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(promsink.NewSinkCollector(&fakeSink{twoShards("a")}, promsink.WithPerShard()))
-	require.Error(t, reg.Register(promsink.NewSinkCollector(&fakeSink{twoShards("b")})))
+	reg.MustRegister(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")}, promsink.WithPerShard()))
+	require.Error(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("b")})))
 
 	perShard, total := prometheus.NewPedanticRegistry(), prometheus.NewPedanticRegistry()
-	perShard.MustRegister(promsink.NewSinkCollector(&fakeSink{twoShards("a")}, promsink.WithPerShard()))
-	total.MustRegister(promsink.NewSinkCollector(&fakeSink{twoShards("b")}))
+	perShard.MustRegister(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")}, promsink.WithPerShard()))
+	total.MustRegister(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("b")}))
 	mfs, err := prometheus.Gatherers{perShard, total}.Gather()
 	require.NoError(t, err)
 	sinks := map[string]bool{}

@@ -2,8 +2,8 @@
 // Prometheus: a prometheus.Collector for a [sink.Sink]
 // ([NewSinkCollector]) and one for a [slogsink.Handler]
 // ([NewHandlerCollector]); package
-// [github.com/shardedsink/shardedsink/promsink/natsprom], in this module,
-// has the one for a natssink sink.
+// [github.com/shardedsink/shardedsink/promsink/natsprom], a module of its
+// own, has the one for a natssink sink.
 //
 //	s := sink.MustNew(sink.Config[Event]{Name: "events"}, action)
 //	prometheus.MustRegister(promsink.NewSinkCollector(s))
@@ -100,9 +100,10 @@
 //
 // # Dependencies
 //
-// This is a module of its own, so that the core needs no Prometheus. The
-// module requires natssink for natsprom, but this package does not import
-// it: a program that uses only promsink links no NATS code.
+// This is a module of its own, so that the core needs no Prometheus, and
+// it requires neither natssink nor NATS: natsprom is a module of its own
+// (go get github.com/shardedsink/shardedsink/promsink/natsprom), so a
+// Prometheus user who does not use NATS has no NATS module in the graph.
 package promsink
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/promsink"
+	"github.com/shardedsink/shardedsink/promsink/internal/seriestest"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -29,12 +30,12 @@ func TestEveryCounterOnlyGrowsBetweenScrapes(t *testing.T) {
 		reg.MustRegister(promsink.NewSinkCollector(s, promsink.WithPerShard()))
 		sinks = append(sinks, s)
 	}
-	url := serve(t, reg)
+	url := seriestest.Serve(t, reg)
 	stop := dropload.Start(sinks...)
 	var last map[string]float64
 	scrapes := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); scrapes++ {
-		now := scrape(t, url)
+		now := seriestest.Scrape(t, url)
 		for name, v := range now {
 			if !strings.Contains(name, "_total") {
 				continue

@@ -3,6 +3,7 @@ package backoff
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -52,9 +53,9 @@ func TestPollEndsWithItsCtxOrStop(t *testing.T) {
 		// cond holding when ctx ends wins.
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		defer cancel2()
-		done := false
-		time.AfterFunc(5*time.Millisecond, func() { done = true })
-		if err := Poll(ctx2, time.Hour, time.Hour, nil, nil, func() bool { return done }); err != nil {
+		var done atomic.Bool
+		time.AfterFunc(5*time.Millisecond, func() { done.Store(true) })
+		if err := Poll(ctx2, time.Hour, time.Hour, nil, nil, done.Load); err != nil {
 			t.Fatalf("Poll whose cond held when ctx ended: %v", err)
 		}
 	})

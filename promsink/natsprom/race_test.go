@@ -1,7 +1,7 @@
 //go:build race
 
-package promsink_test
+package natsprom_test
 
 // raceEnabled: under the race detector sync.Pool drops what is put back
-// at random, so the collectors' pooled snapshots allocate.
+// at random, so the collector's pooled snapshots allocate.
 const raceEnabled = true

@@ -1,5 +1,5 @@
 //go:build !race
 
-package promsink_test
+package natsprom_test
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package promsink_test
+package natsprom_test
 
 import (
 	"context"
