@@ -146,9 +146,7 @@ const panicReportEvery = time.Minute
 // recovered.
 func (w *Writer) reportPanic(where string, p any) {
 	total := w.panics.Add(1)
-	now := time.Now().UnixNano()
-	last := w.lastPanic.Load()
-	if last != 0 && now-last < int64(panicReportEvery) || !w.lastPanic.CompareAndSwap(last, now) {
+	if !w.panicReports.Turn(time.Now().UnixNano(), panicReportEvery) {
 		return
 	}
 	what := "panicked"

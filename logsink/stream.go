@@ -372,8 +372,7 @@ func (w *Writer) assistTurn() bool {
 	if ws := w.writeStart.Load(); ws != 0 && now-ws <= int64(assistAfter) {
 		return false
 	}
-	last := w.lastAssist.Load()
-	return now-last > int64(assistEvery) && w.lastAssist.CompareAndSwap(last, now)
+	return w.assists.Turn(now, assistEvery)
 }
 
 // Fail counts n records lost to err (a front-end's formatting that

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/internal/layout"
+	"github.com/shardedsink/shardedsink/internal/limit"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -51,19 +52,19 @@ type Writer struct {
 	next atomic.Uint64 // the round-robin cursor for the shards of Streams
 	_    [layout.CacheLine]byte
 
-	wmu       sync.Mutex    // serialises the Writes
-	written   atomic.Uint64 // records in Writes that succeeded
-	failed    atomic.Uint64 // records lost to an error or a panic
-	empty     atomic.Uint64 // records that had no bytes
-	abandoned atomic.Uint64 // records given up on when Close's ctx ended
-	panics    atomic.Uint64 // recovered panics and Goexits
-	lastPanic atomic.Int64  // Unix ns of the last panic report; 0 before the first
-	maxTurn   atomic.Int64  // the longest Drain call so far, in ns
+	wmu          sync.Mutex    // serialises the Writes
+	written      atomic.Uint64 // records in Writes that succeeded
+	failed       atomic.Uint64 // records lost to an error or a panic
+	empty        atomic.Uint64 // records that had no bytes
+	abandoned    atomic.Uint64 // records given up on when Close's ctx ended
+	panics       atomic.Uint64 // recovered panics and Goexits
+	panicReports limit.Every   // the turn of the panic reports, in Unix ns
+	maxTurn      atomic.Int64  // the longest Drain call so far, in ns
 	// writeStart is the time, in ns since the epoch, at which the Write in
 	// progress began, or 0 when none is. Callers read it only when a ring
 	// backs up.
 	writeStart atomic.Int64
-	lastAssist atomic.Int64 // the time of the last yield of a caller, in ns since epoch
+	assists    limit.Every // the turn of the callers' yields, in ns since epoch
 	errs       errorCalls
 
 	closeOnce sync.Once

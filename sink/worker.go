@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardedsink/shardedsink/internal/limit"
 )
 
 // worker drains one home shard and steals from the others. Its fields are
@@ -528,22 +530,15 @@ type faults struct {
 	// had ended: that call may have given up on its batch. Shutdown reads
 	// it after the workers have exited (done is closed after every set).
 	cutShort atomic.Bool
-	// lastStack is the time, in Unix nanoseconds, of the last Drain panic
-	// report that carried a stack; 0 before the first.
-	lastStack atomic.Int64
+	// stacks is the turn of the Drain panic reports that carry a stack
+	// (Unix nanoseconds).
+	stacks limit.Every
 }
 
 // stackTurn reports whether the caller's panic report may carry a stack:
 // true for the first report, and then for the first after each stackEvery.
 // Of two workers that ask at once, one gets the turn.
-func (f *faults) stackTurn() bool {
-	now := time.Now().UnixNano()
-	last := f.lastStack.Load()
-	if last != 0 && now-last < int64(stackEvery) {
-		return false
-	}
-	return f.lastStack.CompareAndSwap(last, now)
-}
+func (f *faults) stackTurn() bool { return f.stacks.Turn(time.Now().UnixNano(), stackEvery) }
 
 // log writes one record through the logger. A logger that panics loses the
 // record, not the goroutine that reports: the panic is recovered, and one
