@@ -1,5 +1,6 @@
-// Package logsink is a writer of formatted log records that never waits
-// for its destination: the part of every non-blocking logger that comes
+// Package logsink is a writer of formatted log records that does not wait
+// for a slow destination (but for the records that matter, up to a bound:
+// guarantee 1): the part of every non-blocking logger that comes
 // after the formatting. A record (its bytes, with a level) is copied into
 // a ring slot of a sharded sink (package sink), in the slot itself for up
 // to 352 bytes; the sink's drain workers copy the bytes of a batch into

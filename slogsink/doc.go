@@ -1,4 +1,5 @@
-// Package slogsink is a log/slog handler that never waits for the writer.
+// Package slogsink is a log/slog handler that does not wait for a slow
+// writer (but for the records that matter, up to a bound: guarantee 1).
 // [Handler.Handle] formats the record on the goroutine that logs, with an
 // ordinary slog handler (JSON by default), and pushes its bytes into a
 // sharded sink (package sink), in the ring slot itself for a record of up
@@ -25,7 +26,7 @@
 //     KeepLevel whose ring is full, which waits up to Options.KeepWait
 //     for room (guarantee 5), and a call that found its ring full just as
 //     a Write began, which waits until that Write has run sink.SlowDrain
-//     (5 ms). It waits for a drain worker that is short of CPU (loggers
+//     (10 ms). It waits for a drain worker that is short of CPU (loggers
 //     that outnumber the cores and never block): a call whose ring is
 //     full then parks until the worker writes (logsink's hand-off,
 //     Options.DisableHandOff), so the log stays complete while the writer
