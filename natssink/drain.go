@@ -165,21 +165,32 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		return
 	}
 	seq := s.seq.Add(1)
-	sl.setName(s.inbox, seq, idx, 1)
 	sl.subject = subject
-	sl.attempts, sl.first, sl.err, sl.backingOff = 1, now, nil, false
+	sl.first, sl.err = now, nil
 	sl.seq.Store(seq)
+	if s.outage.Load() {
+		// The stream does not answer: the value waits, unpublished, for
+		// the probe's ack (see scan).
+		sl.attempts, sl.backingOff = 0, true
+		sl.due.Store(now)
+		return
+	}
+	sl.setName(s.inbox, seq, idx, 1)
+	sl.attempts, sl.backingOff = 1, false
 	sl.due.Store(now + int64(s.cfg.ackTimeout))
 	if err := s.transport.publish(subject, sl.reply, sl.hdr, sl.payload); err != nil {
 		s.attemptFailed(sl, idx, now, err)
 	}
 }
 
-// republish publishes the value of slot idx again (attempt attempts+1).
+// republish publishes the value of slot idx again (attempt attempts+1),
+// or for the first time when an outage held it (attempts 0).
 // The caller holds sl.mu.
 func (s *Sink[T]) republish(sl *slot, idx int32, now int64) {
+	if sl.attempts > 0 { // not a value held unpublished through an outage
+		s.retried.Add(1)
+	}
 	sl.attempts++
-	s.retried.Add(1)
 	sl.setName(s.inbox, sl.seq.Load(), idx, sl.attempts)
 	sl.backingOff = false
 	sl.due.Store(now + int64(s.cfg.ackTimeout))
@@ -198,6 +209,7 @@ func (s *Sink[T]) attemptFailed(sl *slot, idx int32, now int64, err error) {
 		s.giveUp(sl, idx, now)
 		return
 	}
+	s.outage.Store(true)
 	at := now + int64(s.backoff(sl.attempts))
 	if at-sl.first > int64(s.cfg.retryBudget) {
 		s.giveUp(sl, idx, now)
@@ -216,7 +228,24 @@ func (s *Sink[T]) timedOut(sl *slot, idx int32, now int64) {
 		s.giveUp(sl, idx, now)
 		return
 	}
+	s.outage.Store(true)
 	s.republish(sl, idx, now)
+}
+
+// hold keeps the value of slot idx, due while the stream does not answer
+// and another value probes it, unpublished until the next scan: counted as
+// failed once its RetryBudget has passed, as a retry would be. The caller
+// holds sl.mu.
+func (s *Sink[T]) hold(sl *slot, idx int32, now int64) {
+	if now-sl.first > int64(s.cfg.retryBudget) {
+		if sl.err == nil {
+			sl.err = ErrAckTimeout
+		}
+		s.giveUp(sl, idx, now)
+		return
+	}
+	sl.backingOff = true
+	sl.due.Store(now + int64(s.cfg.tick))
 }
 
 // acked settles slot idx as stored by the stream. The caller holds sl.mu.
@@ -226,6 +255,9 @@ func (s *Sink[T]) ack(sl *slot, idx int32, duplicate bool) {
 		s.duplicates.Add(1)
 	}
 	s.release(sl, idx)
+	if s.outage.Load() && s.outage.CompareAndSwap(true, false) {
+		s.poke() // the held values go out at the next scan
+	}
 }
 
 // giveUp counts the value of slot idx as failed with the reason sl.err and
@@ -277,6 +309,7 @@ func (s *Sink[T]) release(sl *slot, idx int32) {
 	}
 	held := sl.held
 	sl.held = 0
+	s.probe.CompareAndSwap(idx, -1) // a probe settled: the next due value probes
 	s.inflight.Add(-1)
 	s.pool.put(idx, held)
 }

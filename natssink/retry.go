@@ -42,14 +42,30 @@ func (s *Sink[T]) retryLoop() {
 	}
 }
 
-// scan acts on every slot whose due time has come.
+// scan acts on every slot whose due time has come. While the stream does
+// not answer (an attempt failed or timed out, and no ack has come since:
+// Sink.outage), one value probes it, retried on its own backoff, and the
+// others are held unpublished; the probe's ack ends the outage, and the
+// next scan publishes them. So an outage costs each value about one
+// publish (the probe's retries aside), not one per backoff step; new
+// values wait likewise (publishFirst).
 func (s *Sink[T]) scan(now int64) {
+	probing := s.outage.Load()
 	s.slots.eachDue(s.pool.highWater.Load(), now, func(idx int32, sl *slot) {
 		sl.mu.Lock()
 		if d := sl.due.Load(); d != 0 && d <= now {
-			if sl.backingOff {
+			switch p := s.probe.Load(); {
+			case probing && p != idx && p >= 0:
+				s.hold(sl, idx, now)
+			case sl.backingOff:
+				if probing {
+					s.probe.Store(idx)
+				}
 				s.republish(sl, idx, now)
-			} else {
+			default:
+				if probing {
+					s.probe.Store(idx)
+				}
 				s.timedOut(sl, idx, now)
 			}
 		}

@@ -48,7 +48,13 @@ type Sink[T any] struct {
 	// The counts, each updated with one atomic add off the producers'
 	// path: by the drain workers, the ack handler and the retry goroutine.
 	acked, duplicates, failed, retried atomic.Uint64
-	reporter                           reporter
+	// outage is set when an attempt fails or times out and cleared by the
+	// next ack: while it is set the stream is taken not to answer, and
+	// the retry goroutine probes it with one value, probe (the slot's
+	// index, -1 for none yet), and holds the others (see scan).
+	outage   atomic.Bool
+	probe    atomic.Int32
+	reporter reporter
 
 	// phase is where the sink is in its life; only a Shutdown holding
 	// shutdownSem moves it, forward only, from phaseOpen to
@@ -182,6 +188,7 @@ func newSink[T any](st settings[T], tr transport, inbox string) *Sink[T] {
 		shutdownSem: serial.New(),
 	}
 	s.reporter.poke, s.reporter.onError, s.reporter.name, s.reporter.logger = s.poke, st.onError, st.name, st.logger
+	s.probe.Store(-1)
 	s.pool = newPool(st.maxInFlight, st.maxInFlightBytes, func(idx int32) { s.slots.ensure(idx, inbox, st.stream) })
 	return s
 }
