@@ -172,7 +172,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		// The stream does not answer: the value waits, unpublished, for
 		// the probe's ack (see scan).
 		sl.attempts, sl.backingOff = 0, true
-		sl.due.Store(now)
+		sl.due.Store(max(now, 1)) // 0 is "not due": the sink's clock starts at 0
 		return
 	}
 	sl.setName(s.inbox, seq, idx, 1)
