@@ -91,12 +91,14 @@ type Config[T any] struct {
 	// counted. It is what an outage can hold before the rings fill:
 	// default 262,144 (1<<18), about 13 s at 20,000 values/s; at most
 	// [MaxMaxInFlight]. Slots are allocated 1,024 at a time as the load
-	// first needs them, and never freed: a value in flight costs about
-	// 1 KiB of heap with a 195-byte payload (its slot, nats.go's header,
-	// its buffers; TestASlotInFlightCostsAbout1KiB), and a free slot keeps
-	// its payload buffer up to 4 KiB. A sink that held the default bound
-	// in an outage keeps about 256 MiB: size MaxInFlight to the outage it
-	// must ride out at the rate it takes.
+	// first needs them: a value in flight costs about 1 KiB of heap with
+	// a 195-byte payload (its slot, nats.go's header, its buffers;
+	// TestASlotInFlightCostsAbout1KiB), and a free slot keeps its payload
+	// buffer up to 4 KiB. A sink that holds the default bound in an outage
+	// takes about 256 MiB while it does: size MaxInFlight to the outage it
+	// must ride out at the rate it takes. The slots that no value in
+	// flight uses any more are given back within about 20 s (two
+	// rounds of 10 s) of the backlog clearing.
 	MaxInFlight int
 	// MaxInFlightBytes is the most payload bytes of the values in flight:
 	// with MaxInFlight, the bound on the values an outage holds, so that

@@ -84,8 +84,10 @@
 // killed with SIGKILL and restarted 3 s later, 16 producers at 20,000
 // values/s for 8 s, the default Config; testdata/crash.sh reruns it):
 // the counts, and the peak of the heap, most of it the slots in flight
-// (about 1 KiB each with 195-byte values, which stay allocated once used:
-// size MaxInFlight to what an outage must hold).
+// (about 1 KiB each with 195-byte values: size MaxInFlight to what an
+// outage must hold). The slots are given back once the backlog clears:
+// `go run ./internal/crashprobe -settle 30s` measured a heap of 6 MiB
+// before the outage, a peak of 164 MiB, and 5 MiB 30 s after.
 //
 // While the connection is down, nats.go buffers publishes (8 MiB by
 // default, nats.ReconnectBufSize) and sends them once it reconnects; a

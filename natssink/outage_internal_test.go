@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // While the stream does not answer (every publish refused as temporarily
@@ -45,5 +47,49 @@ func TestAnOutageCostsAboutOnePublishPerValue(t *testing.T) {
 		t.Logf("%d publishes for %d values, %d of them during the outage; Retried %d", pubs, n, during, st.Retried)
 		require.LessOrEqual(t, float64(pubs)/n, 1.5, "publishes per value")
 		require.Less(t, during, n/2, "during the outage the sink probes; it does not publish every value")
+	})
+}
+
+// The slots an outage needed are given back once its backlog clears:
+// within two shrinkEvery the chunks above what the values in flight use
+// are dropped, and a value that needs a dropped chunk again gets it anew.
+func TestTheSlotsOfAnOutageAreGivenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, tr := newFake(t, Config[int]{AckTimeout: time.Hour, Sink: sink.Config[int]{RingCapacity: 8192}})
+		const n = 5000 // about five chunks of slots in flight at once
+		for i := range n {
+			require.True(t, s.Push(i))
+		}
+		synctest.Wait()
+		require.Equal(t, uint64(n), s.Stats().InFlight)
+		require.GreaterOrEqual(t, s.slots.chunksInUse(), 5)
+		// The stream answers again: every value is acked.
+		tr.setAnswer(ackAll)
+		for _, p := range tr.all() {
+			s.onAck(p.reply, "", []byte(okAck))
+		}
+		synctest.Wait()
+		require.Zero(t, s.Stats().InFlight)
+		// Steady traffic: a value now and then.
+		for i := range 30 {
+			require.True(t, s.Push(n+i))
+			time.Sleep(time.Second)
+		}
+		synctest.Wait()
+		require.Equal(t, 1, s.slots.chunksInUse(), "chunks after 30 s of steady traffic")
+		require.LessOrEqual(t, s.pool.highWater.Load(), int32(chunkLen))
+		// A burst needs the dropped chunks again.
+		tr.setAnswer(nil)
+		for i := range 3000 {
+			require.True(t, s.Push(n+30+i))
+		}
+		synctest.Wait()
+		require.GreaterOrEqual(t, s.slots.chunksInUse(), 3)
+		tr.setAnswer(ackAll)
+		for _, p := range tr.all() {
+			s.onAck(p.reply, "", []byte(okAck))
+		}
+		st := shutdown(t, s, n+30+3000)
+		require.Equal(t, uint64(n+30+3000), st.Acked)
 	})
 }

@@ -82,3 +82,45 @@ func (p *pool) signal() {
 	default:
 	}
 }
+
+// shrink gives back the chunks of slots that an outage (or a burst) needed
+// and steady traffic does not: it rebuilds the free list lowest index
+// first, so that the values in flight gather in the lowest chunks, and
+// drops every chunk above the highest slot in use (drop frees chunk ci of
+// the slot table); those slots count as never taken again, and a take of
+// one allocates its chunk anew. It costs one pass over the MaxInFlight
+// indices under the pool's lock (about a millisecond at the default), so
+// the retry goroutine calls it once per shrinkEvery.
+func (p *pool) shrink(drop func(ci int)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hw := p.highWater.Load()
+	if hw <= chunkLen {
+		return
+	}
+	free := make([]bool, hw)
+	for _, idx := range p.free {
+		if idx < hw {
+			free[idx] = true
+		}
+	}
+	top := int32(-1) // the highest slot in use
+	for i := hw - 1; i >= 0; i-- {
+		if !free[i] {
+			top = i
+			break
+		}
+	}
+	n := int32(cap(p.free))
+	p.free = p.free[:0]
+	for i := n - 1; i >= 0; i-- {
+		if i >= hw || free[i] {
+			p.free = append(p.free, i)
+		}
+	}
+	keep := max((top+chunkLen)>>chunkBits, 1) // chunks that stay: up to top's, and at least the first
+	for ci := keep; ci < (hw+chunkLen-1)>>chunkBits; ci++ {
+		drop(int(ci))
+	}
+	p.highWater.Store(min(hw, keep<<chunkBits))
+}

@@ -15,6 +15,7 @@ func (s *Sink[T]) retryLoop() {
 	defer close(s.retryDone)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
+	lastShrink := s.now()
 	for {
 		wait := time.Duration(-1)
 		if s.inflight.Load() > 0 {
@@ -22,6 +23,9 @@ func (s *Sink[T]) retryLoop() {
 		}
 		if r := s.reporter.untilDue(s.now()); r >= 0 && (wait < 0 || r < wait) {
 			wait = r
+		}
+		if s.pool.highWater.Load() > chunkLen && (wait < 0 || wait > shrinkEvery) {
+			wait = shrinkEvery // chunks that an outage needed may be given back
 		}
 		var tick <-chan time.Time
 		if wait >= 0 {
@@ -39,8 +43,17 @@ func (s *Sink[T]) retryLoop() {
 		now := s.now()
 		s.scan(now)
 		s.reporter.deliver(now, false)
+		if now-lastShrink >= int64(shrinkEvery) {
+			s.pool.shrink(s.slots.drop)
+			lastShrink = now
+		}
 	}
 }
+
+// shrinkEvery is how often the retry goroutine gives back the chunks of
+// slots that no value in flight uses (pool.shrink): an outage's slots are
+// freed within about two of these after its backlog clears.
+const shrinkEvery = 10 * time.Second
 
 // scan acts on every slot whose due time has come. While the stream does
 // not answer (an attempt failed or timed out, and no ack has come since:

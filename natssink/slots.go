@@ -52,6 +52,20 @@ func (t *slotTable) ensure(idx int32, inbox, stream string) {
 	cp.Store(c)
 }
 
+// drop frees chunk ci, whose slots are all free (pool.shrink).
+func (t *slotTable) drop(ci int) { t.chunks[ci].Store(nil) }
+
+// chunksInUse returns how many chunks are allocated.
+func (t *slotTable) chunksInUse() int {
+	n := 0
+	for ci := range t.chunks {
+		if t.chunks[ci].Load() != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // each calls f with every slot below highWater whose due time has come (due in
 // (0, now]), chunk by chunk.
 func (t *slotTable) eachDue(highWater int32, now int64, f func(idx int32, sl *slot)) {

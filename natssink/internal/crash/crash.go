@@ -42,6 +42,11 @@ type Options struct {
 	// the scenario, everything else is the caller's (the zero value: the
 	// defaults).
 	Config natssink.Config[Value]
+	// Settle, when set, keeps the sink running that long after the
+	// pushes end and every value is settled (Flush), and then measures
+	// the heap (Result.HeapAfter): what the slots of the outage cost once
+	// it is over.
+	Settle time.Duration
 	// Logf, when set, receives the run's milestones.
 	Logf func(format string, args ...any)
 }
@@ -81,14 +86,22 @@ type Result struct {
 	// counts messages that are no value pushed.
 	StoredTwice, Foreign int
 	MaxHeap              uint64 // the most heap in use, sampled every 100 ms
+	// HeapBefore is the heap in use after a GC just before the trouble
+	// began; HeapAfter the same, Options.Settle after the backlog
+	// cleared (0 without Settle).
+	HeapBefore, HeapAfter uint64
 }
 
 // String is the probe's one-line summary.
 func (r Result) String() string {
 	st := r.Stats
-	return fmt.Sprintf("pushed=%d acked=%d failed=%d dropped=%d retried=%d duplicates_recognised=%d stream_msgs=%d stored_twice=%d foreign=%d max_heap_mib=%.0f shutdown_err=%v",
+	out := fmt.Sprintf("pushed=%d acked=%d failed=%d dropped=%d retried=%d duplicates_recognised=%d stream_msgs=%d stored_twice=%d foreign=%d max_heap_mib=%.0f shutdown_err=%v",
 		st.Pushed, st.Acked, st.Failed, st.Dropped, st.Retried, st.Duplicates, r.StreamMsgs, r.StoredTwice, r.Foreign,
 		float64(r.MaxHeap)/(1<<20), r.Shutdown)
+	if r.HeapAfter > 0 {
+		out += fmt.Sprintf(" heap_before_mib=%.0f heap_after_settle_mib=%.0f", float64(r.HeapBefore)/(1<<20), float64(r.HeapAfter)/(1<<20))
+	}
+	return out
 }
 
 // Run runs the scenario once. ctx bounds the waits for the cluster (a
@@ -174,8 +187,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		})
 	}
+	time.Sleep(time.Until(start.Add(o.Kill - o.LoseAcks)))
+	res.HeapBefore = heapInUse()
 	if o.LoseAcks > 0 {
-		time.Sleep(time.Until(start.Add(o.Kill - o.LoseAcks)))
 		px.LoseReplies()
 		logf("%v: the connection to %s loses what it sends; %+v", time.Since(start).Round(time.Millisecond), leader, s.Stats())
 	}
@@ -192,6 +206,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	logf("%v: restarted %s; %+v", time.Since(start).Round(time.Millisecond), leader, s.Stats())
 	wg.Wait()
 	logf("%v: pushes done; %+v", time.Since(start).Round(time.Millisecond), s.Stats())
+	if o.Settle > 0 {
+		fctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := s.Flush(fctx)
+		cancel()
+		if err != nil {
+			return res, err
+		}
+		time.Sleep(o.Settle)
+		res.HeapAfter = heapInUse()
+		logf("%v: settled for %v; heap %d MiB", time.Since(start).Round(time.Millisecond), o.Settle, res.HeapAfter>>20)
+	}
 
 	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	res.Shutdown = s.Shutdown(sctx)
@@ -220,6 +245,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// heapInUse returns the heap in use after a garbage collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }
 
 // sampleHeap stores the most HeapInuse into max every 100 ms until the

@@ -32,6 +32,7 @@ func main() {
 	kill := flag.Duration("kill", 2*time.Second, "when the stream leader's node is killed (SIGKILL)")
 	restart := flag.Duration("restart", 5*time.Second, "when it is restarted")
 	loseAcks := flag.Duration("lose-acks", 300*time.Millisecond, "how long before the kill the sink's connection to the leader loses what the server sends")
+	settle := flag.Duration("settle", 0, "keep the sink running this long once every value is settled, then measure the heap")
 	verbose := flag.Bool("v", false, "log the run's milestones")
 	flag.Parse()
 	log.SetFlags(0)
@@ -47,7 +48,7 @@ func main() {
 		log.Fatal(err)
 	}
 	o := crash.Options{
-		Bin: bin, Dir: dir, Producers: *producers, Rate: *rate, For: *dur, Kill: *kill, Restart: *restart, LoseAcks: *loseAcks,
+		Bin: bin, Dir: dir, Producers: *producers, Rate: *rate, For: *dur, Kill: *kill, Restart: *restart, LoseAcks: *loseAcks, Settle: *settle,
 	}
 	if *verbose {
 		o.Logf = log.Printf
