@@ -255,7 +255,17 @@ func parallelCell(par, floor float64, valid bool) string {
 	if valid {
 		return strconv.FormatFloat(par, 'f', 2, 64)
 	}
-	return fmt.Sprintf("%.2f < %.2f: **invalid**", par, floor)
+	return belowFloor(par, floor) + ": **invalid**"
+}
+
+// belowFloor writes "par < floor" with as many decimals as it takes for
+// the two to differ (at least two): a parallelism of 1.796 against a floor
+// of 1.80 reads "1.796 < 1.80", not "1.80 < 1.80".
+func belowFloor(par, floor float64) string {
+	d := 2
+	for ; d < 6 && strconv.FormatFloat(par, 'f', d, 64) == strconv.FormatFloat(floor, 'f', d, 64); d++ {
+	}
+	return strconv.FormatFloat(par, 'f', d, 64) + " < " + strconv.FormatFloat(floor, 'f', 2, 64)
 }
 
 // writeMarkdown writes the full tables for people (RESULTS.md): the run,
@@ -464,7 +474,7 @@ func goalRows(rows []Row, keys ...string) (found []Row, invalid string, ok bool)
 			return nil, "", false
 		}
 		if !r.Valid {
-			bad = append(bad, fmt.Sprintf("%s@%d, parallel %.2f < %.2f", impl, p, r.Parallelism, r.ParallelismFloor))
+			bad = append(bad, fmt.Sprintf("%s@%d, parallel %s", impl, p, belowFloor(r.Parallelism, r.ParallelismFloor)))
 		}
 		found = append(found, r)
 	}
