@@ -1,7 +1,6 @@
 package sink
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,9 +75,8 @@ type handOffQueue struct {
 // follows their size on every architecture.
 type handOffFields struct {
 	mu sync.Mutex
-	// waiting lists the parked pushes, oldest first; a push woken for room
-	// that it then finds taken goes back to the front. Guarded by mu.
-	waiting []*handOffWaiter
+	// waiting lists the parked pushes (see parkList). Guarded by mu.
+	waiting parkList
 	// n is the number of pushes parked or about to park: those in waiting,
 	// and those woken that have not left yet. Written under mu; a plain
 	// int32 used through sync/atomic's functions, so that wake loads it
@@ -96,24 +94,18 @@ type handOffFields struct {
 	parked uint64
 }
 
-// handOffWaiter is one parked push: the channel that wakes it and the
-// timer that bounds its sleep. Pooled per sink (Sink.waiters).
+// handOffWaiter is one parked push: its place in the queue and the timer
+// that bounds its sleep. Pooled per sink (Sink.waiters).
 type handOffWaiter struct {
-	// wake holds a token once the worker has taken the waiter off the
-	// queue for room it freed. Buffered 1: wake sends under q.mu, once
-	// per time in the queue, and never blocks.
-	wake chan struct{}
-	// listed is whether the waiter is in q.waiting. Guarded by q.mu.
-	listed bool
-	t      *time.Timer
+	*parked
+	t *time.Timer
 }
 
 // join parks w on q, at the back. The caller must call leave once it
 // gives up or gets in.
 func (q *handOffQueue) join(w *handOffWaiter) {
 	q.mu.Lock()
-	q.waiting = append(q.waiting, w)
-	w.listed = true
+	q.waiting.add(w.parked, false)
 	atomic.AddInt32(&q.n, 1)
 	q.mu.Unlock()
 }
@@ -124,12 +116,8 @@ func (q *handOffQueue) join(w *handOffWaiter) {
 func (q *handOffQueue) requeue(w *handOffWaiter) {
 	q.mu.Lock()
 	if !w.listed {
-		select {
-		case <-w.wake:
-		default:
-		}
-		q.waiting = slices.Insert(q.waiting, 0, w)
-		w.listed = true
+		w.clearWake()
+		q.waiting.add(w.parked, true)
 	}
 	q.mu.Unlock()
 }
@@ -138,14 +126,8 @@ func (q *handOffQueue) requeue(w *handOffWaiter) {
 // token, if wake sent one that it has not received, out of its channel.
 func (q *handOffQueue) leave(w *handOffWaiter) {
 	q.mu.Lock()
-	if w.listed {
-		q.waiting = slices.DeleteFunc(q.waiting, func(x *handOffWaiter) bool { return x == w })
-		w.listed = false
-	} else {
-		select {
-		case <-w.wake:
-		default:
-		}
+	if !q.waiting.remove(w.parked) {
+		w.clearWake()
 	}
 	atomic.AddInt32(&q.n, -1)
 	q.mu.Unlock()
@@ -163,14 +145,7 @@ func (q *handOffQueue) wake(k int, now func() int64) {
 	}
 	atomic.StoreInt64(&q.woke, now())
 	q.mu.Lock()
-	k = min(k, len(q.waiting))
-	for _, w := range q.waiting[:k] {
-		w.listed = false
-		w.wake <- struct{}{}
-	}
-	rest := copy(q.waiting, q.waiting[k:])
-	clear(q.waiting[rest:])
-	q.waiting = q.waiting[:rest]
+	q.waiting.wakeOldest(k, -1)
 	q.mu.Unlock()
 }
 
@@ -186,7 +161,7 @@ func (s *Sink[T]) getWaiter() *handOffWaiter {
 	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &handOffWaiter{wake: make(chan struct{}, 1), t: t}
+	return &handOffWaiter{parked: newParked(0), t: t}
 }
 
 // handOffCap bounds one push's whole wait, in HandOffWaits: a push woken
@@ -229,7 +204,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		}
 		w.t.Reset(s.recheckIn(i))
 		select {
-		case <-w.wake:
+		case <-w.ready:
 		case <-w.t.C:
 		case <-s.stop:
 			w.t.Stop()

@@ -12,7 +12,7 @@ func woken(ws ...*handOffWaiter) []bool {
 	got := make([]bool, len(ws))
 	for i, w := range ws {
 		select {
-		case <-w.wake:
+		case <-w.ready:
 			got[i] = true
 		default:
 		}
@@ -46,8 +46,8 @@ func TestHandOffQueueWakesTheOldestFirst(t *testing.T) {
 	q.leave(a)
 	q.leave(b)
 	q.leave(c)
-	if q.n != 0 || len(q.waiting) != 0 {
-		t.Fatalf("after every leave: n %d, %d listed", q.n, len(q.waiting))
+	if q.n != 0 || q.waiting.len() != 0 {
+		t.Fatalf("after every leave: n %d, %d listed", q.n, q.waiting.len())
 	}
 	q.wake(5, func() int64 { return 9 })
 	if q.woke != 7 {
@@ -69,7 +69,7 @@ func TestHandOffQueueLeaveTakesAnUnreadToken(t *testing.T) {
 }
 
 func newTestWaiter() *handOffWaiter {
-	return &handOffWaiter{wake: make(chan struct{}, 1)}
+	return &handOffWaiter{parked: newParked(0)}
 }
 
 // The per-shard queues fill whole blocks on every architecture: their

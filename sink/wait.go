@@ -2,7 +2,6 @@ package sink
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -24,8 +23,8 @@ type waitQueue struct {
 // their size on every architecture.
 type waitFields struct {
 	mu   sync.Mutex
-	list []*waiter // guarded by mu; the oldest first
-	// n is len(list), written under mu and loaded without it, so that a
+	list parkList // guarded by mu
+	// n is list.len(), written under mu and loaded without it, so that a
 	// wake-up skips a shard where nobody waits without taking its lock.
 	// A plain int32 used through sync/atomic's functions.
 	n int32
@@ -40,17 +39,6 @@ type waitFields struct {
 	// here so that Stats finds it on a line it loads anyway. Used only
 	// through sync/atomic's functions.
 	afterShutdown uint64
-}
-
-// waiter is one parked PushWait call.
-type waiter struct {
-	// ready has one slot: the wake-up. Whoever takes the waiter out of its
-	// queue (a drain worker that freed room) sends on it, under the
-	// queue's mutex, without blocking.
-	ready chan struct{}
-	// size is the bytes of the value (0 without MaxQueuedBytes): a
-	// wake-up gives room in bytes by the waiters' sizes.
-	size int64
 }
 
 // budgetOf returns the shard's byte budget, or nil.
@@ -128,7 +116,7 @@ func (s *Sink[T]) pushWait(ctx context.Context, i int, v T) error {
 		s.countWaitedOut(sh, q)
 		return err
 	}
-	w := &waiter{ready: make(chan struct{}, 1), size: size}
+	w := newParked(size)
 	woken := false
 	for {
 		// A caller woken but beaten to the room by another push goes back
@@ -162,14 +150,10 @@ func (s *Sink[T]) pushWait(ctx context.Context, i int, v T) error {
 
 // enqueue parks w in q, at the back or (a caller woken before) the front,
 // and then raises s.waiting (see pushWait for the order).
-func (s *Sink[T]) enqueue(q *waitQueue, w *waiter, front bool) {
+func (s *Sink[T]) enqueue(q *waitQueue, w *parked, front bool) {
 	q.mu.Lock()
-	if front {
-		q.list = slices.Insert(q.list, 0, w)
-	} else {
-		q.list = append(q.list, w)
-	}
-	atomic.StoreInt32(&q.n, int32(len(q.list)))
+	q.list.add(w, front)
+	atomic.StoreInt32(&q.n, int32(q.list.len()))
 	q.mu.Unlock()
 	atomic.AddInt32(&s.waiting, 1)
 }
@@ -178,16 +162,13 @@ func (s *Sink[T]) enqueue(q *waitQueue, w *waiter, front bool) {
 // worker took it out first, a wake-up is in w.ready (sent under q.mu, which
 // this call took after it): with handOn it passes that room on to the next
 // waiters of the shard.
-func (s *Sink[T]) dequeue(q *waitQueue, i int, w *waiter, handOn bool) {
+func (s *Sink[T]) dequeue(q *waitQueue, i int, w *parked, handOn bool) {
 	q.mu.Lock()
-	for k, x := range q.list {
-		if x == w {
-			q.list = slices.Delete(q.list, k, k+1) // clears the slot it frees
-			atomic.StoreInt32(&q.n, int32(len(q.list)))
-			q.mu.Unlock()
-			atomic.AddInt32(&s.waiting, -1)
-			return
-		}
+	if q.list.remove(w) {
+		atomic.StoreInt32(&q.n, int32(q.list.len()))
+		q.mu.Unlock()
+		atomic.AddInt32(&s.waiting, -1)
+		return
 	}
 	q.mu.Unlock()
 	if handOn {
@@ -232,27 +213,13 @@ func (s *Sink[T]) wakeShard(i int) {
 	if room <= 0 {
 		return
 	}
-	b := sh.budgetOf()
-	var bytes int64
-	if b != nil {
-		bytes = b.share - atomic.LoadInt64(b.held)
+	bytes := int64(-1) // no bound
+	if b := sh.budgetOf(); b != nil {
+		bytes = max(b.share-atomic.LoadInt64(b.held), 0)
 	}
 	q.mu.Lock()
-	k := 0
-	for k < len(q.list) && k < room {
-		w := q.list[k]
-		if b != nil && w.size != 0 {
-			if w.size > bytes {
-				break
-			}
-			bytes -= w.size
-		}
-		w.ready <- struct{}{} // one slot, and w is out of every queue: never blocks
-		k++
-	}
-	if k > 0 {
-		q.list = slices.Delete(q.list, 0, k)
-		atomic.StoreInt32(&q.n, int32(len(q.list)))
+	if k := q.list.wakeOldest(room, bytes); k > 0 {
+		atomic.StoreInt32(&q.n, int32(q.list.len()))
 		atomic.AddInt32(&s.waiting, -int32(k))
 	}
 	q.mu.Unlock()

@@ -44,8 +44,7 @@ func TestAWakeUpLeftUnusedPassesToTheNextWaiter(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 1, RingCapacity: 2})
 	fill(t, s, 0, 2)
 	q := &s.waits[0]
-	first := &waiter{ready: make(chan struct{}, 1)}
-	second := &waiter{ready: make(chan struct{}, 1)}
+	first, second := newParked(0), newParked(0)
 	s.enqueue(q, first, false)
 	s.enqueue(q, second, false)
 	require.Equal(t, int32(2), s.waiting)
@@ -59,7 +58,7 @@ func TestAWakeUpLeftUnusedPassesToTheNextWaiter(t *testing.T) {
 	s.dequeue(q, 0, first, true)
 	require.Len(t, second.ready, 1, "the room passed on")
 	require.Zero(t, s.waiting)
-	require.Empty(t, q.list)
+	require.Zero(t, q.list.len())
 }
 
 // Room in bytes wakes waiters by their sizes, in order: the oldest that
@@ -70,9 +69,8 @@ func TestWakeUpsFollowTheBytesLeft(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, s.handles[0].Push(70))
 	q := &s.waits[0]
-	ws := []*waiter{{size: 20}, {size: 20}, {size: 0}}
+	ws := []*parked{newParked(20), newParked(20), newParked(0)}
 	for _, w := range ws {
-		w.ready = make(chan struct{}, 1)
 		s.enqueue(q, w, false)
 	}
 	s.wakeWaitersIfAny()
