@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -257,7 +258,7 @@ func (l *Log) open() error {
 		l.segs = append(l.segs, s)
 		l.bytes.Add(info.Size())
 	}
-	slices.SortFunc(l.segs, func(a, b *segment) int { return cmpU64(a.id, b.id) })
+	slices.SortFunc(l.segs, func(a, b *segment) int { return cmp.Compare(a.id, b.id) })
 	l.doneID, l.doneOff = l.readCursor()
 	l.syncedID, l.syncedOff = l.doneID, l.doneOff
 	// Segments before the cursor were done before the crash that kept
@@ -268,16 +269,6 @@ func (l *Log) open() error {
 		}
 	}
 	return nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // readCursor returns the position the cursor file holds, or 0, 0 (the
