@@ -307,8 +307,8 @@ type Config[T any] struct {
 	// [DefaultHandOffWait] (100 ms). A push waits only while no Drain call
 	// of its shard has run longer than [SlowDrain] (10 ms): a destination
 	// that is slow or stalls makes pushes shed at once, as they would
-	// without the hand-off. In IdlePoll mode with an IdleSleep of at
-	// least HandOffWait the hand-off is off.
+	// without the hand-off. A push that parks wakes a polling worker
+	// (IdlePoll) from its sleep, as Flush does.
 	HandOffWait time.Duration
 	// DisableHandOff turns the hand-off off: a push into a full ring sheds
 	// at once whatever the reason, as the sink did before it had one.
@@ -488,12 +488,6 @@ func (c Config[T]) settings() settings[T] {
 	s.stealItems = min(s.stealItems, s.batchSize)
 	if c.DisableStealing {
 		s.stealVictims = 0
-	}
-	if s.idle == IdlePoll && s.idleSleep >= s.handOffWait {
-		// A worker that sleeps that long between looks cannot answer a
-		// hand-off in time: every push into a full ring would wait
-		// HandOffWait and then shed.
-		s.handOffWait = 0
 	}
 	return s
 }

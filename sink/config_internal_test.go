@@ -78,13 +78,3 @@ func TestSettleDisableStealing(t *testing.T) {
 	require.Zero(t, settle(t, Config[int]{Shards: 4, DisableStealing: true}).stealVictims)
 	require.Equal(t, 2, settle(t, Config[int]{Shards: 4}).stealVictims)
 }
-
-// A polling worker that sleeps HandOffWait or longer between looks cannot
-// answer a hand-off: with it the hand-off is off (a full ring sheds at
-// once instead of making every push wait HandOffWait first).
-func TestSettleTurnsTheHandOffOffForALongPoll(t *testing.T) {
-	require.Equal(t, DefaultHandOffWait, settle(t, Config[int]{Idle: IdlePoll}).handOffWait)
-	require.Equal(t, DefaultHandOffWait, settle(t, Config[int]{Idle: IdleWake, IdleSleep: time.Hour}).handOffWait)
-	require.Zero(t, settle(t, Config[int]{Idle: IdlePoll, IdleSleep: DefaultHandOffWait}).handOffWait)
-	require.Zero(t, settle(t, Config[int]{Idle: IdlePoll, IdleSleep: time.Hour}).handOffWait)
-}

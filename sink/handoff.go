@@ -201,6 +201,8 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		}
 		if parks == 0 {
 			atomic.AddUint64(&q.parked, 1)
+			// A polling worker may be asleep for a whole IdleSleep.
+			s.nudge(&s.shards[i])
 		}
 		w.t.Reset(s.recheckIn(i))
 		select {

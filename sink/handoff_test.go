@@ -138,3 +138,23 @@ func TestShutdownEndsAParkedPush(t *testing.T) {
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
 }
+
+// A push that parks wakes a polling worker from its sleep: with IdlePoll
+// and an IdleSleep of an hour, a push into the full ring goes in as soon
+// as the worker, woken, has taken values, instead of waiting HandOffWait
+// and being shed.
+func TestAParkedPushWakesAPollingWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sink.New(sink.Config[int]{Shards: 1, RingCapacity: 2, BatchSize: 1, Logger: quiet,
+			Idle: sink.IdlePoll, IdleSleep: time.Hour}, sink.ActionFunc[int](func(context.Context, []int) {}))
+		require.NoError(t, err)
+		defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
+		synctest.Wait() // the worker is asleep for its hour
+		start := time.Now()
+		for i := range 5 {
+			require.True(t, s.Push(i), "push %d", i)
+		}
+		require.Less(t, time.Since(start), sink.DefaultHandOffWait, "the pushes waited for the poll")
+		require.Positive(t, s.Stats().HandOffs)
+	})
+}

@@ -127,11 +127,12 @@ func (s *Sink[T]) flushGaveUp(err error, began []uint64) error {
 		"(a Flush called from inside such a call waits for itself: pass it the ctx Drain received)", s.cfg.name, err, which)
 }
 
-// nudge wakes the worker of a shard that Flush waits for. In IdleWake mode
-// that is the doorbell, rung only when the worker sleeps. In IdlePoll mode
-// producers never ring, and the worker may be asleep for a whole IdleSleep:
-// Flush drops a token into the doorbell (without blocking; one may already
-// be there), which the worker's sleep also waits on.
+// nudge wakes the worker of a shard that Flush, or a push parked for the
+// worker (the hand-off), waits for. In IdleWake mode that is the doorbell,
+// rung only when the worker sleeps. In IdlePoll mode producers never ring
+// on their way in, and the worker may be asleep for a whole IdleSleep: the
+// caller drops a token into the doorbell (without blocking; one may
+// already be there), which the worker's sleep also waits on.
 func (s *Sink[T]) nudge(sh *shard[T]) {
 	if s.cfg.idle == IdleWake {
 		if sh.isSleeping() {
