@@ -60,7 +60,8 @@ import (
 // or 2 ms zapsink's healthy-file probe (BenchmarkFile, 64 goroutines) shed
 // records into a file that kept up, and at 5 ms, once the worker stopped
 // yielding after every batch while pushes are parked, 0.3 to 0.8 % at 256
-// goroutines; at 10 ms it sheds none (2-core AMD EPYC).
+// goroutines; at 10 ms it sheds none (2-core AMD EPYC; cd zapsink && go
+// test -run '^$' -bench '^BenchmarkFile$/logger=zapsink-Core' -benchtime 1x).
 const SlowDrain = 10 * time.Millisecond
 
 // handOffQueue holds the pushes parked on one shard's worker, oldest
