@@ -313,6 +313,15 @@ type Config[T any] struct {
 	// DisableHandOff turns the hand-off off: a push into a full ring sheds
 	// at once whatever the reason, as the sink did before it had one.
 	DisableHandOff bool
+
+	// Spill, with a Dir, puts a spill tier on disk behind the rings: the
+	// values a ring holds while a Drain call of its shard is slow (longer
+	// than SlowDrain) go to disk instead of being shed, and reach Drain
+	// later in the shard's order; pushes shed only when the disk budget
+	// is full, the disk fails, or Shutdown has begun. See the package
+	// doc, "The spill tier". It cannot be used with DropOldest or
+	// MaxQueuedBytes. Default off.
+	Spill Spill[T]
 }
 
 // experiments are the design alternatives that the package's benchmarks
@@ -351,6 +360,7 @@ type settings[T any] struct {
 	maxBatchBytes    int64         // 0: no bound
 	maxQueuedBytes   int64         // 0: no bound
 	handOffWait      time.Duration // 0: the hand-off is off
+	spill            Spill[T]      // Dir == "": the tier is off
 	// exp is zero but in the package's tests.
 	exp experiments
 	// noRecheck: an idle worker in IdleWake mode sets no safety-net
@@ -442,7 +452,44 @@ func (c Config[T]) check(action Action[T]) error {
 	} else if c.MaxBatchBytes <= 0 && c.MaxQueuedBytes <= 0 {
 		bad("SizeOf", funcNameOf(c.SizeOf), "is set but neither MaxBatchBytes nor MaxQueuedBytes is: nothing would use it")
 	}
+	c.checkSpill(bad)
 	return errs.Err()
+}
+
+// checkSpill validates Spill: a Dir needs a budget of at least
+// MinSpillShardBytes per shard and a Codec, and rules out DropOldest and
+// MaxQueuedBytes; the other fields need a Dir.
+func (c Config[T]) checkSpill(bad func(field string, value any, why string)) {
+	sp := c.Spill
+	if sp.SyncInterval < 0 {
+		bad("Spill.SyncInterval", sp.SyncInterval, "must be positive, or zero for the default 1s")
+	}
+	if sp.Dir == "" {
+		if sp.MaxBytes != 0 {
+			bad("Spill.MaxBytes", sp.MaxBytes, "is set but Spill.Dir is not: the tier needs a directory")
+		}
+		if sp.Codec != nil {
+			bad("Spill.Codec", fmt.Sprintf("%T", sp.Codec), "is set but Spill.Dir is not: the tier needs a directory")
+		}
+		return
+	}
+	shards := cmp.Or(c.Shards, DefaultShards())
+	if c.Shards < 0 || c.Shards > MaxShards {
+		shards = 1 // reported above
+	}
+	if sp.MaxBytes < int64(shards)*MinSpillShardBytes {
+		bad("Spill.MaxBytes", sp.MaxBytes, fmt.Sprintf("must be at least MinSpillShardBytes (%d) per shard: %d for %d shards",
+			MinSpillShardBytes, int64(shards)*MinSpillShardBytes, shards))
+	}
+	if sp.Codec == nil {
+		bad("Spill.Codec", "nil", "the tier needs a Codec to write values to disk (BytesCodec for []byte, StringCodec for string)")
+	}
+	if c.Overflow == DropOldest {
+		bad("Overflow", c.Overflow, "cannot be used with Spill: the tier keeps the old values that DropOldest would displace")
+	}
+	if c.MaxQueuedBytes > 0 {
+		bad("MaxQueuedBytes", c.MaxQueuedBytes, "cannot be used with Spill yet: spilled values would hold their bytes")
+	}
 }
 
 // settings returns c's settings, c being valid: the defaults applied, the
@@ -468,6 +515,10 @@ func (c Config[T]) settings() settings[T] {
 		maxBatchBytes:    int64(c.MaxBatchBytes),
 		maxQueuedBytes:   int64(c.MaxQueuedBytes),
 		handOffWait:      cmp.Or(c.HandOffWait, DefaultHandOffWait),
+		spill:            c.Spill,
+	}
+	if s.spill.Dir != "" {
+		s.spill.SyncInterval = cmp.Or(s.spill.SyncInterval, DefaultSpillSync)
 	}
 	if c.DisableHandOff {
 		s.handOffWait = 0

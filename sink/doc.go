@@ -45,10 +45,13 @@
 //     Stats().WaitedOut. Each drop has one reason, counted in Stats: a
 //     ring full in slots, the byte budget (DroppedForBytes), a PushWait
 //     that waited out (WaitedOut), a push once Shutdown had begun
-//     (DroppedAfterShutdown) or a value displaced (Displaced).
+//     (DroppedAfterShutdown), a value displaced (Displaced) or the spill
+//     tier (DroppedForDisk).
 //  4. Every accepted value that is not displaced is handed to Drain exactly
 //     once, or is still in its ring (Stats().Queued) after a Shutdown whose
-//     ctx ended, which a later Shutdown drains.
+//     ctx ended, which a later Shutdown drains. With the spill tier, such
+//     values are on disk instead, for the next sink on the directory, and
+//     a crash can lose or repeat only what The spill tier says.
 //  5. [Sink.Flush] returns once every value accepted before the call has been
 //     handed to Drain and that Drain call has returned.
 //  6. [Sink.Shutdown] closes the rings and drains every value that was
@@ -123,6 +126,47 @@
 // makes every push into a full ring shed at once. The protocol:
 // sink/handoff.go.
 //
+// # The spill tier
+//
+// With [Config.Spill] a directory on disk stands behind the rings, so
+// that a stalled destination or a burst loses nothing up to a disk
+// budget. While a Drain call of a shard runs longer than SlowDrain and
+// its ring is half full (or pushes are parked on it), the sink's spiller
+// goroutine moves the ring's values to the shard's segment log (package
+// sink/spill), and a push into the full ring parks, as in the hand-off,
+// while the spiller takes. The shard's worker hands the log's values to
+// Drain before the ring's, so a shard's values reach Drain in the order
+// they were accepted, across memory and disk (a Handle's keep theirs; no
+// worker steals from a shard whose values are on disk). Producers never
+// touch the disk: Push is unchanged, and only a push that its ring
+// refused looks at the tier.
+//
+// A push is shed, and counted in Stats().DroppedForDisk, only while the
+// shard's share of Spill.MaxBytes is full, or for a second after a failed
+// write (ENOSPC, EIO, a directory that went away), which is logged at most
+// once a second; so are the values that a failed write, the [Codec] or a
+// corrupt record lose. Nothing the disk does stops the sink or a producer.
+// Every record carries a CRC-32C; a torn or corrupt one ends its
+// segment's valid part and is counted (Stats().SpillCorrupt).
+//
+// What a crash (SIGKILL, or the machine) can lose: the values in the
+// rings and in batches, and what was spilled since the last sync (every
+// Spill.SyncInterval, a second by default). What a sink started on the
+// directory hands Drain twice: what was read back and handed to Drain
+// since the last sync. The rest of what was spilled reaches that sink's
+// Drain first, once, in order (Stats().Recovered), also from the
+// directories of shards it no longer has. A Shutdown whose ctx ends before
+// its drain is done moves what the rings still hold to disk, syncs and
+// closes the tier: those values go to the next sink on the directory, not
+// to a later Shutdown. The directory is the sink's alone (a lock on each
+// shard's directory; directories 0700, files 0600). It cannot be combined
+// with DropOldest or MaxQueuedBytes.
+//
+// The tier costs a successful push nothing and a worker one atomic load
+// per Drain call. Spilling costs an encode and an append per value on the
+// spiller, and reading back a read and a decode per value on the worker:
+// `go test -run '^$' -bench '^BenchmarkSpill$' ./sink/`.
+//
 // # Waiting for room
 //
 // For the values worth a bounded wait rather than a drop (an error record,
@@ -191,5 +235,6 @@
 // idle.go), the batch parity that Flush relies on (shard.seq, shard.go),
 // the hand-off (handoff.go), PushWait's queue (wait.go), the phases and
 // resumable Shutdown (above phaseOpen, lifecycle.go), the drop reasons and
-// their counters (drops.go), the byte budget (budget.go).
+// their counters (drops.go), the byte budget (budget.go), the spill tier
+// (spilltier.go).
 package sink

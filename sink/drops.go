@@ -8,8 +8,10 @@ import (
 // This file counts the drops. Every drop adds one to exactly one counter,
 // its reason's: a ring full in slots (shard.full), the byte budget
 // (slowPath.forBytes), a PushWait whose ctx ended (waitQueue.waitedOut), a
-// push once Shutdown had begun (waitQueue.afterShutdown) or a value
-// displaced under DropOldest (slowPath.displaced). A shard's drops are
+// push once Shutdown had begun (waitQueue.afterShutdown), a value
+// displaced under DropOldest (slowPath.displaced), or the spill tier (a
+// push refused while it could take nothing, spillShard.refused, and a
+// value it lost, spillShard.lost). A shard's drops are
 // their sum (dropped): every counter only grows, so a snapshot of them,
 // and their sum, never goes back, whatever drops are in flight as it is
 // taken (a drop counted first in a total and then in its reason would
@@ -48,10 +50,25 @@ func (sh *shard[T]) countRefusalFor(forBytes bool) (afterShutdown bool) {
 		return true
 	case forBytes:
 		sh.countForBytes()
+	case sh.sink.spill != nil && sh.sink.countForDisk(sh):
+		// counted for the disk
 	default:
 		sh.countFull()
 	}
 	return false
+}
+
+// countForDisk counts a push into sh refused while its spill tier could
+// take nothing (its share of the budget full, or off after a failed
+// write), and reports whether it did: a ring that fills while the tier
+// takes values sheds for want of slots, as without the tier.
+func (s *Sink[T]) countForDisk(sh *shard[T]) bool {
+	ts := &s.spill.shards[s.indexOf(sh)]
+	if ts.blocked.Load() == 0 {
+		return false
+	}
+	ts.refused.Add(1)
+	return true
 }
 
 // isClosing reports whether Shutdown has begun closing the rings.
@@ -64,8 +81,13 @@ func (s *Sink[T]) countShutdownDrop(sh *shard[T]) { s.countAfterShutdown(sh) }
 // countAfterShutdown adds one to the after-shutdown drops of sh. sh is found by its place in s.shards, so
 // that the shard needs no field for it.
 func (s *Sink[T]) countAfterShutdown(sh *shard[T]) {
-	i := (uintptr(unsafe.Pointer(sh)) - uintptr(unsafe.Pointer(&s.shards[0]))) / unsafe.Sizeof(s.shards[0])
-	atomic.AddUint64(&s.waits[i].afterShutdown, 1)
+	atomic.AddUint64(&s.waits[s.indexOf(sh)].afterShutdown, 1)
+}
+
+// indexOf returns sh's place in s.shards, so that a shard needs no field
+// for it.
+func (s *Sink[T]) indexOf(sh *shard[T]) int {
+	return int((uintptr(unsafe.Pointer(sh)) - uintptr(unsafe.Pointer(&s.shards[0]))) / unsafe.Sizeof(s.shards[0]))
 }
 
 // countDisplaced records a value displaced by DropOldest.

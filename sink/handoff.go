@@ -183,7 +183,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 	if s.cfg.handOffWait == 0 || s.isClosing() {
 		return false
 	}
-	if s.drainSlow(i, s.now()) {
+	if s.shedsNow(i, s.now()) {
 		return false
 	}
 	q := &s.handOffs[i]
@@ -202,8 +202,12 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		}
 		if parks == 0 {
 			atomic.AddUint64(&q.parked, 1)
-			// A polling worker may be asleep for a whole IdleSleep.
+			// A polling worker may be asleep for a whole IdleSleep, and
+			// the spiller while no Drain call runs.
 			s.nudge(&s.shards[i])
+			if s.spill != nil {
+				s.spill.wake()
+			}
 		}
 		w.t.Reset(s.recheckIn(i))
 		select {
@@ -217,7 +221,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		w.t.Stop()
 		now := s.now()
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
-			s.drainSlow(i, now) || s.isClosing() {
+			s.shedsNow(i, now) || s.isClosing() {
 			q.leave(w)
 			return try()
 		}
@@ -251,7 +255,7 @@ func (s *Sink[T]) handOffsParked(i int) bool {
 // progress would pass SlowDrain, or SlowDrain when none is in progress.
 func (s *Sink[T]) recheckIn(i int) time.Duration {
 	start := atomic.LoadInt64(&s.drains[i].start)
-	if start == 0 {
+	if start == 0 || s.spillTakes(i) {
 		return SlowDrain
 	}
 	return max(time.Duration(start+int64(SlowDrain)-s.now()), 0) + time.Microsecond
@@ -261,6 +265,14 @@ func (s *Sink[T]) recheckIn(i int) time.Duration {
 // so that no time it returns is 0, which drainState reads as none: the
 // clock of drainState and of the hand-off's deadlines.
 func (s *Sink[T]) now() int64 { return int64(time.Since(s.epoch)) + 1 }
+
+// shedsNow reports whether a push into shard i's full ring sheds at now
+// rather than park: a Drain call of its worker has run longer than
+// SlowDrain, and no spill tier takes the shard's values (the spiller's
+// takes wake parked pushes as the worker's do).
+func (s *Sink[T]) shedsNow(i int, now int64) bool {
+	return s.drainSlow(i, now) && !s.spillTakes(i)
+}
 
 // drainSlow reports whether a Drain call of shard i's worker, in
 // progress at now, has run longer than SlowDrain.

@@ -57,14 +57,14 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		targets[i] = sh.popped.Load() + uint64(sh.ring.Len())
+		targets[i] = s.handedOrLost(i) + uint64(sh.ring.Len()) + s.spillBacklog(i)
 		sh.mu.Unlock()
 	}
 	err := s.waitUntil(ctx, func() bool {
 		met := true
 		for i := range s.shards {
 			sh := &s.shards[i]
-			if sh.popped.Load() < targets[i] {
+			if s.handedOrLost(i) < targets[i] {
 				met = false
 				s.nudge(sh)
 			}
@@ -95,6 +95,27 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		return s.flushGaveUp(err, began)
 	}
 	return nil
+}
+
+// handedOrLost returns the values of shard i handed to a batch
+// (shard.popped) and, with the spill tier, those the tier lost: with the
+// values in the ring and the tier's backlog, every value accepted (see
+// spilltier.go).
+func (s *Sink[T]) handedOrLost(i int) uint64 {
+	n := s.shards[i].popped.Load()
+	if s.spill != nil {
+		n += s.spill.shards[i].lost.Load()
+	}
+	return n
+}
+
+// spillBacklog returns the values shard i's spill tier holds (0 without
+// one). The shard's consumer mutex is held.
+func (s *Sink[T]) spillBacklog(i int) uint64 {
+	if s.spill == nil {
+		return 0
+	}
+	return s.spill.shards[i].backlog()
 }
 
 // flushGaveUp is the error of a Flush whose wait ended with err. When ctx
@@ -233,8 +254,25 @@ func (s *Sink[T]) Shutdown(ctx context.Context) error {
 	default:
 		err = s.shutdown(ctx)
 	}
+	if s.spill != nil {
+		err = s.settleSpill(err)
+	}
 	if err == nil {
 		s.advance(phaseDrained)
+	}
+	return err
+}
+
+// settleSpill is the end of the first Shutdown call with a spill tier,
+// whose drain ended with err: it closes the tier (spillTier.close), and
+// what a drain cut short left goes to the next sink on the directory, not
+// to a later Shutdown. A disk that fails to close is counted and logged,
+// not returned: the drain's outcome is Shutdown's. The spiller exits as
+// the sink stops.
+func (s *Sink[T]) settleSpill(err error) error {
+	<-s.spill.exited
+	if cerr := s.spill.close(s, err); cerr != nil {
+		s.spill.fault(s, -1, "closing the tier failed (a sink on the directory may hand Drain again what this one marked done since the last sync)", cerr)
 	}
 	return err
 }
@@ -354,11 +392,14 @@ func (s *Sink[T]) await(ctx context.Context, done <-chan struct{}, cut *atomic.B
 // incomplete is the error of a Shutdown that its ctx cut short: it wraps
 // err and says how many values the rings still hold.
 func (s *Sink[T]) incomplete(err error, cut bool) error {
-	n := s.queued()
-	if cut {
-		return fmt.Errorf("sink: Shutdown ended with %d values left in the rings and a Drain call cut short by its ctx: %w", n, err)
+	n, where := s.queued(), "the rings"
+	if s.spill != nil {
+		where = "the rings and the spill tier"
 	}
-	return fmt.Errorf("sink: Shutdown ended with %d values left in the rings: %w", n, err)
+	if cut {
+		return fmt.Errorf("sink: Shutdown ended with %d values left in %s and a Drain call cut short by its ctx: %w", n, where, err)
+	}
+	return fmt.Errorf("sink: Shutdown ended with %d values left in %s: %w", n, where, err)
 }
 
 // Done returns a channel that is closed once every drain worker and the

@@ -112,6 +112,10 @@ type Sink[T any] struct {
 	// Drain calls; see worker.go.
 	faults faults
 
+	// spill is the spill tier, nil when Config.Spill is off; see
+	// spilltier.go.
+	spill *spillTier[T]
+
 	// overloads counts the monitor's overload reports (Stats.Overloads);
 	// only the monitor adds to it.
 	overloads atomic.Uint64
@@ -220,6 +224,14 @@ func buildSettled[T any](st settings[T], action Action[T]) (*Sink[T], error) {
 	// batch that the calling Drain holds.
 	s.drainCtx, s.cancelDrain = context.WithCancel(context.WithValue(context.Background(), drainMarker{}, s))
 	s.finalCtx = s.drainCtx
+	if st.spill.Dir != "" {
+		sp, err := openSpill(st)
+		if err != nil {
+			s.cancelDrain()
+			return nil, err
+		}
+		s.spill = sp
+	}
 	return s, nil
 }
 
@@ -240,6 +252,9 @@ func (s *Sink[T]) start() {
 		go newWorker(s, i, nil).run()
 	}
 	go s.monitor(0)
+	if s.spill != nil {
+		go s.spill.run(s)
+	}
 }
 
 // MustNew is like [New] but panics with New's error.
@@ -439,7 +454,17 @@ func (s *Sink[T]) Dropped() uint64 {
 func (s *Sink[T]) droppedOn(i int) uint64 {
 	sh, q := &s.shards[i], &s.waits[i]
 	return sh.fullCount() + sh.forBytesCount() + atomic.LoadUint64(&q.waitedOut) +
-		atomic.LoadUint64(&q.afterShutdown) + sh.displacedCount()
+		atomic.LoadUint64(&q.afterShutdown) + sh.displacedCount() + s.droppedForDiskOn(i)
+}
+
+// droppedForDiskOn returns shard i's drops for the spill tier: pushes
+// refused while it was full or off, and values it lost.
+func (s *Sink[T]) droppedForDiskOn(i int) uint64 {
+	if s.spill == nil {
+		return 0
+	}
+	ts := &s.spill.shards[i]
+	return ts.refused.Load() + ts.lost.Load()
 }
 
 // logger returns the configured logger, or slog.Default() as it is now.

@@ -15,9 +15,9 @@ import (
 // later displaced, which counts as dropped too). Under DropNewest Drained +
 // Queued is exactly the number of values accepted into the ring.
 //
-// Dropped has five disjoint reasons: DroppedForBytes, WaitedOut,
-// DroppedAfterShutdown and Displaced count four of them, and the rest,
-// Dropped minus those four (DroppedFull), are pushes refused because every
+// Dropped has six disjoint reasons: DroppedForBytes, WaitedOut,
+// DroppedAfterShutdown, Displaced and DroppedForDisk count five of them,
+// and the rest, Dropped minus those five (DroppedFull), are pushes refused because every
 // ring they tried was full in slots. Each drop is counted once, in its
 // reason, and Dropped is their sum: every counter of a snapshot, the
 // reasons, DroppedFull and Dropped alike, is at least what it was in any
@@ -73,7 +73,29 @@ type Stats struct {
 	// ShardStats).
 	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
 	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
-	PerShard     []ShardStats  `json:"per_shard"` // one entry per shard, in shard order
+
+	// The spill tier's figures (Config.Spill; all 0 without it).
+	// Spilled counts the values moved from the rings to the tier,
+	// Replayed those of them handed back to Drain, and Recovered the
+	// values an earlier sink on the directory left that were handed to
+	// Drain (counted in Drained, not in any push). SpillQueued is the
+	// values the tier holds now, SpillBytes its files' bytes (a gauge).
+	// DroppedForDisk counts, of Dropped, the pushes refused while the
+	// tier could take nothing (its budget full, or off after a failed
+	// write) and the values it lost (a failed write's, a Codec's error,
+	// a corrupt record's). SpillErrors counts failed disk and Codec
+	// operations, SpillCorrupt the torn or corrupt segments and the
+	// undecodable records of an earlier sink that were skipped.
+	Spilled        uint64 `json:"spilled"`
+	Replayed       uint64 `json:"replayed"`
+	Recovered      uint64 `json:"recovered"`
+	SpillQueued    int    `json:"spill_queued"`
+	SpillBytes     int64  `json:"spill_bytes"`
+	DroppedForDisk uint64 `json:"dropped_for_disk"`
+	SpillErrors    uint64 `json:"spill_errors"`
+	SpillCorrupt   uint64 `json:"spill_corrupt"`
+
+	PerShard []ShardStats `json:"per_shard"` // one entry per shard, in shard order
 }
 
 // ShardStats is one shard's part of [Stats].
@@ -123,24 +145,30 @@ type ShardStats struct {
 	// (see Config.HandOffWait).
 	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
 	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
+	// DroppedForDisk, Spilled and SpillQueued are this shard's part of
+	// Stats' (see there).
+	DroppedForDisk uint64 `json:"dropped_for_disk"`
+	Spilled        uint64 `json:"spilled"`
+	SpillQueued    int    `json:"spill_queued"`
 }
 
 // DroppedFull returns the drops that no counter of their own counts: the
 // pushes that every ring they tried refused for want of a slot, Dropped
-// less DroppedForBytes, WaitedOut, DroppedAfterShutdown and Displaced.
+// less DroppedForBytes, WaitedOut, DroppedAfterShutdown, Displaced and
+// DroppedForDisk.
 func (st Stats) DroppedFull() uint64 {
-	return droppedFull(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced)
+	return droppedFull(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced, st.DroppedForDisk)
 }
 
 // DroppedFull returns the shard's drops for a ring full in slots, as
 // [Stats.DroppedFull] does for the sink.
 func (ss ShardStats) DroppedFull() uint64 {
-	return droppedFull(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced)
+	return droppedFull(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced, ss.DroppedForDisk)
 }
 
-// droppedFull is what the four counted reasons leave of dropped.
-func droppedFull(dropped, forBytes, waitedOut, afterShutdown, displaced uint64) uint64 {
-	return dropped - forBytes - waitedOut - afterShutdown - displaced
+// droppedFull is what the five counted reasons leave of dropped.
+func droppedFull(dropped, forBytes, waitedOut, afterShutdown, displaced, forDisk uint64) uint64 {
+	return dropped - forBytes - waitedOut - afterShutdown - displaced - forDisk
 }
 
 // Stats returns a snapshot of the counters and ring lengths. Each counter is
@@ -205,9 +233,14 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		sh.mu.Lock()
 		queued := sh.ring.Len()
 		drained := sh.popped.Load()
+		var spillQueued int
+		if s.spill != nil {
+			spillQueued = int(s.spill.shards[i].backlog())
+		}
 		sh.mu.Unlock()
 		panics := sh.panics.Load()
-		dropped := sh.fullCount() + forBytes + waitedOut + afterShutdown + displaced
+		forDisk := s.droppedForDiskOn(i)
+		dropped := sh.fullCount() + forBytes + waitedOut + afterShutdown + displaced + forDisk
 		var handOffs uint64
 		if s.handOffs != nil {
 			handOffs = atomic.LoadUint64(&s.handOffs[i].parked)
@@ -230,6 +263,17 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		ss.Waiting = waiting
 		ss.DroppedAfterShutdown = afterShutdown
 		ss.Displaced = displaced
+		ss.DroppedForDisk = forDisk
+		ss.SpillQueued = spillQueued
+		st.DroppedForDisk += forDisk
+		st.SpillQueued += spillQueued
+		if s.spill != nil {
+			ts := &s.spill.shards[i]
+			ss.Spilled = ts.spilled.Load()
+			st.Spilled += ss.Spilled
+			st.Replayed += ts.replayed.Load()
+			st.Recovered += ts.recovered.Load()
+		}
 		st.Dropped += dropped
 		st.DroppedForBytes += forBytes
 		st.WaitedOut += waitedOut
@@ -240,6 +284,9 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		st.Queued += queued
 		st.Drained += drained
 		st.DrainPanics += panics
+	}
+	if s.spill != nil {
+		s.spill.readStats(st)
 	}
 }
 
@@ -252,11 +299,17 @@ func (s *Sink[T]) droppedForBytes() uint64 {
 	return total
 }
 
-// queued returns the number of values in the rings.
+// queued returns the number of values in the rings and spill tiers.
 func (s *Sink[T]) queued() int {
 	n := 0
 	for i := range s.shards {
-		n += s.shards[i].ring.Len()
+		sh := &s.shards[i]
+		n += sh.ring.Len()
+		if s.spill != nil {
+			sh.mu.Lock()
+			n += int(s.spill.shards[i].backlog())
+			sh.mu.Unlock()
+		}
 	}
 	return n
 }

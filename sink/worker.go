@@ -54,6 +54,10 @@ type worker[T any] struct {
 	// lastYield is when the worker last yielded after a batch (Sink.now).
 	lastYield int64
 
+	// fromDisk is set while the batch holds values read from the home
+	// shard's spill tier, which are marked done once drained.
+	fromDisk bool
+
 	// first is when the worker took the first value of the batch it holds
 	// (MaxDelay > 0 only).
 	first time.Time
@@ -222,10 +226,33 @@ func (w *worker[T]) finalDrain() {
 // the ring is empty, and returns how many it took.
 func (w *worker[T]) burst() int {
 	w.sh.mu.Lock()
-	n := w.take(w.sh, w.home, cap(w.batch)-len(w.batch))
+	n, ringNext := 0, true
+	if t := w.s.spill; t != nil {
+		// The tier holds the shard's oldest values: the ring's turn
+		// comes once it is empty (see spilltier.go).
+		n, ringNext = t.replay(w, w.home, cap(w.batch)-len(w.batch))
+		if n > 0 {
+			w.sh.popped.Add(uint64(n))
+		}
+	}
+	if ringNext {
+		n += w.take(w.sh, w.home, cap(w.batch)-len(w.batch))
+	}
 	w.sh.mu.Unlock()
 	w.measure(n, w.home)
 	return n
+}
+
+// spillDone marks the values the drained batch had from the home shard's
+// spill tier as done (see spillTier.done).
+func (w *worker[T]) spillDone() {
+	if !w.fromDisk {
+		return
+	}
+	w.fromDisk = false
+	w.sh.mu.Lock()
+	w.s.spill.done(w.s, w.home)
+	w.sh.mu.Unlock()
 }
 
 // steal tops the batch up from other shards: it visits them in round-robin
@@ -247,6 +274,11 @@ func (w *worker[T]) steal() int {
 		tried++
 		sh := &w.s.shards[v]
 		if !sh.mu.TryLock() {
+			continue
+		}
+		if t := w.s.spill; t != nil && t.shards[v].hasDisk {
+			// Its oldest values are on disk, for its own worker.
+			sh.mu.Unlock()
 			continue
 		}
 		k := w.take(sh, v, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
@@ -357,6 +389,7 @@ func (w *worker[T]) drain(ctx context.Context) {
 	if w.meta != nil {
 		w.meta, w.batchBytes = w.meta[:0], 0
 	}
+	w.spillDone()
 }
 
 // cut returns the end of the next Drain call's values, from off: the
@@ -396,6 +429,9 @@ func (w *worker[T]) drainOne(ctx context.Context, end int) {
 	returned := false
 	start := w.s.now()
 	w.d.drainBegan(start)
+	if t := w.s.spill; t != nil {
+		t.wake() // after the store of start: see spillTier.sleeping
+	}
 	defer func() {
 		r := recover() // nil after a return, and during a Goexit
 		w.lastEnd = w.s.now()

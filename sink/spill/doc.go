@@ -2,8 +2,8 @@
 // of its own, which one goroutine appends records to and another reads
 // back in order, with a byte budget, checksums, and recovery after a
 // crash. It uses the standard library only, like the rest of the core.
-// The sink's Config does not switch a disk tier on yet: this is the
-// storage it will use, usable on its own.
+// A sink with Config.Spill keeps one Log per shard (see the sink
+// package's doc, "The spill tier"); a Log is usable on its own too.
 //
 // # Layout and guarantees
 //

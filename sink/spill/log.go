@@ -529,6 +529,14 @@ func (l *Log) Next() ([]byte, error) {
 	}
 }
 
+// Dir returns the Log's directory, as an absolute path.
+func (l *Log) Dir() string { return l.dir }
+
+// FromEarlier reports whether the record that Next returned last was
+// written by an earlier Log on the directory (one that Stats counts as
+// Recovered). Only the goroutine that calls Next may call it.
+func (l *Log) FromEarlier() bool { return l.rseg != nil && l.rseg.old }
+
 // flushForReader writes the buffer when the reader has reached the end of
 // the segment it goes to, and reports whether it wrote anything.
 func (l *Log) flushForReader() (bool, error) {

@@ -2,23 +2,17 @@ package spill
 
 import (
 	"errors"
-	"os"
 	"syscall"
 	"testing"
+
+	"github.com/shardedsink/shardedsink/internal/tmpfs"
 )
 
 // A full disk (a tmpfs of 256 KiB, mounted when the test runs as root):
 // the failed write says how many records it lost, what was written reads
 // back in order, and appends go on once room comes back.
 func TestAFullDiskLosesTheBufferAndTheLogGoesOn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
-		t.Skipf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
+	dir := tmpfs.Mount(t, "256k")
 	l := open(t, dir, Options{MaxBytes: 8 << 20, SegmentBytes: MinSegmentBytes})
 	defer l.Close()
 	var werr *WriteError

@@ -1,0 +1,631 @@
+package sink
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardedsink/shardedsink/internal/limit"
+	"github.com/shardedsink/shardedsink/sink/spill"
+)
+
+// The spill tier: what a sink with Config.Spill does with the values its
+// rings cannot take because Drain is behind. This file is the protocol's
+// one home; the package doc ("The spill tier") says what it guarantees.
+//
+// Each shard has a segment log of its own (package spill), in
+// Dir/shard-NNNN. One goroutine per sink, the spiller, moves values from
+// the head of a ring to the tail of its shard's log, under the shard's
+// consumer mutex (shard.mu), while a Drain call of that shard is slow
+// (longer than SlowDrain; with the hand-off off, while any Drain call is
+// in progress) and the ring is half full or pushes are parked on it.
+// Producers never touch the disk: a push is still one TryPush, and only a
+// push that its ring refused looks at the tier (to count its drop for the
+// disk when the tier is full, or to park while the spiller takes).
+//
+// Order. Under shard.mu the tier holds the shard's oldest values and the
+// ring the newer ones: the spiller only ever moves the ring's head to the
+// log's tail. So the shard's worker, under the same mutex, takes from the
+// tier first (its log, after any log an earlier sink with more shards
+// left, and then the one value the spiller popped and could not write,
+// the carry) and from the ring only once the tier is empty; and no other
+// worker steals from a shard whose tier holds values (hasDisk). A
+// Handle's values keep their order; a shard's values reach Drain in the
+// order they were accepted, across memory and disk.
+//
+// Accounting, per shard, under shard.mu: spilled counts the values moved
+// out of the ring into the tier, replayed those handed from the tier to a
+// batch, lost those the tier lost (a failed write's buffered records, a
+// value its Codec could not encode or decode, records that a corrupt
+// frame cut off). spilled - replayed - lost is the backlog: values
+// accepted, not yet handed to Drain, not lost. shard.popped counts every
+// value handed to a batch, from the ring or the tier, so that
+// popped + ring.Len() + backlog is every value accepted, as Flush needs.
+//
+// Faults. A full budget (spill.ErrFull) blocks the shard's tier until
+// Drain catches up; a failed write turns it off for spillRetry; either
+// way the value the spiller holds stays in the carry, pushes that the
+// ring refuses meanwhile are counted as dropped for the disk, and the
+// spiller tries again. A failed write is logged at most once per
+// spillRetry. Nothing the disk does stops the sink or a producer.
+
+// Codec turns values into bytes for the spill tier and back
+// ([Config.Spill]). It must be safe for use by the spiller and the drain
+// workers at once, and must not keep dst or p.
+type Codec[T any] interface {
+	// Append appends the encoding of v to dst and returns the extended
+	// slice. An error drops v (counted in Stats.DroppedForDisk).
+	Append(dst []byte, v T) ([]byte, error)
+	// Decode returns the value that p, an encoding that Append made,
+	// stands for. p is valid only during the call: a value that refers
+	// to bytes must copy them. An error drops the record (counted).
+	Decode(p []byte) (T, error)
+}
+
+// BytesCodec is the [Codec] of []byte values: a record is the bytes
+// themselves, and Decode copies them.
+type BytesCodec struct{}
+
+// Append appends v to dst.
+func (BytesCodec) Append(dst, v []byte) ([]byte, error) { return append(dst, v...), nil }
+
+// Decode returns a copy of p.
+func (BytesCodec) Decode(p []byte) ([]byte, error) { return bytes.Clone(p), nil }
+
+// StringCodec is the [Codec] of string values.
+type StringCodec struct{}
+
+// Append appends v to dst.
+func (StringCodec) Append(dst []byte, v string) ([]byte, error) { return append(dst, v...), nil }
+
+// Decode returns p as a string.
+func (StringCodec) Decode(p []byte) (string, error) { return string(p), nil }
+
+// Spill configures the spill tier ([Config.Spill]): a directory on disk
+// behind the rings, to which values that a slow Drain leaves in a ring
+// are moved instead of being shed, and from which Drain gets them back in
+// order. The zero value (no Dir) leaves the tier off.
+type Spill[T any] struct {
+	// Dir is the tier's directory, created 0700 if need be. It is the
+	// sink's alone: New takes an exclusive lock on each shard's
+	// subdirectory, so that a second sink or process on it gets an error
+	// wrapping spill.ErrLocked. A sink started on a directory that an
+	// earlier one left values in hands those to Drain first
+	// (Stats.Recovered).
+	Dir string
+	// MaxBytes is the disk budget, split evenly over the shards (at least
+	// MinSpillShardBytes each). A shard whose share is full stops
+	// spilling until Drain catches up; pushes that its ring refuses
+	// meanwhile are counted in Stats.DroppedForDisk. Required with Dir.
+	MaxBytes int64
+	// Codec encodes values for the disk. Required with Dir.
+	Codec Codec[T]
+	// SyncInterval is how often the spilled segments (and how far Drain
+	// has got in them) are fsynced: what a crash of the process or the
+	// machine can lose of what was spilled. Default DefaultSpillSync.
+	SyncInterval time.Duration
+}
+
+const (
+	// DefaultSpillSync is the default Spill.SyncInterval: a crash loses
+	// at most about a second of what was spilled.
+	DefaultSpillSync = time.Second
+	// MinSpillShardBytes is the least share of Spill.MaxBytes per shard:
+	// one segment of the smallest size (spill.MinSegmentBytes).
+	MinSpillShardBytes = spill.MinSegmentBytes
+)
+
+// The spiller's pace.
+const (
+	// spillPoll is how often the spiller looks at the rings while some
+	// Drain call is in progress or pushes are parked.
+	spillPoll = time.Millisecond
+	// spillChunk is the most values it moves under one hold of a shard's
+	// consumer mutex.
+	spillChunk = 256
+	// spillRetry is how long a failed write turns a shard's tier off.
+	spillRetry = time.Second
+)
+
+// spillTier is a sink's spill tier; nil when Config.Spill is off.
+type spillTier[T any] struct {
+	codec     Codec[T]
+	syncEvery time.Duration
+	shards    []spillShard[T]
+	// sleeping is 1 while the spiller sleeps with no Drain call in
+	// progress; a worker that begins one loads it and rings bell. The
+	// Dekker pair: the worker stores drainState.start before it loads
+	// sleeping, the spiller stores sleeping before its last look at the
+	// starts.
+	sleeping atomic.Uint32
+	bell     chan struct{}
+	exited   chan struct{} // closed when the spiller's goroutine returns
+	// unsynced is set by an append or a worker's done, and cleared by the
+	// spiller's sync.
+	unsynced atomic.Bool
+	enc      []byte // the spiller's encoding buffer
+	// ended is set by close; only Shutdown, holding shutdownSem, reads
+	// and writes it.
+	ended   bool
+	errors  atomic.Uint64
+	reports limit.Every // the turn of the fault reports
+	// undecodable counts the records an earlier sink left that the Codec
+	// could not decode.
+	undecodable atomic.Uint64
+}
+
+// spillShard is one shard's part of the tier.
+type spillShard[T any] struct {
+	own *spill.Log // this shard's log: appends go here
+	// earlier are the logs of shards that an earlier sink on the
+	// directory had and this one has not (it had more shards), read
+	// before own; spent are those read to the end, removed at the next
+	// done. Under shard.mu.
+	earlier, spent []*spill.Log
+	// hasDisk is set while the tier may hold values of this shard; under
+	// shard.mu. carry is a value the spiller popped and could not write
+	// yet (full, or off), the tier's newest.
+	hasDisk  bool
+	carrying bool
+	carry    T
+	// closed is set, under shard.mu, once Shutdown has closed the logs:
+	// what they hold is the next sink's.
+	closed bool
+	// offUntil is when a failed write's pause ends (Sink.now); the
+	// spiller's alone.
+	offUntil int64
+	// blocked is 1 while the tier cannot take this shard's values (its
+	// share full, or off after a failed write).
+	blocked atomic.Uint32
+	// The counters of the accounting above, written under shard.mu, and
+	// refused: the pushes counted as dropped for the disk.
+	spilled, replayed, recovered, lost, refused atomic.Uint64
+}
+
+// backlog returns the values the tier holds for the shard. shard.mu is
+// held.
+func (ts *spillShard[T]) backlog() uint64 {
+	return ts.spilled.Load() - ts.replayed.Load() - ts.lost.Load()
+}
+
+// shardDir returns the directory of shard i's log under dir.
+func shardDir(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("shard-%04d", i)) }
+
+// openSpill opens the tier of a sink with st's settings: a log per shard,
+// and the logs of shards an earlier sink had beyond st.shards, each given
+// to the shard its number maps to. On an error it closes what it opened.
+func openSpill[T any](st settings[T]) (_ *spillTier[T], err error) {
+	cfg := st.spill
+	t := &spillTier[T]{
+		codec:     cfg.Codec,
+		syncEvery: cfg.SyncInterval,
+		shards:    make([]spillShard[T], st.shards),
+		bell:      make(chan struct{}, 1),
+		exited:    make(chan struct{}),
+	}
+	defer func() {
+		if err != nil {
+			t.closeLogs()
+		}
+	}()
+	opts := spill.Options{MaxBytes: cfg.MaxBytes / int64(st.shards)}
+	for i := range t.shards {
+		if t.shards[i].own, err = spill.Open(shardDir(cfg.Dir, i), opts); err != nil {
+			return nil, fmt.Errorf("sink %q: Spill.Dir: %w", st.name, err)
+		}
+		t.shards[i].hasDisk = t.shards[i].own.Stats().Segments > 0
+	}
+	entries, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("sink %q: Spill.Dir: %w", st.name, err)
+	}
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "shard-")
+		i, perr := strconv.Atoi(n)
+		if !ok || perr != nil || i < st.shards || !e.IsDir() {
+			continue
+		}
+		l, err := spill.Open(filepath.Join(cfg.Dir, e.Name()), opts)
+		if err != nil {
+			return nil, fmt.Errorf("sink %q: Spill.Dir: %w", st.name, err)
+		}
+		ts := &t.shards[i%st.shards]
+		ts.earlier = append(ts.earlier, l)
+		ts.hasDisk = true
+	}
+	return t, nil
+}
+
+// closeLogs syncs and closes every log, and returns the first error.
+func (t *spillTier[T]) closeLogs() error {
+	var first error
+	for i := range t.shards {
+		ts := &t.shards[i]
+		for _, l := range append(append([]*spill.Log{ts.own}, ts.earlier...), ts.spent...) {
+			if l == nil {
+				continue
+			}
+			if err := l.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// wake rings the spiller's bell when it sleeps: one atomic load when it
+// does not.
+func (t *spillTier[T]) wake() {
+	if t.sleeping.Load() != 0 {
+		select {
+		case t.bell <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run is the spiller's goroutine: every spillPoll while some Drain call
+// is in progress or pushes are parked, it moves the values of the shards
+// that are due (see due) to disk; every SyncInterval it syncs what
+// changed; otherwise it sleeps until a worker begins a Drain call. It
+// returns when the sink reaches phaseStopping.
+func (t *spillTier[T]) run(s *Sink[T]) {
+	defer close(t.exited)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	lastSync := s.now()
+	for {
+		now := s.now()
+		busy := t.pass(s, now)
+		if t.unsynced.Load() && now-lastSync >= int64(t.syncEvery) {
+			t.syncAll(s)
+			lastSync = s.now()
+		}
+		var wait time.Duration
+		if busy {
+			wait = spillPoll
+		} else {
+			t.sleeping.Store(1)
+			if t.busy(s) {
+				t.sleeping.Store(0)
+				continue
+			}
+		}
+		if t.unsynced.Load() {
+			next := time.Duration(lastSync + int64(t.syncEvery) - s.now())
+			if wait == 0 || next < wait {
+				wait = max(next, time.Microsecond)
+			}
+		}
+		var tick <-chan time.Time
+		if wait > 0 {
+			timer.Reset(wait)
+			tick = timer.C
+		}
+		select {
+		case <-t.bell:
+		case <-tick:
+		case <-s.stop:
+			timer.Stop()
+			return
+		}
+		timer.Stop()
+		t.sleeping.Store(0)
+	}
+}
+
+// pass moves the values of every shard that is due, and reports whether
+// any Drain call is in progress or any push parked.
+func (t *spillTier[T]) pass(s *Sink[T], now int64) (busy bool) {
+	for i := range s.shards {
+		busy = busy || atomic.LoadInt64(&s.drains[i].start) != 0 || s.handOffsParked(i)
+		if t.due(s, i, now) {
+			t.move(s, i, false)
+		}
+	}
+	return busy
+}
+
+// busy reports whether any Drain call is in progress or any push parked.
+func (t *spillTier[T]) busy(s *Sink[T]) bool {
+	for i := range s.shards {
+		if atomic.LoadInt64(&s.drains[i].start) != 0 || s.handOffsParked(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// due reports whether shard i's ring should spill at now: it holds
+// values, its tier is not paused by a failed write, a Drain call of the
+// shard is in progress and slow (with the hand-off on, a Drain call that
+// is not slow leaves a full ring to the hand-off, which parks the pushes
+// until the worker takes), and the ring is half full or pushes are
+// parked on it.
+func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
+	if t.shards[i].offUntil > now {
+		return false
+	}
+	n := s.shards[i].ring.Len()
+	if n == 0 {
+		return false
+	}
+	start := atomic.LoadInt64(&s.drains[i].start)
+	if start == 0 || s.cfg.handOffWait > 0 && now-start <= int64(SlowDrain) {
+		return false
+	}
+	return n >= s.cfg.ringCapacity/2 || s.handOffsParked(i)
+}
+
+// move moves shard i's ring to its log, spillChunk values per hold of
+// the consumer mutex, until the ring is empty or the tier refuses (or,
+// unless all, the sink stops). It wakes the pushes the room lets in.
+func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
+	sh := &s.shards[i]
+	for {
+		sh.mu.Lock()
+		n, ok := t.moveChunk(s, i)
+		sh.mu.Unlock()
+		if n > 0 {
+			s.wakeHandOffs(i, n)
+			s.wakeWaitersIfAny()
+		}
+		if !ok || n < spillChunk || !all && s.reached(phaseStopping) {
+			return
+		}
+	}
+}
+
+// moveChunk moves up to spillChunk values from shard i's ring to its log,
+// the carry first, and reports how many it took from the ring and whether
+// the tier took them all (false: the last one is the carry now).
+// shard.mu is held.
+func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
+	ts, sh := &t.shards[i], &s.shards[i]
+	if ts.carrying {
+		if !t.append(s, i, ts.carry) {
+			return 0, false
+		}
+		var zero T
+		ts.carry, ts.carrying = zero, false
+	}
+	for moved < spillChunk {
+		v, popped := sh.ring.TryPop()
+		if !popped {
+			break
+		}
+		moved++
+		ts.spilled.Add(1)
+		ts.hasDisk = true
+		if !t.append(s, i, v) {
+			ts.carry, ts.carrying = v, true
+			return moved, false
+		}
+	}
+	return moved, true
+}
+
+// append writes v to shard i's log, and reports whether v is dealt with:
+// written, or lost (a Codec error, a record too large: counted). false
+// means the tier cannot take it now (full, or a failed write): the caller
+// keeps it. shard.mu is held.
+func (t *spillTier[T]) append(s *Sink[T], i int, v T) bool {
+	ts := &t.shards[i]
+	enc, err := t.codec.Append(t.enc[:0], v)
+	if cap(enc) <= 1<<20 {
+		t.enc = enc[:0]
+	}
+	if err != nil {
+		ts.lost.Add(1)
+		t.fault(s, i, "its Codec could not encode a value; the value is lost", err)
+		return true
+	}
+	err = ts.own.Append(enc)
+	var we *spill.WriteError
+	switch {
+	case err == nil:
+		ts.blocked.Store(0)
+		t.unsynced.Store(true)
+		return true
+	case errors.Is(err, spill.ErrFull):
+		ts.blocked.Store(1)
+		return false
+	case errors.As(err, &we):
+		ts.lost.Add(uint64(we.Lost))
+		ts.blocked.Store(1)
+		ts.offUntil = s.now() + int64(spillRetry)
+		t.fault(s, i, "a write failed; spilling is off for a while", err)
+		return false
+	default: // spill.ErrTooLarge
+		ts.lost.Add(1)
+		t.fault(s, i, "a value is too large to spill; the value is lost", err)
+		return true
+	}
+}
+
+// fault counts a failed disk or Codec operation of shard i (-1: of the
+// whole tier) and reports it through the logger, at most once per
+// spillRetry.
+func (t *spillTier[T]) fault(s *Sink[T], i int, what string, err error) {
+	t.errors.Add(1)
+	if !t.reports.Turn(s.now(), spillRetry) {
+		return
+	}
+	args := []any{"sink", s.cfg.name, "error", err.Error()}
+	if i >= 0 {
+		args = append(args, "shard", i)
+	}
+	s.log(slog.LevelError, "sink: spill: "+what, args...)
+}
+
+// syncAll syncs every shard's log (its segment and the done position).
+func (t *spillTier[T]) syncAll(s *Sink[T]) {
+	t.unsynced.Store(false)
+	for i := range t.shards {
+		ts := &t.shards[i]
+		err := ts.own.Sync()
+		var we *spill.WriteError
+		if errors.As(err, &we) {
+			ts.lost.Add(uint64(we.Lost))
+		}
+		if err != nil {
+			t.fault(s, i, "a sync failed", err)
+		}
+	}
+}
+
+// replay hands up to limit values of shard i's tier to w's batch, oldest
+// first, and reports how many and whether the tier is empty now (the
+// worker may go on with the ring). shard.mu is held.
+func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
+	ts := &t.shards[i]
+	if !ts.hasDisk || ts.closed {
+		return 0, true
+	}
+	defer func() {
+		if n > 0 {
+			w.fromDisk = true
+		}
+	}()
+	for n < limit {
+		p, earlier, err := ts.next()
+		if err == io.EOF {
+			if ts.carrying {
+				w.batch = append(w.batch, ts.carry)
+				var zero T
+				ts.carry, ts.carrying = zero, false
+				ts.replayed.Add(1)
+				n++
+				continue
+			}
+			// Everything is read: what this sink moved out and neither
+			// handed nor counted, a corrupt record cut off.
+			ts.lost.Add(ts.backlog())
+			ts.hasDisk = false
+			return n, true
+		}
+		w.fromDisk = true // a record was read: done must mark it
+		if err != nil {
+			var we *spill.WriteError
+			if errors.As(err, &we) {
+				ts.lost.Add(uint64(we.Lost))
+			}
+			t.fault(w.s, i, "a read failed", err)
+			return n, false
+		}
+		v, err := t.codec.Decode(p)
+		switch {
+		case err != nil && earlier:
+			t.undecodable.Add(1)
+		case err != nil:
+			ts.lost.Add(1)
+		case earlier:
+			ts.recovered.Add(1)
+		default:
+			ts.replayed.Add(1)
+		}
+		if err != nil {
+			t.fault(w.s, i, "its Codec could not decode a record; the record is lost", err)
+			continue
+		}
+		w.batch = append(w.batch, v)
+		n++
+	}
+	return n, false
+}
+
+// next returns the shard's oldest record on disk, and whether an earlier
+// sink wrote it. shard.mu is held.
+func (ts *spillShard[T]) next() ([]byte, bool, error) {
+	for len(ts.earlier) > 0 {
+		p, err := ts.earlier[0].Next()
+		if err != io.EOF {
+			return p, true, err
+		}
+		ts.spent = append(ts.spent, ts.earlier[0])
+		ts.earlier = ts.earlier[1:]
+	}
+	p, err := ts.own.Next()
+	return p, err == nil && ts.own.FromEarlier(), err
+}
+
+// done marks what shard i's worker read from the tier as done, once the
+// Drain calls that got it have returned: the log gives back the segments
+// it read, and the logs of an earlier sink read to the end are removed.
+// shard.mu is held.
+func (t *spillTier[T]) done(s *Sink[T], i int) {
+	ts := &t.shards[i]
+	if ts.closed {
+		return
+	}
+	if err := ts.own.Done(); err != nil {
+		t.fault(s, i, "a segment could not be removed", err)
+	}
+	if len(ts.earlier) > 0 {
+		if err := ts.earlier[0].Done(); err != nil {
+			t.fault(s, i, "a segment could not be removed", err)
+		}
+	}
+	for _, l := range ts.spent {
+		dir := l.Dir()
+		if err := l.Close(); err != nil {
+			t.fault(s, i, "an earlier sink's log could not be closed", err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.fault(s, i, "an earlier sink's log could not be removed", err)
+		}
+	}
+	ts.spent = nil
+	t.unsynced.Store(true)
+}
+
+// close ends the tier at the end of a Shutdown: once the drain ended with
+// err (its ctx cut it short), it first moves what the rings still hold to
+// disk, for the next sink on the directory; then it closes every log
+// (each syncs) and releases the directory. A worker still in a Drain call
+// that the ctx cut short reads nothing more from the tier. The spiller
+// has exited.
+func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
+	if t.ended {
+		return nil
+	}
+	t.ended = true
+	if drainErr != nil {
+		for i := range s.shards {
+			t.move(s, i, true)
+		}
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		t.shards[i].closed = true
+		sh.mu.Unlock()
+	}
+	return t.closeLogs()
+}
+
+// spillTakes reports whether shard i's tier takes values now: on, not full and
+// not off. Pushes then park while its Drain is slow (the spiller takes).
+func (s *Sink[T]) spillTakes(i int) bool {
+	return s.spill != nil && s.spill.shards[i].blocked.Load() == 0
+}
+
+// readStats adds the tier's disk figures to st: the bytes of its files,
+// its failed operations, and what was skipped as corrupt.
+func (t *spillTier[T]) readStats(st *Stats) {
+	st.SpillErrors = t.errors.Load()
+	st.SpillCorrupt = t.undecodable.Load()
+	for i := range t.shards {
+		ls := t.shards[i].own.Stats()
+		st.SpillBytes += ls.Bytes
+		st.SpillCorrupt += ls.Corrupt
+	}
+}

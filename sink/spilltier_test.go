@@ -1,0 +1,232 @@
+package sink_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/spill"
+)
+
+// u64Codec is the tests' Codec: a uint64 as 8 bytes, padded to size
+// bytes so that a test can fill a budget.
+type u64Codec struct{ size int }
+
+func (c u64Codec) Append(dst []byte, v uint64) ([]byte, error) {
+	dst = binary.LittleEndian.AppendUint64(dst, v)
+	for range c.size - 8 {
+		dst = append(dst, 0)
+	}
+	return dst, nil
+}
+
+func (u64Codec) Decode(p []byte) (uint64, error) {
+	if len(p) < 8 {
+		return 0, fmt.Errorf("a record of %d bytes", len(p))
+	}
+	return binary.LittleEndian.Uint64(p), nil
+}
+
+// spillCfg is a small sink with a spill tier in dir.
+func spillCfg(dir string, shards int) sink.Config[uint64] {
+	return sink.Config[uint64]{
+		Shards:           shards,
+		RingCapacity:     64,
+		BatchSize:        16,
+		OverloadInterval: 50 * time.Millisecond,
+		DisableStealing:  true, // for the order of each producer's values
+		Logger:           quiet,
+		Spill: sink.Spill[uint64]{
+			Dir:          dir,
+			MaxBytes:     int64(shards) * 8 << 20,
+			Codec:        u64Codec{size: 8},
+			SyncInterval: 20 * time.Millisecond,
+		},
+	}
+}
+
+// producerValue is value seq of producer p.
+func producerValue(p, seq int) uint64 { return uint64(p)<<32 | uint64(seq) }
+
+// requireInOrderPerProducer checks that got holds every value of each of
+// producers producers, n each, once, and each producer's in its order.
+func requireInOrderPerProducer(t *testing.T, got []uint64, producers, n int) {
+	t.Helper()
+	next := make([]int, producers)
+	for _, v := range got {
+		p, seq := int(v>>32), int(uint32(v))
+		require.Less(t, p, producers, "value %#x", v)
+		require.Equal(t, next[p], seq, "producer %d: value %d came after %d", p, seq, next[p]-1)
+		next[p]++
+	}
+	for p := range producers {
+		require.Equal(t, n, next[p], "producer %d: values delivered", p)
+	}
+}
+
+// TestASpilledShardKeepsEveryValueInOrderThroughAStalledDrain: while
+// Drain stalls, four producers push 20 times what the rings hold; nothing
+// is shed, and once Drain comes back it gets every value once, each
+// producer's in order, across the disk and the ring.
+func TestASpilledShardKeepsEveryValueInOrderThroughAStalledDrain(t *testing.T) {
+	const producers, n = 4, 1280
+	g := newGate[uint64]()
+	s := newSink(t, spillCfg(t.TempDir(), 2), g)
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			h := s.HandleFor(uint64(p))
+			for i := range n {
+				require.True(t, h.Push(producerValue(p, i)), "producer %d, value %d", p, i)
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	require.Zero(t, st.Dropped)
+	require.Positive(t, st.Spilled, "the stalled Drain made the rings spill")
+	g.release()
+	require.NoError(t, s.Flush(t.Context()))
+	requireInOrderPerProducer(t, g.values(), producers, n)
+	st = s.Stats()
+	require.Equal(t, st.Spilled, st.Replayed)
+	require.Zero(t, st.SpillQueued)
+	require.Equal(t, uint64(producers*n), st.Drained)
+}
+
+// TestAFullDiskShedsForTheDisk: with a budget of one small segment per
+// shard and Drain stalled, the tier fills; pushes are then refused and
+// counted as dropped for the disk, and what was spilled still arrives in
+// order once Drain comes back.
+func TestAFullDiskShedsForTheDisk(t *testing.T) {
+	g := newGate[uint64]()
+	cfg := spillCfg(t.TempDir(), 1)
+	cfg.Spill.MaxBytes = sink.MinSpillShardBytes
+	cfg.Spill.Codec = u64Codec{size: 1000}
+	s := newSink(t, cfg, g)
+	h := s.Handle()
+	accepted := 0
+	for i := 0; i < 400; i++ {
+		if h.Push(producerValue(0, accepted)) {
+			accepted++
+		}
+	}
+	st := s.Stats()
+	require.Positive(t, st.DroppedForDisk, "a full tier sheds for the disk")
+	require.Equal(t, st.Dropped, st.DroppedForDisk)
+	require.Zero(t, st.DroppedFull())
+	require.LessOrEqual(t, st.SpillBytes, int64(sink.MinSpillShardBytes))
+	g.release()
+	require.NoError(t, s.Flush(t.Context()))
+	requireInOrderPerProducer(t, g.values(), 1, accepted)
+}
+
+// TestANewSinkHandsOnWhatTheLastOneLeft: a Shutdown that its ctx cuts
+// short leaves what the rings and the tier hold on disk; a sink started
+// on the directory hands it to Drain first, in order, counted as
+// Recovered. Only the batch the stalled Drain call gave up is missing.
+func TestANewSinkHandsOnWhatTheLastOneLeft(t *testing.T) {
+	dir := t.TempDir()
+	const n = 1000
+	g := newGate[uint64]()
+	s, err := sink.New(spillCfg(dir, 1), g)
+	require.NoError(t, err)
+	h := s.Handle()
+	for i := range n {
+		require.True(t, h.Push(producerValue(0, i)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	<-s.Done()
+	first := s.Stats()
+	// The cut Drain call had the first batch, and gave it up.
+	handedBefore := int(first.Drained)
+
+	g2 := newGate[uint64]()
+	g2.release()
+	s2 := newSink(t, spillCfg(dir, 1), g2)
+	require.NoError(t, s2.Flush(t.Context()))
+	require.Eventually(t, func() bool { return len(g2.values()) == n-handedBefore }, 5*time.Second, time.Millisecond)
+	got := g2.values()
+	for i, v := range got {
+		require.Equal(t, producerValue(0, handedBefore+i), v)
+	}
+	require.Equal(t, uint64(n-handedBefore), s2.Stats().Recovered)
+}
+
+// TestTheSpillDirectoryIsTheSinksAlone: a second sink on the directory
+// gets an error wrapping spill.ErrLocked from New, and the files are the
+// owner's only.
+func TestTheSpillDirectoryIsTheSinksAlone(t *testing.T) {
+	dir := t.TempDir()
+	newSink(t, spillCfg(dir, 2), newGate[uint64]())
+	_, err := sink.New(spillCfg(dir, 3), newGate[uint64]())
+	require.ErrorIs(t, err, spill.ErrLocked)
+	fi, err := os.Stat(filepath.Join(dir, "shard-0000"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}
+
+// TestASinkWithFewerShardsReadsTheOthersDirectories: what an earlier sink
+// with three shards left reaches Drain through a sink with one, and the
+// directories of the shards it no longer has are removed.
+func TestASinkWithFewerShardsReadsTheOthersDirectories(t *testing.T) {
+	dir := t.TempDir()
+	const producers, n = 3, 300
+	g := newGate[uint64]()
+	s, err := sink.New(spillCfg(dir, 3), g)
+	require.NoError(t, err)
+	for p := range producers {
+		h := s.HandleFor(uint64(p))
+		for i := range n {
+			require.True(t, h.Push(producerValue(p, i)))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.Error(t, s.Shutdown(ctx))
+	<-s.Done()
+	left := uint64(producers*n) - s.Stats().Drained
+
+	var got atomic.Uint64
+	s2 := newSink(t, spillCfg(dir, 1), sink.ActionFunc[uint64](func(_ context.Context, b []uint64) {
+		got.Add(uint64(len(b)))
+	}))
+	require.Eventually(t, func() bool { return got.Load() == left }, 5*time.Second, time.Millisecond)
+	require.NoError(t, s2.Flush(t.Context()))
+	require.Eventually(t, func() bool {
+		_, err1 := os.Stat(filepath.Join(dir, "shard-0001"))
+		_, err2 := os.Stat(filepath.Join(dir, "shard-0002"))
+		return errors.Is(err1, os.ErrNotExist) && errors.Is(err2, os.ErrNotExist)
+	}, 5*time.Second, time.Millisecond)
+}
+
+// TestSpillConfigNamesEveryBadField: one error names every bad field of
+// Spill and its value.
+func TestSpillConfigNamesEveryBadField(t *testing.T) {
+	_, err := sink.New(sink.Config[uint64]{
+		Shards:         2,
+		Overflow:       sink.DropOldest,
+		MaxQueuedBytes: 100,
+		SizeOf:         func(uint64) int { return 8 },
+		Spill:          sink.Spill[uint64]{Dir: t.TempDir(), MaxBytes: 1000, SyncInterval: -time.Second},
+	}, newGate[uint64]())
+	require.ErrorIs(t, err, sink.ErrInvalidConfig)
+	for _, want := range []string{"Spill.MaxBytes = 1000", "Spill.Codec = nil", "Spill.SyncInterval = -1s", "Overflow = drop-oldest", "MaxQueuedBytes = 100"} {
+		require.ErrorContains(t, err, want)
+	}
+	_, err = sink.New(sink.Config[uint64]{Spill: sink.Spill[uint64]{MaxBytes: 1 << 20, Codec: u64Codec{}}}, newGate[uint64]())
+	require.ErrorContains(t, err, "Spill.MaxBytes = 1048576")
+	require.ErrorContains(t, err, "Spill.Codec = sink_test.u64Codec")
+}
