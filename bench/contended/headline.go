@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // The front page's table is generated: -format headline renders it from the
@@ -26,15 +27,14 @@ type frontRow struct{ impl, label string }
 
 // frontRows are the front page's rows: the sink as users push into it, then
 // what a Go program would use instead (one shared ring, a mutex, a channel,
-// and the peers a Go programmer finds).
+// and xsync, the peer a Go programmer finds first). The other peers are in
+// docs/benchmarks.md's full tables.
 var frontRows = []frontRow{
-	{"sharded-push", "**sink** (`Sink.Push`, default Config)"},
+	{"sharded-push", "**sink** (`Sink.Push`, default Config but ring size)"},
 	{"single-vyukov", "one shared `vyukov` ring"},
 	{"single-mutex", "one mutex around a slice"},
-	{"single-chan", "a buffered channel, `select` with `default`"},
+	{"single-chan", "a buffered channel, `select`-`default`"},
 	{"xsync", "xsync `MPMCQueue.TryEnqueue`"},
-	{"diodes", "go-diodes `ManyToOne`"},
-	{"lscq", "bytedance/gopkg `lscq` (unbounded)"},
 }
 
 // frontAt is the producer count the front page reads, and frontReference the
@@ -44,21 +44,25 @@ const (
 	frontReference = 1
 )
 
-// writeHeadline writes the front page's table of res with its two-sentence
-// caption: at 64 producers (1 for reference), for each front row, pushes per
-// second, core-ns per push, p99, p99.9 and drop %.
-func writeHeadline(w io.Writer, res *Result) error {
+// writeHeadline writes the front page's table of res, the last of runs
+// headline runs, with its three-sentence caption: at 64 producers (1 for
+// reference), for each front row, pushes per second, core-ns per push, p99
+// and drop % (p99.9 and the other peers are in the full tables). The caption says how the rows ran: every structure
+// holds a whole round, not a default sink's 8,192 slots per ring, and a
+// row marked † had producers that took turns (the full tables call it
+// invalid for per-thread CPU).
+func writeHeadline(w io.Writer, res *Result, runs int) error {
 	at := frontAt
 	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
 		at = slices.Max(ps)
 	}
 	r := res.Run
-	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values with nobody draining "+
-		"(%s); core-ns per push is min(producers, GOMAXPROCS) x wall time / accepted pushes, "+
-		"what the cores cost per push with the waiting included, and p99 is the wall time of one push. "+
-		"%s, load average %s before the run, Sink.Push on %s "+
-		"([every table, the method, what 2 cores can show](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
-		at, windowShort(res.Config), r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
+	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values, nobody draining, into structures that "+
+		"each hold a whole round (%s slots; a default sink's %s-slot rings would refuse nearly all). Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: the producers took turns. "+
+		"The last of %d runs (%s): %s, load average %s, Sink.Push on %s "+
+		"([the method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
+		at, groupDigits(ringCapacity(res.Config.Round)), groupDigits(sink.DefaultRingCapacity), runs, windowShort(res.Config),
+		r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
 	if _, err := io.WriteString(w, caption); err != nil {
 		return err
 	}
@@ -91,7 +95,7 @@ func writeSummary(w io.Writer, res *Result) error {
 // push at frontReference beside them.
 func writeFrontTable(w io.Writer, res *Result, at int) error {
 	rows := rowsOf(res, headline)
-	header := []string{fmt.Sprintf("at %d producers", at), "pushes/s", "core-ns per push", "p99", "p99.9", "drop %",
+	header := []string{fmt.Sprintf("at %d producers", at), "pushes/s", "core-ns per push", "p99", "drop %",
 		fmt.Sprintf("core-ns at %d producer", frontReference)}
 	var lines [][]string
 	for _, fr := range frontRows {
@@ -103,8 +107,12 @@ func writeFrontTable(w io.Writer, res *Result, at int) error {
 		if one, ok := find(rows, fr.impl, frontReference); ok && at != frontReference {
 			ref = sig3(one.CoreNsPerOp)
 		}
-		lines = append(lines, []string{fr.label, perSecond(r.ThroughputPerS), sig3(r.CoreNsPerOp),
-			report.Nanos(r.P99Ns), report.Nanos(r.P999Ns), pct(r.DropPct), ref})
+		label := fr.label
+		if !r.Valid {
+			label += " †"
+		}
+		lines = append(lines, []string{label, perSecond(r.ThroughputPerS), sig3(r.CoreNsPerOp),
+			report.Nanos(r.P99Ns), pct(r.DropPct), ref})
 	}
 	if len(lines) == 0 {
 		var names []string
