@@ -44,29 +44,51 @@ const (
 	frontReference = 1
 )
 
-// writeHeadline writes the front page's table of res, the last of runs
+// writeHeadline writes the front page's table of res, the last of the
 // headline runs, with its three-sentence caption: at 64 producers (1 for
 // reference), for each front row, pushes per second, core-ns per push, p99
 // and drop % (p99.9 and the other peers are in the full tables). The caption says how the rows ran: every structure
 // holds a whole round, not a default sink's 8,192 slots per ring, and a
 // row marked † had producers that took turns (the full tables call it
 // invalid for per-thread CPU).
-func writeHeadline(w io.Writer, res *Result, runs int) error {
+func writeHeadline(w io.Writer, res *Result, runs []*Result) error {
 	at := frontAt
 	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
 		at = slices.Max(ps)
 	}
 	r := res.Run
+	spread := ""
+	if len(runs) > 1 {
+		spread = fmt.Sprintf("; over them the sink's cells ranged %s at %d producers, %s at %d",
+			sinkRange(runs, at), at, sinkRange(runs, frontReference), frontReference)
+	}
 	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values, nobody draining, into structures that "+
-		"each hold a whole round (%s slots; a default sink's %s-slot rings would refuse nearly all). Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: the producers took turns. "+
-		"The last of %d runs (%s): %s, load average %s, Sink.Push on %s "+
+		"each hold a whole round (%s slots; a default sink's %s-slot rings would refuse nearly all). "+
+		"Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: the producers took turns. "+
+		"The last of %d runs (%s%s): %s, load average %s, Sink.Push on %s "+
 		"([the method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
-		at, groupDigits(ringCapacity(res.Config.Round)), groupDigits(sink.DefaultRingCapacity), runs, windowShort(res.Config),
-		r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
+		at, groupDigits(ringCapacity(res.Config.Round)), groupDigits(sink.DefaultRingCapacity), max(len(runs), 1), windowShort(res.Config),
+		spread, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
 	if _, err := io.WriteString(w, caption); err != nil {
 		return err
 	}
 	return writeFrontTable(w, res, at)
+}
+
+// sinkRange is the smallest and largest core-ns per push of the sink's
+// front row at producers p over runs, "19.8-24.7", so that the one run the
+// table shows is read beside the others.
+func sinkRange(runs []*Result, p int) string {
+	var xs []float64
+	for _, run := range runs {
+		if r, ok := find(rowsOf(run, headline), frontRows[0].impl, p); ok {
+			xs = append(xs, r.CoreNsPerOp)
+		}
+	}
+	if len(xs) == 0 {
+		return "–"
+	}
+	return sig3(slices.Min(xs)) + "-" + sig3(slices.Max(xs))
 }
 
 // writeSummary is the default command's output: the front page's table for

@@ -18,7 +18,7 @@ func TestHeadlineIsUpToDate(t *testing.T) {
 	require.NoError(t, err)
 	var want bytes.Buffer
 	last, _ := combined(runs)
-	require.NoError(t, writeHeadline(&want, last, len(headlineRuns(runs))))
+	require.NoError(t, writeHeadline(&want, last, headlineRuns(runs)))
 	text, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	got, err := report.BlockOf(string(text), headlineBegin, headlineEnd)
@@ -36,12 +36,18 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 		{Impl: "single-chan", Producers: 64, Consumers: "draining", PayloadBytes: 8, CoreNsPerOp: 999, ThroughputPerS: 1, Valid: true},
 	}}
 	var b bytes.Buffer
-	require.NoError(t, writeHeadline(&b, res, 3))
+	other := &Result{Rows: []Row{
+		{Impl: "sharded-push", Producers: 1, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 8, Valid: true},
+		{Impl: "sharded-push", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 15, Valid: true},
+	}}
+	require.NoError(t, writeHeadline(&b, res, []*Result{other, other, res}))
 	s := b.String()
 	require.Contains(t, s, "64 producers, each on its own OS thread")
 	require.Contains(t, s, "medians of 3 trials of a 200ms window")
 	require.Contains(t, s, "Sink.Push on the ring of the CPU it ran on (RDPID)")
 	require.Contains(t, s, "The last of 3 runs", "the table is one run's, and says which")
+	require.Contains(t, s, "over them the sink's cells ranged 12.0-15.0 at 64 producers, 8.00-10.0 at 1",
+		"the spread of the sink's cells over the runs, beside the one run shown")
 	require.Contains(t, s, "hold a whole round (5,120 slots; a default sink's 8,192-slot rings",
 		"the rings' size as the rows ran, beside the default's")
 	require.Equal(t, 2, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of three sentences")
@@ -56,5 +62,5 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	require.Contains(t, b.String(), "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 |")
 	require.Contains(t, b.String(), "Goals:")
 	require.Contains(t, b.String(), "-format markdown", "the summary says where the full grid is")
-	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}, 1))
+	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}, nil))
 }
