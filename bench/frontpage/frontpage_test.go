@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardedsink/shardedsink/bench/internal/report"
 	"github.com/shardedsink/shardedsink/internal/benchtxt"
 )
 
@@ -206,5 +207,100 @@ func TestTheReadmesMeasuredLinesAreTheCommittedRuns(t *testing.T) {
 		if err := benchtxt.SyncBlock(b.path, b.name, b.text, *update); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// channelRatios reads bench/channels/RESULTS.md's "this" column (the
+// median mpmc/chan ratio of the tree that committed it) by case.
+func channelRatios(t *testing.T) map[string]float64 {
+	t.Helper()
+	raw, err := os.ReadFile("../channels/RESULTS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 7 || !strings.HasSuffix(strings.TrimSpace(cells[4]), "x") {
+			continue
+		}
+		var x float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(cells[4]), "%gx", &x); err != nil {
+			t.Fatalf("bench/channels/RESULTS.md: %q: %v", line, err)
+		}
+		out[strings.TrimSpace(cells[1])] = x
+	}
+	return out
+}
+
+// spanOf is the smallest and largest ratio of the cases whose names start
+// with one of prefixes, as the README writes them: "0.43x to 0.68x".
+func spanOf(t *testing.T, ratios map[string]float64, prefixes ...string) string {
+	t.Helper()
+	var xs []float64
+	for c, x := range ratios {
+		for _, p := range prefixes {
+			if strings.HasPrefix(c, p) {
+				xs = append(xs, x)
+			}
+		}
+	}
+	if len(xs) == 0 {
+		t.Fatalf("bench/channels/RESULTS.md has no case starting with %v", prefixes)
+	}
+	return fmt.Sprintf("%.2fx to %.2fx", slices.Min(xs), slices.Max(xs))
+}
+
+// TestTheReadmesProseFiguresAreTheCommittedRuns checks the figures the
+// README's prose gives outside the generated blocks: the sink's core-ns at
+// 4 and 256 producers in the headline run (what 2 cores can show), and
+// mpmc's cost against a Go channel in its single-goroutine rows and its
+// rows with four goroutines a side.
+func TestTheReadmesProseFiguresAreTheCommittedRuns(t *testing.T) {
+	raw, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(raw)), " ")
+
+	paths, err := filepath.Glob("../contended/runs/run-*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no committed bench/contended run: %v", err)
+	}
+	data, err := os.ReadFile(paths[len(paths)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Rows []struct {
+			Impl      string  `json:"impl"`
+			Producers int     `json:"producers"`
+			Consumers string  `json:"consumers"`
+			Payload   int     `json:"payload_bytes"`
+			CoreNs    float64 `json:"core_ns_per_op"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	coreNs := map[int]float64{}
+	for _, r := range res.Rows {
+		if r.Impl == "sharded-push" && r.Consumers == "held" && r.Payload == 8 {
+			coreNs[r.Producers] = r.CoreNs
+		}
+	}
+	if coreNs[4] == 0 || coreNs[256] == 0 {
+		t.Fatal("the committed headline run lacks sharded-push at 4 or 256 producers")
+	}
+	want := fmt.Sprintf("the sink's %s core-ns at 4 producers and %s at 256", report.Sig3(coreNs[4]), report.Sig3(coreNs[256]))
+	if !strings.Contains(text, want) {
+		t.Errorf("README.md does not say %q (bench/contended's last run)", want)
+	}
+
+	ratios := channelRatios(t)
+	want = fmt.Sprintf("A send or receive costs %s a Go channel's from one goroutine, %s with 4 senders and 4 receivers",
+		spanOf(t, ratios, "ping-", "burst-"), spanOf(t, ratios, "mpmc-4x4-"))
+	if !strings.Contains(text, want) {
+		t.Errorf("README.md does not say %q (bench/channels/RESULTS.md)", want)
 	}
 }
