@@ -18,7 +18,7 @@ type Event struct{ Status int }
 func main() {
 	var shipped atomic.Int64
 	s := sink.MustNew(sink.Config[Event]{}, sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
-		shipped.Add(int64(len(batch))) // ship the batch here; keep no reference into it
+		shipped.Add(int64(len(batch))) // ship the batch; keep no reference into it
 	}))
 
 	var wg sync.WaitGroup
