@@ -34,7 +34,7 @@ var frontRows = []frontRow{
 	{"single-vyukov", "one shared `vyukov` ring"},
 	{"single-mutex", "one mutex around a slice"},
 	{"single-chan", "a buffered channel, `select`-`default`"},
-	{"xsync", "xsync `MPMCQueue.TryEnqueue`"},
+	{"xsync", "xsync `MPMCQueue.TryEnqueue` (gives up on lost races)"},
 }
 
 // frontAt is the producer count the front page reads, and frontReference the

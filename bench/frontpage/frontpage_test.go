@@ -150,7 +150,7 @@ func TestTheReadmesMeasuredLinesAreTheCommittedRuns(t *testing.T) {
 	var compared strings.Builder
 	fmt.Fprintf(&compared, "- **A buffered channel** (`select` with `default`), for values many goroutines hand off: "+
 		"at 64 producers the sink moved %.1fx its pushes/s, p99 %.0fx lower. "+
-		"Cost: no order across producers (one producer's `Handle` keeps its own).\n",
+		"Cost: no order across producers (one producer's `Handle` keeps its own order).\n",
 		sink.Throughput/ch.Throughput, ch.P99/sink.P99)
 
 	const stalled, file, discard = "BenchmarkStalledPipe/logger=", "BenchmarkFile/logger=", "BenchmarkDiscard/logger="
