@@ -9,8 +9,10 @@ import (
 	"github.com/shardedsink/shardedsink/logsink"
 )
 
-// Handler is an slog.Handler that never waits for the writer. See the
-// package documentation for what it promises and what it costs.
+// Handler is an slog.Handler that does not wait for a slow writer (but
+// for the records that matter, up to a bound, and for a drain worker that
+// is short of CPU: the package doc's guarantee 1). See the package
+// documentation for what it promises and what it costs.
 //
 // A Handler is safe for concurrent use. The handlers derived from it with
 // WithAttrs and WithGroup share its sink, writer and counters; Flush, Close
@@ -64,9 +66,11 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 // Handle formats r with the Format handler, on the calling goroutine, hands
 // the bytes to the handler's shard (in the ring slot itself, for a record
 // of up to 352 bytes) and returns nil.
-// It never waits for the writer or for a drain worker, but a record at or
-// above KeepLevel whose ring is full waits up to Options.KeepWait for room
-// before it is dropped (counted in Stats.WaitedOut). With [JSON] and
+// It does not wait for a slow writer, but a record at or above KeepLevel
+// whose ring is full waits up to Options.KeepWait for room before it is
+// dropped (counted in Stats.WaitedOut), and a call whose ring is full
+// because the drain worker is short of CPU parks until the worker writes
+// (logsink's hand-off; guarantee 1 of the package doc). With [JSON] and
 // [Text] it takes no lock of slogsink's (slog's handler holds its own for
 // one copy of the bytes); with another Format it waits for the other
 // goroutines formatting through the same New (see Options.Format). While

@@ -67,6 +67,8 @@ END {
   for (k = 1; k <= ncases; k++) {
     c = cases[k]; printf "| %s |", c
     for (r = 1; r <= nrev; r++) {
+      # A case one revision lacks is said so, not printed as nan.
+      if (vals[rev[r] SUBSEP c SUBSEP "mpmc"] == "" || vals[rev[r] SUBSEP c SUBSEP "chan"] == "") { printf " – | not in %s |", rev[r]; continue }
       m = median(rev[r] SUBSEP c SUBSEP "mpmc"); g = median(rev[r] SUBSEP c SUBSEP "chan")
       lo = ""; hi = ""
       for (rd in rounds) {

@@ -18,7 +18,7 @@ func TestHeadlineIsUpToDate(t *testing.T) {
 	require.NoError(t, err)
 	var want bytes.Buffer
 	last, _ := combined(runs)
-	require.NoError(t, writeHeadline(&want, last))
+	require.NoError(t, writeHeadline(&want, last, headlineRuns(runs)))
 	text, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	got, err := report.BlockOf(string(text), headlineBegin, headlineEnd)
@@ -29,29 +29,38 @@ func TestHeadlineIsUpToDate(t *testing.T) {
 }
 
 func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
-	res := &Result{Config: Config{Producers: []int{1, 64}, Trials: 3, WindowNs: 2e8, Homes: "cpu"}, Rows: []Row{
+	res := &Result{Config: Config{Producers: []int{1, 64}, Trials: 3, WindowNs: 2e8, Homes: "cpu", Round: 3072}, Rows: []Row{
 		{Impl: "sharded-push", Producers: 1, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 10, ThroughputPerS: 1e8, P99Ns: 30, P999Ns: 90, Valid: true},
 		{Impl: "sharded-push", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 12, ThroughputPerS: 50e6, P99Ns: 40, P999Ns: 100, Valid: true},
 		{Impl: "single-chan", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 100, ThroughputPerS: 20e6, P99Ns: 2000, P999Ns: 3000, Parallelism: 1.2},
 		{Impl: "single-chan", Producers: 64, Consumers: "draining", PayloadBytes: 8, CoreNsPerOp: 999, ThroughputPerS: 1, Valid: true},
 	}}
 	var b bytes.Buffer
-	require.NoError(t, writeHeadline(&b, res))
+	other := &Result{Rows: []Row{
+		{Impl: "sharded-push", Producers: 1, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 8, Valid: true},
+		{Impl: "sharded-push", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 15, Valid: true},
+	}}
+	require.NoError(t, writeHeadline(&b, res, []*Result{other, other, res}))
 	s := b.String()
 	require.Contains(t, s, "64 producers, each on its own OS thread")
 	require.Contains(t, s, "medians of 3 trials of a 200ms window")
 	require.Contains(t, s, "Sink.Push on the ring of the CPU it ran on (RDPID)")
-	require.Equal(t, 1, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of two sentences")
-	require.Contains(t, s, "| **sink** (`Sink.Push`, default Config) | 50.0 M | 12.0 | 40.0 ns | 100 ns | 0 | 10.0 |")
-	require.Contains(t, s, "| a buffered channel, `select` with `default` | 20.0 M | 100 | 2.00 µs | 3.00 µs | 0 |  |",
-		"the held table only; a row without a 1-producer cell leaves it empty")
+	require.Contains(t, s, "The last of 3 runs", "the table is one run's, and says which")
+	require.Contains(t, s, "over them the sink's cells ranged 12.0-15.0 at 64 producers, 8.00-10.0 at 1",
+		"the spread of the sink's cells over the runs, beside the one run shown")
+	require.Contains(t, s, "hold a whole round (5,120 slots; a default sink's 8,192-slot rings",
+		"the rings' size as the rows ran, beside the default's")
+	require.Equal(t, 2, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of three sentences")
+	require.Contains(t, s, "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 | 40.0 ns | 0 | 10.0 |")
+	require.Contains(t, s, "| a buffered channel, `select`-`default` † | 20.0 M | 100 | 2.00 µs | 0 |  |",
+		"the held table only; a row without a 1-producer cell leaves it empty; a row whose producers took turns is marked")
 	require.NotContains(t, s, "invalid", "no cell of the front page is marked")
 	require.NotContains(t, s, "lscq", "rows not measured are left out")
 
 	b.Reset()
 	require.NoError(t, writeSummary(&b, res))
-	require.Contains(t, b.String(), "| **sink** (`Sink.Push`, default Config) | 50.0 M | 12.0 |")
+	require.Contains(t, b.String(), "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 |")
 	require.Contains(t, b.String(), "Goals:")
 	require.Contains(t, b.String(), "-format markdown", "the summary says where the full grid is")
-	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}))
+	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}, nil))
 }

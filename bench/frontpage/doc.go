@@ -1,7 +1,9 @@
-// Package frontpage keeps the README's measured one-liners (the
-// integrations against what they replace, and "Compared with") in step
-// with the committed raw runs they come from: bench/contended's JSON and
-// the integrations' testdata/bench.txt. It has no API; its test renders the
-// README's two blocks and fails when they differ (go test
-// ./bench/frontpage -update rewrites them).
+// Package frontpage keeps the measured one-liners in step with the
+// committed raw runs they come from (bench/contended's JSON and the
+// integrations' testdata/bench.txt): the README's "Use this instead of"
+// list, each line with both sides, and the integrations block of
+// docs/benchmarks.md; and it checks the figures the README's prose gives
+// outside those blocks (the sink at 4 and 256 producers, mpmc against a Go
+// channel). It has no API; its tests render the two blocks and fail when
+// they differ (go test ./bench/frontpage -update rewrites them).
 package frontpage

@@ -215,3 +215,27 @@ func TestQuietIsAccepted(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, o.quiet)
 }
+
+// TestARepeatedConfigurationIsLabelledAsOne keeps the idle table from
+// printing one configuration twice as if it were two: a run that left
+// -shards at its default says so, and rows whose resolved configuration is
+// the same are named in a note as one configuration measured twice.
+func TestARepeatedConfigurationIsLabelledAsOne(t *testing.T) {
+	row := func(flag string, cpu float64) Result {
+		return Result{
+			Run:        report.Run{Flags: map[string]string{"shards": flag}},
+			Config:     Config{Mode: "poll", Shards: 8, Producer: "block", MaxDelay: "0s", Trials: 3},
+			IdleCPUPct: cpu,
+		}
+	}
+	var b bytes.Buffer
+	require.NoError(t, writeReadme(&b, []Result{row("0", 15.23), row("8", 6.37)}))
+	s := b.String()
+	require.Contains(t, s, "| poll | 8 (default) | block | 0s | 15.23 % |")
+	require.Contains(t, s, "| poll | 8 | block | 0s | 6.37 % |")
+	require.Contains(t, s, "poll, 8 shards, block producer, max delay 0s (idle CPU 15.23 % and 6.37 %)")
+
+	b.Reset()
+	require.NoError(t, writeReadme(&b, []Result{row("0", 15.23)}))
+	require.NotContains(t, b.String(), "more than once", "no note without a repeated configuration")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/shardedsink/shardedsink/bench/internal/report"
@@ -113,19 +114,22 @@ func writeReadme(w io.Writer, runs []Result) error {
 	if len(idle) > 0 {
 		var rows [][]string
 		for _, r := range idle {
-			rows = append(rows, []string{r.Config.Mode, fmt.Sprint(r.Config.Shards), r.Config.Producer, r.Config.MaxDelay,
+			rows = append(rows, []string{r.Config.Mode, shardsCell(r), r.Config.Producer, r.Config.MaxDelay,
 				fmt.Sprintf("%.2f %%", r.IdleCPUPct), report.Nanos(r.PickupP50us * 1e3), report.Nanos(r.PickupP99us * 1e3)})
 		}
 		if err := report.WriteTable(w, []string{"idle mode", "shards", "producer", "max delay",
 			"idle CPU (% of one core)", "pickup p50", "pickup p99"}, nil, rows); err != nil {
 			return err
 		}
+		if note := repeatedNote(idle); note != "" {
+			fmt.Fprintf(w, "\n%s\n", note)
+		}
 	}
 	if len(trickle) > 0 {
 		io.WriteString(w, "\n")
 		var rows [][]string
 		for _, r := range trickle {
-			rows = append(rows, []string{r.Config.Mode, fmt.Sprint(r.Config.Shards), r.Config.MaxDelay, fmt.Sprint(r.Config.Rate),
+			rows = append(rows, []string{r.Config.Mode, shardsCell(r), r.Config.MaxDelay, fmt.Sprint(r.Config.Rate),
 				fmt.Sprintf("%.1f", r.CallsPerSec), fmt.Sprintf("%.1f", r.MeanBatch), fmt.Sprintf("%.2f %%", r.TrickleCPU)})
 		}
 		if err := report.WriteTable(w, []string{"idle mode", "shards", "max delay", "values/s",
@@ -134,4 +138,55 @@ func writeReadme(w io.Writer, runs []Result) error {
 		}
 	}
 	return nil
+}
+
+// shardsCell is a row's shard count as the sink resolved it, marked
+// "(default)" when the run left -shards at its default: on a machine whose
+// default resolves to the count another row asked for, the two rows are
+// one configuration, and the label must not make them look like two.
+func shardsCell(r Result) string {
+	n := fmt.Sprint(r.Config.Shards)
+	if f := r.Run.Flags["shards"]; f == "" || f == "0" {
+		return n + " (default)"
+	}
+	return n
+}
+
+// repeatedNote says which idle rows measured one configuration twice (the
+// same mode, resolved shard count, producer and max delay), so that the
+// gap between them reads as the spread between runs, not as an effect;
+// "" when none did.
+func repeatedNote(idle []Result) string {
+	type key struct {
+		mode, producer, maxDelay string
+		shards                   int
+	}
+	seen := map[key][]Result{}
+	var order []key
+	for _, r := range idle {
+		k := key{r.Config.Mode, r.Config.Producer, r.Config.MaxDelay, r.Config.Shards}
+		if _, ok := seen[k]; !ok {
+			order = append(order, k)
+		}
+		seen[k] = append(seen[k], r)
+	}
+	var parts []string
+	for _, k := range order {
+		rs := seen[k]
+		if len(rs) < 2 {
+			continue
+		}
+		var cpu []string
+		for _, r := range rs {
+			cpu = append(cpu, fmt.Sprintf("%.2f %%", r.IdleCPUPct))
+		}
+		parts = append(parts, fmt.Sprintf("%s, %d shards, %s producer, max delay %s (idle CPU %s)",
+			k.mode, k.shards, k.producer, k.maxDelay, strings.Join(cpu, " and ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "The default shard count resolved to the count another row asked for, so these rows measured one " +
+		"configuration more than once, and the gap between them is the spread between runs, not an effect: " +
+		strings.Join(parts, "; ") + "."
 }

@@ -9,39 +9,29 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-type Event struct {
-	Route  string
-	Status int
-}
+type Event struct{ Status int }
 
 func main() {
 	var shipped atomic.Int64
-	s, err := sink.New(sink.Config[Event]{Name: "events"},
-		sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
-			shipped.Add(int64(len(batch))) // encode and ship the batch here; keep no reference into it
-		}))
-	if err != nil {
-		panic(err)
-	}
+	s := sink.MustNew(sink.Config[Event]{}, sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
+		shipped.Add(int64(len(batch))) // ship the batch; keep no reference into it
+	}))
 
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for i := range 1000 {
-				s.Push(Event{Route: "/cart", Status: 200 + i%2}) // never blocks; false: shed and counted
+				s.Push(Event{Status: 200 + i%2}) // never waits for Drain; false: dropped and counted
 			}
 		})
 	}
-	wg.Wait() // stop the producers first, then shut down: what is buffered is drained
+	wg.Wait() // stop the producers, then shut down: what is buffered is drained
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
+	if err := s.Shutdown(context.Background()); err != nil { // or a ctx with a deadline
 		panic(err)
 	}
 	st := s.Stats()
