@@ -29,9 +29,9 @@ func main() {
 			}
 		})
 	}
-	wg.Wait() // stop the producers, then shut down: what is buffered is drained
+	wg.Wait() // producers first; Shutdown drains what is buffered
 
-	if err := s.Shutdown(context.Background()); err != nil { // or a ctx with a deadline
+	if err := s.Shutdown(context.Background()); err != nil {
 		panic(err)
 	}
 	st := s.Stats()

@@ -43,6 +43,7 @@ var commands = map[string]how{
 	"go mod tidy":                       {skip: "in a user's module: TestTheInstallFromAClone runs it there"},
 	"go test -race":                     {skip: "a phrase in prose (tests under -race), not a command line"},
 	"bash .ci/run":                      {skip: "the CI gate itself: this test runs inside it"},
+	"go test ./...":                     {skip: "the core module's tests: the CI gate runs them (under -race), and this test is one of them"},
 	"go test ./bench/frontpage -update": {run: "go test -count=1 ./bench/frontpage"},
 
 	// docs/design.md and docs/benchmarks.md: the contended harness
