@@ -33,8 +33,9 @@ func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.w.opts.leve
 // WriteLevel writes p, the formatted bytes of one record, as a record of
 // level l: it copies p (into the ring slot itself for up to InlineSize
 // bytes; a longer record allocates its bytes once) and returns len(p),
-// nil. It never waits for the destination or for a drain worker, and does
-// not keep p.
+// nil. It does not keep p, and waits only as guarantee 1 of the package
+// says: for a drain worker short of CPU, or, at or above KeepLevel, for
+// room up to Options.KeepWait; never for a slow destination.
 //
 // A record is dropped and counted instead (see [Writer.Stats]) when the
 // shard's ring is full; below KeepLevel already when the ring is full but

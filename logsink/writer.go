@@ -179,9 +179,10 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 }
 
 // Write writes p as one record at Options.Level, through the Writer's own
-// Stream (shard 0): see [Stream.WriteLevel]. It never waits for the
-// destination and always returns len(p), nil: a record that is not
-// accepted is counted (see [Writer.Stats]) and reported in the stream.
+// Stream (shard 0): see [Stream.WriteLevel], which says when it waits
+// (never for a slow destination). It always returns len(p), nil: a record
+// that is not accepted is counted (see [Writer.Stats]) and reported in
+// the stream.
 func (w *Writer) Write(p []byte) (int, error) { return w.root.WriteLevel(w.opts.level, p) }
 
 // WriteLevel writes p as one record of level l, through the Writer's own
