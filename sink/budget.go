@@ -199,11 +199,13 @@ func (sh *shard[T]) refused(v T) bool {
 // in slots hands off: its worker frees room by taking. A push that the
 // byte budget refused (its share has no room for v now) does not, since
 // the bytes may be held by a Drain call of another worker (a stealer),
-// which no take of this shard's worker gives back. (Whether the ring is
+// which no take of this shard's worker gives back; but while the spill
+// tier takes the shard's values it does, since the spiller's moves give
+// their bytes back. (Whether the ring is
 // full now says nothing: the worker may have taken values since the
 // refusal, and such a push must try again, not shed.)
 func (sh *shard[T]) handOffPush(v T) bool {
-	if b := sh.slow.budget; b != nil && b.full(sizeOf(b.sizeOf, v)) {
+	if b := sh.slow.budget; b != nil && b.full(sizeOf(b.sizeOf, v)) && !sh.sink.spillTakes(int(sh.slow.shard)) {
 		return false
 	}
 	if !sh.sink.handOff(int(sh.slow.shard), func() bool { return sh.ring.TryPush(v) }) {

@@ -319,8 +319,9 @@ type Config[T any] struct {
 	// than SlowDrain) go to disk instead of being shed, and reach Drain
 	// later in the shard's order; pushes shed only when the disk budget
 	// is full, the disk fails, or Shutdown has begun. See the package
-	// doc, "The spill tier". It cannot be used with DropOldest or
-	// MaxQueuedBytes. Default off.
+	// doc, "The spill tier". It cannot be used with DropOldest. With
+	// MaxQueuedBytes, a value's bytes go back to the budget when it is
+	// spilled. Default off.
 	Spill Spill[T]
 }
 
@@ -457,8 +458,8 @@ func (c Config[T]) check(action Action[T]) error {
 }
 
 // checkSpill validates Spill: a Dir needs a budget of at least
-// MinSpillShardBytes per shard and a Codec, and rules out DropOldest and
-// MaxQueuedBytes; the other fields need a Dir.
+// MinSpillShardBytes per shard and a Codec, and rules out DropOldest; the
+// other fields need a Dir.
 func (c Config[T]) checkSpill(bad func(field string, value any, why string)) {
 	sp := c.Spill
 	if sp.SyncInterval < 0 {
@@ -486,9 +487,6 @@ func (c Config[T]) checkSpill(bad func(field string, value any, why string)) {
 	}
 	if c.Overflow == DropOldest {
 		bad("Overflow", c.Overflow, "cannot be used with Spill: the tier keeps the old values that DropOldest would displace")
-	}
-	if c.MaxQueuedBytes > 0 {
-		bad("MaxQueuedBytes", c.MaxQueuedBytes, "cannot be used with Spill yet: spilled values would hold their bytes")
 	}
 }
 

@@ -160,7 +160,8 @@
 // closes the tier: those values go to the next sink on the directory, not
 // to a later Shutdown. The directory is the sink's alone (a lock on each
 // shard's directory; directories 0700, files 0600). It cannot be combined
-// with DropOldest or MaxQueuedBytes.
+// with DropOldest; under MaxQueuedBytes a spilled value's bytes go back to
+// the budget, and a value read back holds none.
 //
 // The tier costs a successful push nothing and a worker one atomic load
 // per Drain call. Spilling costs an encode and an append per value on the

@@ -405,6 +405,10 @@ func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
 		moved++
 		ts.spilled.Add(1)
 		ts.hasDisk = true
+		if sh.slow != nil && sh.slow.budget != nil {
+			// Out of memory: its bytes go back to the budget.
+			sh.slow.budget.release(sizeOf(sh.slow.budget.sizeOf, v))
+		}
 		if !t.append(s, i, v) {
 			ts.carry, ts.carrying = v, true
 			return moved, false

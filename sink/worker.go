@@ -226,21 +226,22 @@ func (w *worker[T]) finalDrain() {
 // the ring is empty, and returns how many it took.
 func (w *worker[T]) burst() int {
 	w.sh.mu.Lock()
-	n, ringNext := 0, true
+	fromDisk, ringNext := 0, true
 	if t := w.s.spill; t != nil {
 		// The tier holds the shard's oldest values: the ring's turn
 		// comes once it is empty (see spilltier.go).
-		n, ringNext = t.replay(w, w.home, cap(w.batch)-len(w.batch))
-		if n > 0 {
-			w.sh.popped.Add(uint64(n))
+		fromDisk, ringNext = t.replay(w, w.home, cap(w.batch)-len(w.batch))
+		if fromDisk > 0 {
+			w.sh.popped.Add(uint64(fromDisk))
 		}
 	}
+	n := 0
 	if ringNext {
-		n += w.take(w.sh, w.home, cap(w.batch)-len(w.batch))
+		n = w.take(w.sh, w.home, cap(w.batch)-len(w.batch))
 	}
 	w.sh.mu.Unlock()
-	w.measure(n, w.home)
-	return n
+	w.measure(fromDisk+n, w.home, fromDisk)
+	return fromDisk + n
 }
 
 // spillDone marks the values the drained batch had from the home shard's
@@ -283,7 +284,7 @@ func (w *worker[T]) steal() int {
 		}
 		k := w.take(sh, v, min(w.s.cfg.stealItems, cap(w.batch)-len(w.batch)))
 		sh.mu.Unlock()
-		w.measure(k, v)
+		w.measure(k, v, 0)
 		taken += k
 	}
 	return taken
@@ -476,17 +477,21 @@ func (w *worker[T]) drainOne(ctx context.Context, end int) {
 type valueMeta struct {
 	size int64
 	from int32 // the shard whose ring it came from, whose bytes it holds
+	// disk is set for a value read back from the spill tier: it holds no
+	// bytes of the budget (the spiller gave them back).
+	disk bool
 }
 
 // measure records the sizes of the last n values taken into the batch,
-// from shard from, when SizeOf is set. It runs after the shard's consumer
-// mutex is released: SizeOf is the user's code.
-func (w *worker[T]) measure(n, from int) {
+// from shard from, the first fromDisk of them from its spill tier, when
+// SizeOf is set. It runs after the shard's consumer mutex is released:
+// SizeOf is the user's code.
+func (w *worker[T]) measure(n, from, fromDisk int) {
 	if w.meta == nil {
 		return
 	}
-	for _, v := range w.batch[len(w.batch)-n:] {
-		m := valueMeta{size: sizeOf(w.s.cfg.sizeOf, v), from: int32(from)}
+	for k, v := range w.batch[len(w.batch)-n:] {
+		m := valueMeta{size: sizeOf(w.s.cfg.sizeOf, v), from: int32(from), disk: k < fromDisk}
 		w.meta = append(w.meta, m)
 		w.batchBytes = addSizes(w.batchBytes, m.size)
 	}
@@ -528,7 +533,9 @@ func (w *worker[T]) handed(from, to int) {
 			sum = 0
 		}
 		run = m.from
-		sum += m.size
+		if !m.disk {
+			sum += m.size
+		}
 	}
 	if budgeted && to > from {
 		w.s.shards[run].slow.budget.release(sum)

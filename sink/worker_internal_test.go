@@ -290,7 +290,7 @@ func TestAGoexitLeavesTheRestOfACutRoundAtTheFront(t *testing.T) {
 	}()
 	<-done
 	require.Equal(t, []int{8, 9, 3}, w.batch, "6 was drained, 7 lost to the Goexit")
-	require.Equal(t, []valueMeta{{8, 0}, {9, 0}, {3, 0}}, w.meta)
+	require.Equal(t, []valueMeta{{size: 8}, {size: 9}, {size: 3}}, w.meta)
 	require.Equal(t, int64(20), w.batchBytes)
 	require.Zero(t, w.off)
 	require.True(t, w.leaving)
