@@ -137,19 +137,34 @@ func (s *Sink[T]) waitForRoom(ctx context.Context) (int32, bool) {
 func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 	sl := s.slots.get(idx)
 	sl.mu.Lock()
+	defer s.unlockSettled(sl, idx)
+	if !s.prepare(sl, idx, v, now) {
+		return
+	}
+	sl.due.Store(now + int64(s.cfg.ackTimeout))
+	if err := s.transport.publish(sl.subject, sl.reply, sl.hdr, sl.payload); err != nil {
+		s.attemptFailed(sl, idx, now, err)
+	}
+}
+
+// prepare encodes v into slot idx and gives it its sequence number and
+// its Nats-Msg-Id, as attempt 1. It reports whether the value is to be
+// published now: false when it was settled (an Encode error or panic, a
+// Shutdown) or is held unpublished through an outage. The caller holds
+// sl.mu and stores the slot's due time.
+func (s *Sink[T]) prepare(sl *slot, idx int32, v *T, now int64) bool {
 	encoded := false
 	defer func() {
 		if !encoded { // runtime.Goexit in Encode or SubjectOf
 			sl.subject, sl.err = s.cfg.subject, errGoexit
 			s.giveUp(sl, idx, now)
 		}
-		s.unlockSettled(sl, idx)
 	}()
 	if s.stopped() {
 		encoded = true
 		sl.subject, sl.err = s.cfg.subject, ErrShutdown
 		s.giveUp(sl, idx, now)
-		return
+		return false
 	}
 	subject, payload, err := s.encode(sl, v)
 	encoded = true
@@ -162,7 +177,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 	if err != nil {
 		sl.subject, sl.err = subject, err
 		s.giveUp(sl, idx, now)
-		return
+		return false
 	}
 	seq := s.seq.Add(1)
 	sl.subject = subject
@@ -173,14 +188,11 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		// the probe's ack (see scan).
 		sl.attempts, sl.backingOff = 0, true
 		sl.due.Store(max(now, 1)) // 0 is "not due": the sink's clock starts at 0
-		return
+		return false
 	}
 	sl.setName(s.inbox, seq, idx, 1)
 	sl.attempts, sl.backingOff = 1, false
-	sl.due.Store(now + int64(s.cfg.ackTimeout))
-	if err := s.transport.publish(subject, sl.reply, sl.hdr, sl.payload); err != nil {
-		s.attemptFailed(sl, idx, now, err)
-	}
+	return true
 }
 
 // republish publishes the value of slot idx again (attempt attempts+1),
