@@ -3,6 +3,8 @@ package natssink_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // What JetStream's fast-ingest batches (allow_batched, nats-server 2.14+,
@@ -130,4 +135,98 @@ func TestAStreamWithoutAllowBatchedRefusesAFastBatch(t *testing.T) {
 	_, err = fp.AddMsg(msgWithID(t, "plain.a", "x", 0, 0))
 	require.ErrorIs(t, err, jetstreamext.ErrFastBatchNotEnabled)
 	require.Zero(t, streamMsgs(t, st))
+}
+
+// A Sink publishes through fast batches where the stream allows them
+// (FastBatchesAuto, the default) and one message per value otherwise (a
+// stream without allow_batched, or FastBatchesOff): either way every
+// value is stored once, with its own Nats-Msg-Id.
+func TestASinkUsesFastBatchesWhereTheStreamAllowsThem(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		allow       bool
+		choice      natssink.FastBatches
+		wantBatched bool
+	}{
+		{"allow_batched, FastBatchesAuto", true, natssink.FastBatchesAuto, true},
+		{"allow_batched, FastBatchesOff", true, natssink.FastBatchesOff, false},
+		{"no allow_batched, FastBatchesAuto", false, natssink.FastBatchesAuto, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := embeddedServer(t)
+			var st jetstream.Stream
+			if tc.allow {
+				st = batchedStream(t, srv.JetStream, "EVENTS", "events.>")
+			} else {
+				st = stream(t, srv.JetStream, "EVENTS", "events.>")
+			}
+			s, err := natssink.New(srv.JetStream, natssink.Config[event]{
+				Subject: "events.test", Encode: encodeEvent, FastBatches: tc.choice,
+				Sink: sink.Config[event]{RingCapacity: 1 << 14},
+			})
+			require.NoError(t, err)
+			const producers, each = 8, 1000
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Go(func() {
+					for i := range each {
+						require.True(t, s.Push(event{Producer: p, Seq: i}))
+					}
+				})
+			}
+			wg.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			require.NoError(t, s.Shutdown(ctx))
+			stats := s.Stats()
+			requireIdentity(t, stats, producers*each)
+			require.Equal(t, uint64(producers*each), stats.Acked)
+			if tc.wantBatched {
+				require.Equal(t, stats.Acked, stats.Batched, "every value acked by a batch")
+			} else {
+				require.Zero(t, stats.Batched)
+			}
+			msgs := readAll(t, st)
+			require.Len(t, msgs, producers*each)
+			ids, seen := map[string]bool{}, map[event]bool{}
+			for _, m := range msgs {
+				require.NotEmpty(t, m.MsgID)
+				require.False(t, ids[m.MsgID], "Nats-Msg-Id %s twice", m.MsgID)
+				require.False(t, seen[m.Event], "%+v twice", m.Event)
+				ids[m.MsgID], seen[m.Event] = true, true
+			}
+		})
+	}
+}
+
+// A runtime.Goexit in Encode ends the worker's batch before it is
+// published: the values prepared before it go out one message each (the
+// retry path), that value and those after it fail, nothing is left
+// uncounted.
+func TestAGoexitInEncodeBeforeAFastBatchLosesNothing(t *testing.T) {
+	srv := embeddedServer(t)
+	st := batchedStream(t, srv.JetStream, "EVENTS", "events.>")
+	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
+		Subject: "events.test",
+		Encode: func(dst []byte, e event) ([]byte, error) {
+			if e.Seq == 3 {
+				runtime.Goexit()
+			}
+			return encodeEvent(dst, e)
+		},
+		Sink: sink.Config[event]{Shards: 1, BatchSize: 16, MaxDelay: 200 * time.Millisecond, Logger: quiet},
+	})
+	require.NoError(t, err)
+	for i := range 8 {
+		require.True(t, s.Push(event{Seq: i}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
+	stats := s.Stats()
+	requireIdentity(t, stats, 8)
+	require.Equal(t, uint64(3), stats.Acked, "0, 1, 2")
+	require.Zero(t, stats.Batched, "published one message each")
+	require.Equal(t, uint64(5), stats.Failed, "3 and what followed it in its batch")
+	require.Len(t, readAll(t, st), 3)
 }
