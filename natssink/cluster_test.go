@@ -46,8 +46,8 @@ func natsServerBin(t *testing.T) string {
 // stream holds every value pushed exactly once, some values were retried
 // and some retries were recognised by the stream as values it had. It
 // runs twice: one message per value, and through fast batches (the
-// stream allows them; FastBatchesAuto), whose unacked values are
-// resent one message each with their ids.
+// stream allows them, and FastBatchesAuto asks for them), whose unacked
+// values are resent one message each with their ids.
 func TestClusterLeaderKilledLosesAndDuplicatesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nats-server and runs three of them for about 20 s each")
@@ -69,8 +69,12 @@ func TestClusterLeaderKilledLosesAndDuplicatesNothing(t *testing.T) {
 				Producers: 4, Rate: 4000, For: 5 * time.Second,
 				Kill: 1500 * time.Millisecond, Restart: 3500 * time.Millisecond, LoseAcks: 300 * time.Millisecond,
 				AllowBatched: tc.batched,
-				Config:       natssink.Config[crash.Value]{Sink: sink.Config[crash.Value]{Logger: quiet}}, // the defaults
-				Logf:         t.Logf,
+				Config: natssink.Config[crash.Value]{
+					Sink: sink.Config[crash.Value]{Logger: quiet}, // the defaults
+					// Off by default; here on, and used where allowed.
+					FastBatches: natssink.FastBatchesAuto,
+				},
+				Logf: t.Logf,
 			})
 			require.NoError(t, err)
 			t.Log(res)

@@ -131,10 +131,11 @@ type Config[T any] struct {
 	// A retry after an ack timeout does not wait. Default 100 ms; at most
 	// [MaxDuration].
 	RetryBackoff time.Duration
-	// FastBatches says whether the drain workers publish each batch they
-	// take as one JetStream fast-ingest batch where the stream allows it
-	// (FastBatchesAuto, the default) or one message per value
-	// (FastBatchesOff). See the package documentation, Fast batches.
+	// FastBatches says whether the drain workers publish one message per
+	// value (FastBatchesOff, the default) or each batch they take as one
+	// JetStream fast-ingest batch where the stream allows it
+	// (FastBatchesAuto; pair it with a Sink.BatchSize of about 1,024). See
+	// the package documentation, Fast batches.
 	FastBatches FastBatches
 	// OnError receives the reasons values failed, at most once a second
 	// (and once more at Shutdown for the failures not yet reported): a
@@ -219,8 +220,8 @@ func (c Config[T]) settle() (settings[T], error) {
 	if c.RetryBackoff < 0 || c.RetryBackoff > MaxDuration {
 		bad("RetryBackoff", c.RetryBackoff, "must be in (0, 24h], or zero for the default 100ms")
 	}
-	if c.FastBatches != FastBatchesAuto && c.FastBatches != FastBatchesOff {
-		bad("FastBatches", c.FastBatches, "must be FastBatchesAuto (0) or FastBatchesOff (1)")
+	if c.FastBatches != FastBatchesOff && c.FastBatches != FastBatchesAuto {
+		bad("FastBatches", c.FastBatches, "must be FastBatchesOff (0) or FastBatchesAuto (1)")
 	}
 	if err := errs.Err(); err != nil {
 		return settings[T]{}, err

@@ -66,7 +66,7 @@ func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
 		{
 			name: "a FastBatches that is no choice",
 			cfg:  natssink.Config[event]{Subject: "e", Encode: encodeEvent, FastBatches: 7},
-			want: []string{"FastBatches = FastBatches(7): must be FastBatchesAuto (0) or FastBatchesOff (1)"},
+			want: []string{"FastBatches = FastBatches(7): must be FastBatchesOff (0) or FastBatchesAuto (1)"},
 		},
 		{
 			name: "too many in flight",

@@ -137,10 +137,10 @@ func TestAStreamWithoutAllowBatchedRefusesAFastBatch(t *testing.T) {
 	require.Zero(t, streamMsgs(t, st))
 }
 
-// A Sink publishes through fast batches where the stream allows them
-// (FastBatchesAuto, the default) and one message per value otherwise (a
-// stream without allow_batched, or FastBatchesOff): either way every
-// value is stored once, with its own Nats-Msg-Id.
+// A Sink publishes through fast batches where the stream allows them and
+// FastBatchesAuto asks for them, and one message per value otherwise (a
+// stream without allow_batched, or FastBatchesOff, the default): either
+// way every value is stored once, with its own Nats-Msg-Id.
 func TestASinkUsesFastBatchesWhereTheStreamAllowsThem(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -149,7 +149,7 @@ func TestASinkUsesFastBatchesWhereTheStreamAllowsThem(t *testing.T) {
 		wantBatched bool
 	}{
 		{"allow_batched, FastBatchesAuto", true, natssink.FastBatchesAuto, true},
-		{"allow_batched, FastBatchesOff", true, natssink.FastBatchesOff, false},
+		{"allow_batched, FastBatchesOff (the default)", true, natssink.FastBatchesOff, false},
 		{"no allow_batched, FastBatchesAuto", false, natssink.FastBatchesAuto, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestAGoexitInEncodeBeforeAFastBatchLosesNothing(t *testing.T) {
 	srv := embeddedServer(t)
 	st := batchedStream(t, srv.JetStream, "EVENTS", "events.>")
 	s, err := natssink.New(srv.JetStream, natssink.Config[event]{
-		Subject: "events.test",
+		Subject: "events.test", FastBatches: natssink.FastBatchesAuto,
 		Encode: func(dst []byte, e event) ([]byte, error) {
 			if e.Seq == 3 {
 				runtime.Goexit()
