@@ -18,10 +18,9 @@ import (
 
 // A fast batch in flight when the stream's leader is killed (SIGKILL,
 // three nats-server processes, an R3 file stream): the batch ends with an
-// error (the publisher's Add or Close fails: no ack comes from a leader
-// that is gone, and the new leader does not carry the batch on), the
-// messages up to the last flow ack are in the stream, and those after it
-// may or may not be. Sending everything after the last flow ack again,
+// error (the publisher's wait for its next flow ack times out, or its
+// Close fails), the messages up to the last flow ack are in the stream,
+// and those after it may or may not be. Sending everything after the last flow ack again,
 // in a new batch with the same Nats-Msg-Ids, leaves every value stored
 // exactly once: what the Sink does (it resends a failed batch's unacked
 // values, one message each, with their ids).
@@ -74,7 +73,8 @@ func TestAFastBatchThroughALeaderKillLosesNothingOnceResentByID(t *testing.T) {
 	defer nc.Close()
 	require.Equal(t, leader, nc.ConnectedServerName())
 
-	fp, err := jetstreamext.NewFastPublisher(js, jetstreamext.FastPublishFlowControl{Flow: 10, AckTimeout: 3 * time.Second})
+	// Up to 500 messages unacked: the kill lands with some in flight.
+	fp, err := jetstreamext.NewFastPublisher(js, jetstreamext.FastPublishFlowControl{Flow: 10, MaxOutstandingAcks: 50, AckTimeout: 3 * time.Second})
 	require.NoError(t, err)
 	id := func(i int) string { return fmt.Sprintf("v-%d", i) }
 	const killAt = 2000
