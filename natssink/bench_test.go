@@ -28,9 +28,14 @@ const benchProducers = 64
 // stream, three ways:
 //
 //   - natssink: the producers Push into a Sink, whose drain workers publish
-//     asynchronously. Its rings hold the whole run (RingCapacity sized to
+//     asynchronously, one message per value (the stream has no
+//     allow_batched). Its rings hold the whole run (RingCapacity sized to
 //     b.N), so that every value is delivered; natssink-default-rings keeps
 //     the default 8192 values per shard, and sheds what they cannot hold.
+//     natssink-fastbatch is natssink on a stream with allow_batched and
+//     FastBatchesAuto: the workers publish through fast batches. The
+//     -b1024 rows take batches of 1,024 values (Sink.BatchSize) instead
+//     of the default 256.
 //   - publish: each producer calls js.Publish and waits for the ack.
 //   - publishasync: each producer calls js.PublishAsync (default pending
 //     limit, 4000) and, when it refuses (too many stalled), waits on
@@ -51,8 +56,11 @@ const benchProducers = 64
 //
 //	go test -run '^$' -bench Producers -benchtime 200000x -count 1 ./natssink
 func BenchmarkProducers(b *testing.B) {
-	b.Run("impl=natssink", func(b *testing.B) { benchSink(b, true) })
-	b.Run("impl=natssink-default-rings", func(b *testing.B) { benchSink(b, false) })
+	b.Run("impl=natssink", func(b *testing.B) { benchSink(b, true, false, 0) })
+	b.Run("impl=natssink-fastbatch", func(b *testing.B) { benchSink(b, true, true, 0) })
+	b.Run("impl=natssink-b1024", func(b *testing.B) { benchSink(b, true, false, 1024) })
+	b.Run("impl=natssink-fastbatch-b1024", func(b *testing.B) { benchSink(b, true, true, 1024) })
+	b.Run("impl=natssink-default-rings", func(b *testing.B) { benchSink(b, false, false, 0) })
 	b.Run("impl=publish", benchPublish)
 	b.Run("impl=publishasync", func(b *testing.B) { benchPublishAsync(b, false) })
 	b.Run("impl=publishasync-msgid", func(b *testing.B) { benchPublishAsync(b, true) })
@@ -71,13 +79,21 @@ type benchRun struct {
 	cpu     time.Duration // the process's CPU time at the start
 }
 
-func newBenchRun(b *testing.B) *benchRun {
+func newBenchRun(b *testing.B) *benchRun { return newBenchRunOn(b, false) }
+
+// newBenchRunOn is newBenchRun with a stream that allows fast batches
+// when batched is set.
+func newBenchRunOn(b *testing.B, batched bool) *benchRun {
 	b.Helper()
 	b.StopTimer()
 	srv := embeddedServer(b)
 	r := &benchRun{js: srv.JetStream, release: make(chan struct{})}
 	srv.Conn.SetErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
-	r.stream = stream(b, srv.JetStream, "BENCH", "bench")
+	if batched {
+		r.stream = batchedStream(b, srv.JetStream, "BENCH", "bench")
+	} else {
+		r.stream = stream(b, srv.JetStream, "BENCH", "bench")
+	}
 	r.share = make([]int, benchProducers)
 	r.lat = make([][]int64, benchProducers)
 	for p := range r.share {
@@ -138,10 +154,14 @@ func (r *benchRun) report(b *testing.B, acked, dropped uint64) {
 	require.Equal(b, acked, info.State.Msgs, "the stream holds the acked values")
 }
 
-func benchSink(b *testing.B, burstRings bool) {
+func benchSink(b *testing.B, burstRings, batched bool, batchSize int) {
 	b.ReportAllocs()
-	r := newBenchRun(b)
+	r := newBenchRunOn(b, batched)
 	cfg := natssink.Config[event]{Subject: "bench", Encode: encodeEvent, Sink: sink.Config[event]{Logger: quiet}}
+	if batched {
+		cfg.FastBatches = natssink.FastBatchesAuto
+	}
+	cfg.Sink.BatchSize = batchSize
 	if burstRings {
 		// Every value fits in any one ring: the stack homes of the
 		// producers need not spread them evenly.
@@ -156,6 +176,9 @@ func benchSink(b *testing.B, burstRings bool) {
 	r.report(b, st.Acked, st.Dropped)
 	require.NoError(b, s.Shutdown(context.Background()))
 	require.Zero(b, st.Failed)
+	if batched {
+		require.Equal(b, st.Acked, st.Batched, "every value acked by a fast batch")
+	}
 }
 
 func benchPublish(b *testing.B) {

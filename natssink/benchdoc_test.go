@@ -31,6 +31,9 @@ func TestBenchmarksDocMatchesBenchTxt(t *testing.T) {
 // benchRows are the table's rows: BenchmarkProducers' impls.
 var benchRows = []struct{ impl, label string }{
 	{"natssink", "natssink (rings that hold the burst)"},
+	{"natssink-fastbatch", "natssink, fast batches (a stream with allow_batched)"},
+	{"natssink-b1024", "natssink, batches of 1,024 values"},
+	{"natssink-fastbatch-b1024", "natssink, fast batches of 1,024 values"},
 	{"natssink-default-rings", "natssink, default rings"},
 	{"publish", "each producer calls js.Publish"},
 	{"publishasync", "each producer calls js.PublishAsync"},

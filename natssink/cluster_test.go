@@ -44,36 +44,59 @@ func natsServerBin(t *testing.T) string {
 // leadership, an election among the other two. It is restarted 2 s
 // later. The sink must ride it out: nothing failed, nothing dropped, the
 // stream holds every value pushed exactly once, some values were retried
-// and some retries were recognised by the stream as values it had.
+// and some retries were recognised by the stream as values it had. It
+// runs twice: one message per value, and through fast batches (the
+// stream allows them, and FastBatchesAuto asks for them), whose unacked
+// values are resent one message each with their ids.
 func TestClusterLeaderKilledLosesAndDuplicatesNothing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds nats-server and runs three of them for about 20 s")
+		t.Skip("builds nats-server and runs three of them for about 20 s each")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := crash.Run(ctx, crash.Options{
-		Bin: natsServerBin(t), Dir: t.TempDir(),
-		// A few thousand values a second is what three servers and the
-		// client take on two cores under -race, with room for the retries.
-		Producers: 4, Rate: 4000, For: 5 * time.Second,
-		Kill: 1500 * time.Millisecond, Restart: 3500 * time.Millisecond, LoseAcks: 300 * time.Millisecond,
-		Config: natssink.Config[crash.Value]{Sink: sink.Config[crash.Value]{Logger: quiet}}, // the defaults
-		Logf:   t.Logf,
-	})
-	require.NoError(t, err)
-	t.Log(res)
-	st := res.Stats
-	require.NoError(t, res.Shutdown)
-	require.Equal(t, res.Leader, res.Connected, "the sink was connected to the node killed")
-	require.Equal(t, res.Pushed, st.Pushed)
-	require.Zero(t, st.Failed, "nothing failed: %s", st.LastError)
-	require.Zero(t, st.Dropped, "nothing dropped")
-	require.Equal(t, st.Pushed, st.Acked, "every value acked")
-	require.Equal(t, st.Acked, res.StreamMsgs, "the stream holds every acked value")
-	require.Zero(t, res.StoredTwice, "none twice")
-	require.Zero(t, res.Foreign, "and nothing else")
-	require.Positive(t, st.Retried, "the fault made the sink retry")
-	require.Positive(t, st.Duplicates, "the stream recognised retries of values whose acks were lost")
+	for _, tc := range []struct {
+		name    string
+		batched bool
+	}{
+		{"one message per value", false},
+		{"fast batches", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			res, err := crash.Run(ctx, crash.Options{
+				Bin: natsServerBin(t), Dir: t.TempDir(),
+				// A few thousand values a second is what three servers and the
+				// client take on two cores under -race, with room for the retries.
+				Producers: 4, Rate: 4000, For: 5 * time.Second,
+				Kill: 1500 * time.Millisecond, Restart: 3500 * time.Millisecond, LoseAcks: 300 * time.Millisecond,
+				AllowBatched: tc.batched,
+				Config: natssink.Config[crash.Value]{
+					Sink: sink.Config[crash.Value]{Logger: quiet}, // the defaults
+					// Off by default; here on, and used where allowed.
+					FastBatches: natssink.FastBatchesAuto,
+				},
+				Logf: t.Logf,
+			})
+			require.NoError(t, err)
+			t.Log(res)
+			st := res.Stats
+			require.NoError(t, res.Shutdown)
+			require.Equal(t, res.Leader, res.Connected, "the sink was connected to the node killed")
+			require.Equal(t, res.Pushed, st.Pushed)
+			require.Zero(t, st.Failed, "nothing failed: %s", st.LastError)
+			require.Zero(t, st.Dropped, "nothing dropped")
+			require.Equal(t, st.Pushed, st.Acked, "every value acked")
+			require.Equal(t, st.Acked, res.StreamMsgs, "the stream holds every acked value")
+			require.Zero(t, res.StoredTwice, "none twice")
+			require.Zero(t, res.Foreign, "and nothing else")
+			require.Positive(t, st.Retried, "the fault made the sink retry")
+			require.Positive(t, st.Duplicates, "the stream recognised retries of values whose acks were lost")
+			if tc.batched {
+				require.Positive(t, st.Batched, "fast batches acked values")
+			} else {
+				require.Zero(t, st.Batched)
+			}
+		})
+	}
 }
 
 // makeBinDir makes binDir and returns TestMain's cleanup of it.

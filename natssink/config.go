@@ -131,6 +131,12 @@ type Config[T any] struct {
 	// A retry after an ack timeout does not wait. Default 100 ms; at most
 	// [MaxDuration].
 	RetryBackoff time.Duration
+	// FastBatches says whether the drain workers publish one message per
+	// value (FastBatchesOff, the default) or each batch they take as one
+	// JetStream fast-ingest batch where the stream allows it
+	// (FastBatchesAuto; pair it with a Sink.BatchSize of about 1,024). See
+	// the package documentation, Fast batches.
+	FastBatches FastBatches
 	// OnError receives the reasons values failed, at most once a second
 	// (and once more at Shutdown for the failures not yet reported): a
 	// *[FailureReport] that counts the failures since the previous call and
@@ -170,6 +176,7 @@ type settings[T any] struct {
 	attempts         int
 	retryBudget      time.Duration
 	retryBackoff     time.Duration
+	fastBatches      FastBatches
 	onError          func(error) // nil: the default report through logger
 	logger           *slog.Logger
 	tick             time.Duration // how often the retry goroutine looks at the publishes in flight
@@ -213,6 +220,9 @@ func (c Config[T]) settle() (settings[T], error) {
 	if c.RetryBackoff < 0 || c.RetryBackoff > MaxDuration {
 		bad("RetryBackoff", c.RetryBackoff, "must be in (0, 24h], or zero for the default 100ms")
 	}
+	if c.FastBatches != FastBatchesOff && c.FastBatches != FastBatchesAuto {
+		bad("FastBatches", c.FastBatches, "must be FastBatchesOff (0) or FastBatchesAuto (1)")
+	}
 	if err := errs.Err(); err != nil {
 		return settings[T]{}, err
 	}
@@ -230,6 +240,7 @@ func (c Config[T]) settle() (settings[T], error) {
 		attempts:         cmp.Or(c.Attempts, math.MaxInt),
 		retryBudget:      cmp.Or(c.RetryBudget, DefaultRetryBudget),
 		retryBackoff:     cmp.Or(c.RetryBackoff, DefaultRetryBackoff),
+		fastBatches:      c.FastBatches,
 		onError:          c.OnError,
 		logger:           c.Sink.Logger,
 	}

@@ -64,6 +64,11 @@ func TestNewNamesEveryBadFieldAndItsValue(t *testing.T) {
 			want: []string{"MaxInFlight = -1", "AckTimeout = -1s", "Attempts = -2", "RetryBudget = -1m0s", "RetryBackoff = -1ms"},
 		},
 		{
+			name: "a FastBatches that is no choice",
+			cfg:  natssink.Config[event]{Subject: "e", Encode: encodeEvent, FastBatches: 7},
+			want: []string{"FastBatches = FastBatches(7): must be FastBatchesOff (0) or FastBatchesAuto (1)"},
+		},
+		{
 			name: "too many in flight",
 			cfg:  natssink.Config[event]{Subject: "e", Encode: encodeEvent, MaxInFlight: natssink.MaxMaxInFlight + 1},
 			want: []string{"MaxInFlight = 4194305: must be in [1, 4194304]"},

@@ -30,7 +30,8 @@
 //     allocation, no shared counter; false when the ring is full (shed and
 //     counted) or Shutdown has begun.
 //  2. The sink's drain workers publish each value as one message with a
-//     Nats-Msg-Id header of its own: the sink's random prefix (a NUID,
+//     Nats-Msg-Id header of its own (in a fast batch where asked for and
+//     allowed: see Fast batches): the sink's random prefix (a NUID,
 //     the last token of its ack inbox) and a sequence number. Every retry of a value carries its id,
 //     so the stream stores it once if the retry falls within the stream's
 //     duplicate window (keep RetryBudget below it).
@@ -69,6 +70,38 @@
 //
 // Values keep no order across shards, and a retry overtakes later values.
 //
+// # Fast batches
+//
+// With Config.FastBatches = [FastBatchesAuto], on a stream with
+// allow_batched (jetstream.StreamConfig.AllowBatchPublish, nats-server
+// 2.14+), each batch a drain worker takes goes out as one JetStream
+// fast-ingest batch (orbit.go's jetstreamext.FastPublisher): the server
+// acks every so many messages instead of each one; each message still
+// carries its value's Nats-Msg-Id. Against the pinned server (v2.15.2):
+// a flow ack at batch sequence n means the stream holds messages 1..n
+// (TestAFastBatchFlowAckMeansTheValuesUpToItAreStored); the stream
+// recognises an id sent again in a later batch and stores it once
+// (TestAFastBatchStoresAValueSentAgainInALaterBatchOnce); a SIGKILL of
+// the leader ends the batch in flight with an error (the wait for the
+// next flow ack times out), and of the values after the last flow ack
+// some are stored and some not (300 of 499 in one run:
+// TestAFastBatchThroughALeaderKillLosesNothingOnceResentByID).
+// So a batch that ends without acking every value hands the rest to the
+// retry path, one message each with its id, and the promises above hold
+// (the cluster test runs with fast batches too). Values a batch acks are
+// in Stats().Batched, not in Duplicates: the server does not say which it
+// already had. A worker waits for its batch's first ack and its commit,
+// at most AckTimeout each, before its next batch; values held through an
+// outage go out one message each.
+//
+// They are off by default because here they do not pay: on the embedded
+// server (testdata/bench.txt) a batch of the default 256 values carries
+// fewer values per second than one message per value, for more CPU per
+// value; batches of 1,024 close most of the gap. The stream's one
+// goroutine that stores and deduplicates messages takes about half of
+// the process's CPU either way. Measure on your network before turning
+// them on.
+//
 // # Outages
 //
 // The defaults are sized for a JetStream server that dies (a leader
@@ -100,11 +133,12 @@
 // # Costs
 //
 // A push costs what sink.Sink.Push costs. Per value the drain path makes
-// the two allocations of nats.go's PublishMsg (the header's buffer) and
-// none of its own (TestTheDrainPathAllocatesAtMostTwicePerValue); the
-// client's reading of each ack allocates nats.go's message. BenchmarkProducers
-// compares the sink with producers calling js.Publish and js.PublishAsync
-// (64 producers, 195-byte values, an embedded server):
+// no allocation with nats.go v1.56.0 (two before, in PublishMsg's header
+// buffer; TestTheDrainPathAllocatesAtMostTwicePerValue); the client's
+// reading of each ack allocates nats.go's message. BenchmarkProducers
+// compares the sink, with and without fast batches, with producers
+// calling js.Publish and js.PublishAsync (64 producers, 195-byte values,
+// an embedded server; the figures in docs/benchmarks.md):
 //
 //	go test -run '^$' -bench Producers -benchtime 200000x ./natssink
 package natssink

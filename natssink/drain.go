@@ -83,13 +83,25 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) { a.s.drain(ctx, b
 // to onAck. When ctx ends while it waits (Shutdown's ctx ended), the values
 // not yet published are counted as failed.
 func (s *Sink[T]) drain(ctx context.Context, batch []T) {
+	// With fast batches on (and the stream answering), the values are
+	// prepared into their slots here and published together by
+	// publishBatch; otherwise each is published as it is prepared.
+	var held []heldSlot
+	fast := s.fast.Load() && !s.outage.Load()
+	if fast {
+		held = make([]heldSlot, 0, len(batch))
+	}
 	// A runtime.Goexit in Encode or SubjectOf ends this call (and the
-	// worker's goroutine, which the sink replaces): publishFirst settles
-	// its value, and the values after it are counted here.
+	// worker's goroutine, which the sink replaces): prepare settles its
+	// value, and the values after it are counted here; those already
+	// prepared for a batch go to the retry path, unpublished.
 	i, returned := 0, false
 	defer func() {
-		if !returned && i+1 < len(batch) {
-			s.failUnpublished(len(batch)-i-1, errGoexit)
+		if !returned {
+			if i+1 < len(batch) {
+				s.failUnpublished(len(batch)-i-1, errGoexit)
+			}
+			s.hand(held, errGoexit)
 		}
 	}()
 	now := s.now()
@@ -97,7 +109,12 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 		idx, ok := s.pool.take()
 		if !ok {
 			// At a bound: wait for an ack (or a failure) to free a slot
-			// or bytes.
+			// or bytes. A batch's prepared values go out first: their
+			// acks may be what frees it.
+			if len(held) > 0 {
+				s.publishBatch(ctx, held)
+				held = held[:0]
+			}
 			if idx, ok = s.waitForRoom(ctx); !ok {
 				// Only Shutdown's ctx ending cancels Drain's.
 				s.failUnpublished(len(batch)-i, errUnpublished)
@@ -109,9 +126,36 @@ func (s *Sink[T]) drain(ctx context.Context, batch []T) {
 		if s.inflight.Add(1) == 1 {
 			s.poke() // the retry goroutine parks while nothing is in flight
 		}
-		s.publishFirst(idx, &batch[i], now)
+		if !fast {
+			s.publishFirst(idx, &batch[i], now)
+			continue
+		}
+		sl := s.slots.get(idx)
+		sl.mu.Lock()
+		if s.prepare(sl, idx, &batch[i], now) {
+			held = append(held, heldSlot{idx, sl.seq.Load()}) // due stays 0: publishBatch settles it
+		}
+		s.unlockSettled(sl, idx)
 	}
 	returned = true
+	if len(held) > 0 {
+		s.publishBatch(ctx, held)
+	}
+}
+
+// hand gives the prepared slots of a batch that will not be published to
+// the retry path: each is published at the next scan, one message.
+func (s *Sink[T]) hand(held []heldSlot, reason error) {
+	now := s.now()
+	for _, h := range held {
+		sl := s.slots.get(h.idx)
+		sl.mu.Lock()
+		if sl.seq.Load() == h.seq {
+			sl.err, sl.backingOff, sl.attempts = reason, true, 0
+			sl.due.Store(max(now, 1))
+		}
+		s.unlockSettled(sl, h.idx)
+	}
 }
 
 // waitForRoom waits for a free slot (and bytes) until ctx ends.
@@ -137,19 +181,34 @@ func (s *Sink[T]) waitForRoom(ctx context.Context) (int32, bool) {
 func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 	sl := s.slots.get(idx)
 	sl.mu.Lock()
+	defer s.unlockSettled(sl, idx)
+	if !s.prepare(sl, idx, v, now) {
+		return
+	}
+	sl.due.Store(now + int64(s.cfg.ackTimeout))
+	if err := s.transport.publish(sl.subject, sl.reply, sl.hdr, sl.payload); err != nil {
+		s.attemptFailed(sl, idx, now, err)
+	}
+}
+
+// prepare encodes v into slot idx and gives it its sequence number and
+// its Nats-Msg-Id, as attempt 1. It reports whether the value is to be
+// published now: false when it was settled (an Encode error or panic, a
+// Shutdown) or is held unpublished through an outage. The caller holds
+// sl.mu and stores the slot's due time.
+func (s *Sink[T]) prepare(sl *slot, idx int32, v *T, now int64) bool {
 	encoded := false
 	defer func() {
 		if !encoded { // runtime.Goexit in Encode or SubjectOf
 			sl.subject, sl.err = s.cfg.subject, errGoexit
 			s.giveUp(sl, idx, now)
 		}
-		s.unlockSettled(sl, idx)
 	}()
 	if s.stopped() {
 		encoded = true
 		sl.subject, sl.err = s.cfg.subject, ErrShutdown
 		s.giveUp(sl, idx, now)
-		return
+		return false
 	}
 	subject, payload, err := s.encode(sl, v)
 	encoded = true
@@ -162,7 +221,7 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 	if err != nil {
 		sl.subject, sl.err = subject, err
 		s.giveUp(sl, idx, now)
-		return
+		return false
 	}
 	seq := s.seq.Add(1)
 	sl.subject = subject
@@ -173,14 +232,11 @@ func (s *Sink[T]) publishFirst(idx int32, v *T, now int64) {
 		// the probe's ack (see scan).
 		sl.attempts, sl.backingOff = 0, true
 		sl.due.Store(max(now, 1)) // 0 is "not due": the sink's clock starts at 0
-		return
+		return false
 	}
 	sl.setName(s.inbox, seq, idx, 1)
 	sl.attempts, sl.backingOff = 1, false
-	sl.due.Store(now + int64(s.cfg.ackTimeout))
-	if err := s.transport.publish(subject, sl.reply, sl.hdr, sl.payload); err != nil {
-		s.attemptFailed(sl, idx, now, err)
-	}
+	return true
 }
 
 // republish publishes the value of slot idx again (attempt attempts+1),

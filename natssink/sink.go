@@ -48,6 +48,13 @@ type Sink[T any] struct {
 	// The counts, each updated with one atomic add off the producers'
 	// path: by the drain workers, the ack handler and the retry goroutine.
 	acked, duplicates, failed, retried atomic.Uint64
+	// batched counts, of acked, the values a fast batch's ack settled.
+	batched atomic.Uint64
+	// js is the JetStream context of the fast batches; fast is set by New
+	// when the stream allows them and FastBatches is FastBatchesAuto, and
+	// cleared when the stream refuses one.
+	js   jetstream.JetStream
+	fast atomic.Bool
 	// outage is set when an attempt fails or times out and cleared by the
 	// next ack: while it is set the stream is taken not to answer, and
 	// the retry goroutine probes it with one value, probe (the slot's
@@ -165,10 +172,14 @@ func New[T any](js jetstream.JetStream, cfg Config[T]) (*Sink[T], error) {
 		return nil, err
 	}
 	if !cfg.SkipStreamCheck {
-		if err := checkStream(js, st.stream, st.subject, st.retryBudget+st.ackTimeout); err != nil {
+		batched, err := checkStream(js, st.stream, st.subject, st.retryBudget+st.ackTimeout)
+		if err != nil {
 			_ = s.Shutdown(context.Background()) // nothing was pushed: it returns at once
 			return nil, err
 		}
+		// Before the first push: the workers see it with the values.
+		s.js = js
+		s.fast.Store(batched && st.fastBatches == FastBatchesAuto)
 	}
 	return s, nil
 }

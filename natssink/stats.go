@@ -34,6 +34,11 @@ type Stats struct {
 	// value (its Nats-Msg-Id): a retry after a lost ack. Each is in Acked
 	// once.
 	Duplicates uint64 `json:"duplicates"`
+	// Batched counts, of Acked, the values acked by a fast batch (see
+	// Config.FastBatches): its flow acks and its commit. The stream does
+	// not say which of them it already held, so they are not in
+	// Duplicates.
+	Batched uint64 `json:"batched"`
 	// Failed counts the values given up: out of attempts or budget, a
 	// permanent error, an Encode error, or given up by Shutdown. A value
 	// whose acks were all lost may be in the stream and in Failed.
@@ -63,11 +68,13 @@ func (s *Sink[T]) Stats() Stats {
 // once per failure, not per read. A scrape that keeps a Stats to read into
 // pays no allocation for the snapshot.
 func (s *Sink[T]) ReadStats(st *Stats) {
+	batched := s.batched.Load() // before acked, which a batch's ack adds to after it
 	acked, failed := s.acked.Load(), s.failed.Load()
 	inflight := s.inflight.Load()
 	st.Name = s.cfg.name
 	st.Acked = acked
 	st.Duplicates = s.duplicates.Load()
+	st.Batched = batched
 	st.Failed = failed
 	st.Retried = s.retried.Load()
 	st.InFlight = uint64(max(inflight, 0))

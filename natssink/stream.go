@@ -25,9 +25,11 @@ const streamCheckTimeout = 5 * time.Second
 // checkStream checks the stream the sink's values go to: Config.Stream if
 // set, else the stream that captures Config.Subject; with neither (a
 // SubjectOf and no Stream) there is nothing to check.
-func checkStream(js jetstream.JetStream, name, subject string, horizon time.Duration) error {
+//
+// It reports whether the stream allows fast batches (allow_batched).
+func checkStream(js jetstream.JetStream, name, subject string, horizon time.Duration) (batched bool, err error) {
 	if name == "" && subject == "" {
-		return nil
+		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), streamCheckTimeout)
 	defer cancel()
@@ -35,18 +37,18 @@ func checkStream(js jetstream.JetStream, name, subject string, horizon time.Dura
 		n, err := js.StreamNameBySubject(ctx, subject)
 		switch {
 		case errors.Is(err, jetstream.ErrStreamNotFound):
-			return fmt.Errorf("%w: no stream captures the Subject %q: create it before New", ErrStreamUnsuitable, subject)
+			return false, fmt.Errorf("%w: no stream captures the Subject %q: create it before New", ErrStreamUnsuitable, subject)
 		case err != nil:
-			return fmt.Errorf("natssink: looking up the stream that captures %q (set SkipStreamCheck to start while JetStream does not answer): %w", subject, err)
+			return false, fmt.Errorf("natssink: looking up the stream that captures %q (set SkipStreamCheck to start while JetStream does not answer): %w", subject, err)
 		}
 		name = n
 	}
 	st, err := js.Stream(ctx, name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		return fmt.Errorf("%w: Stream = %q: no such stream", ErrStreamUnsuitable, name)
+		return false, fmt.Errorf("%w: Stream = %q: no such stream", ErrStreamUnsuitable, name)
 	case err != nil:
-		return fmt.Errorf("natssink: the info of the stream %q (set SkipStreamCheck to start while JetStream does not answer): %w", name, err)
+		return false, fmt.Errorf("natssink: the info of the stream %q (set SkipStreamCheck to start while JetStream does not answer): %w", name, err)
 	}
 	cfg := st.CachedInfo().Config
 	if subject != "" {
@@ -56,18 +58,18 @@ func checkStream(js jetstream.JetStream, name, subject string, horizon time.Dura
 			filters = []string{cfg.Name}
 		}
 		if !captures(filters, subject) {
-			return fmt.Errorf("%w: Stream = %q does not capture the Subject %q (its subjects: %q): every value would be refused",
+			return false, fmt.Errorf("%w: Stream = %q does not capture the Subject %q (its subjects: %q): every value would be refused",
 				ErrStreamUnsuitable, name, subject, filters)
 		}
 	}
 	if cfg.NoAck {
-		return fmt.Errorf("%w: the stream %q does not ack (NoAck): every value would time out and fail", ErrStreamUnsuitable, name)
+		return false, fmt.Errorf("%w: the stream %q does not ack (NoAck): every value would time out and fail", ErrStreamUnsuitable, name)
 	}
 	if cfg.Duplicates < horizon {
-		return fmt.Errorf("%w: the stream %q recognises a duplicate within %v (Duplicates, capped by the server at MaxAge %v), "+
+		return false, fmt.Errorf("%w: the stream %q recognises a duplicate within %v (Duplicates, capped by the server at MaxAge %v), "+
 			"shorter than a value's retries may last (RetryBudget + AckTimeout = %v): a late retry would be stored twice; "+
 			"raise the stream's Duplicates or lower RetryBudget",
 			ErrStreamUnsuitable, name, cfg.Duplicates, cfg.MaxAge, horizon)
 	}
-	return nil
+	return cfg.AllowBatchPublish, nil
 }

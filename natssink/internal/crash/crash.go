@@ -42,6 +42,9 @@ type Options struct {
 	// the scenario, everything else is the caller's (the zero value: the
 	// defaults).
 	Config natssink.Config[Value]
+	// AllowBatched creates the stream with allow_batched, so that a sink
+	// with FastBatchesAuto (the default) publishes through fast batches.
+	AllowBatched bool
 	// Settle, when set, keeps the sink running that long after the
 	// pushes end and every value is settled (Flush), and then measures
 	// the heap (Result.HeapAfter): what the slots of the outage cost once
@@ -95,8 +98,8 @@ type Result struct {
 // String is the probe's one-line summary.
 func (r Result) String() string {
 	st := r.Stats
-	out := fmt.Sprintf("pushed=%d acked=%d failed=%d dropped=%d retried=%d duplicates_recognised=%d stream_msgs=%d stored_twice=%d foreign=%d max_heap_mib=%.0f shutdown_err=%v",
-		st.Pushed, st.Acked, st.Failed, st.Dropped, st.Retried, st.Duplicates, r.StreamMsgs, r.StoredTwice, r.Foreign,
+	out := fmt.Sprintf("pushed=%d acked=%d batched=%d failed=%d dropped=%d retried=%d duplicates_recognised=%d stream_msgs=%d stored_twice=%d foreign=%d max_heap_mib=%.0f shutdown_err=%v",
+		st.Pushed, st.Acked, st.Batched, st.Failed, st.Dropped, st.Retried, st.Duplicates, r.StreamMsgs, r.StoredTwice, r.Foreign,
 		float64(r.MaxHeap)/(1<<20), r.Shutdown)
 	if r.HeapAfter > 0 {
 		out += fmt.Sprintf(" heap_before_mib=%.0f heap_after_settle_mib=%.0f", float64(r.HeapBefore)/(1<<20), float64(r.HeapAfter)/(1<<20))
@@ -128,6 +131,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := until(ctx, "an R3 stream", func(ctx context.Context) (err error) {
 		st, err = ajs.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: "CRASH", Subjects: []string{"crash.>"}, Replicas: 3, Storage: jetstream.FileStorage,
+			AllowBatchPublish: o.AllowBatched,
 		})
 		return err
 	}); err != nil {
