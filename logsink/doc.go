@@ -106,6 +106,28 @@
 // records below KeepLevel per shard. A ring slot takes 400 bytes, so each
 // doubling of RingCapacity costs 3.1 MiB per shard more.
 //
+// # A spill directory
+//
+// With Options.SpillDir a destination that stalls loses nothing until
+// Options.SpillBytes (1 GiB by default) is full: while a Write runs
+// longer than sink.SlowDrain, the sink's spiller moves the records of the
+// rings to segment files in the directory, and a caller whose ring is
+// full parks while it does (so callers go at the disk's pace, not the
+// stalled destination's); the records are written afterwards, before the
+// newer ones, in order per Stream. A Writer started on the directory
+// writes first what the last one left (a Close whose ctx ended, a crash:
+// what a crash can lose or write twice is the sink package's, "The spill
+// tier"). Stats counts Spilled, Recovered, LostOnDisk and OnDisk, and the
+// accounting of guarantee 3 becomes Written + Dropped + Errors +
+// Abandoned + Empty + LostOnDisk + OnDisk - Recovered. The stalled-pipe
+// probe (64 goroutines, a pipe stalled 1 s of 2, one call in 100 an
+// Error; 2-core AMD EPYC VM): without the directory zapsink lost 73 % of
+// its records (26,731 Errors among them), with it none, and its longest
+// call was 153 ms against 187 ms; zerologsink and slogsink the same (0
+// lost; 206 against 282 ms, 161 against 147 ms). `go test -run '^$'
+// -bench StalledPipe -benchtime 1x ./zapsink/` (and ./zerologsink/;
+// slogsink's is BenchmarkKeepWait, stall=1s).
+//
 // # Waiting for room
 //
 // Options.KeepWait trades a bounded wait of the callers that log at or
@@ -141,5 +163,6 @@
 // Stream.Begin, admit and Push in stream.go), how a refused or shed
 // record is counted and reported (drops.go), the Writer's one state and
 // Close (Writer.closed in writer.go, close.go), the batches written to the
-// destination (drain.go).
+// destination (drain.go), the records' spill codec (entryCodec in
+// record.go).
 package logsink

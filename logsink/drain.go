@@ -32,10 +32,19 @@ func (w *Writer) drain(ctx context.Context, batch []entry) {
 	start := time.Now()
 	defer w.timeTurn(start)
 	st := &w.shards[batch[0].shard]
-	markers := len(batch) - records(batch)
 	// After the pops (the sink took the batch from the ring before this
-	// call), so queued never falls below the ring's length.
-	st.queued.Add(-int64(len(batch)))
+	// call), so queued never falls below the ring's length. Entries read
+	// back from the spill tier left queued when they were spilled.
+	inRing, markers := 0, 0
+	for k := range batch {
+		if !batch[k].fromDisk {
+			inRing++
+			if batch[k].marker {
+				markers++
+			}
+		}
+	}
+	st.queued.Add(-int64(inRing))
 	if markers > 0 {
 		st.markers.Add(-int64(markers))
 	}

@@ -38,6 +38,8 @@ const (
 	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
 	// MiB of records longer than a ring slot holds, on top of the slots.
 	DefaultMaxQueuedBytes = 64 << 20
+	// DefaultSpillBytes is the default [Options.SpillBytes]: 1 GiB.
+	DefaultSpillBytes = 1 << 30
 )
 
 // ErrInvalidOptions is wrapped by every error that [New] returns for bad
@@ -111,6 +113,25 @@ type Options struct {
 	// batch.
 	MaxQueuedBytes int
 
+	// SpillDir, when set, puts a spill tier on disk behind the rings
+	// (sink.Config.Spill; the sink package's doc, "The spill tier"): while
+	// a Write runs longer than sink.SlowDrain (a stalled pipe, a full
+	// disk), the records in the rings go to segment files in SpillDir,
+	// and callers whose ring is full park while they do, instead of
+	// shedding; the records are written later, in order per Stream. So a
+	// stalled destination loses nothing until SpillBytes is full; then
+	// records are shed and counted as without the tier. A Writer started
+	// on the directory writes what the last one left first
+	// (Stats.Recovered). The directory is the Writer's alone. Default
+	// off.
+	SpillDir string
+	// SpillBytes is the spill tier's disk budget. Default
+	// DefaultSpillBytes (1 GiB); set only with SpillDir.
+	SpillBytes int64
+	// SpillSync is how often spilled records are fsynced: what a crash
+	// can lose of them. Default sink.DefaultSpillSync (1 s).
+	SpillSync time.Duration
+
 	// DisableHandOff turns the hand-off off (sink.Config.DisableHandOff):
 	// a record whose ring is full is shed at once even when the drain
 	// worker is only short of CPU, as before the hand-off existed. By
@@ -158,8 +179,11 @@ type settings struct {
 	keepLevel      slog.Level
 	keepWait       time.Duration // 0: never wait
 	maxQueued      int           // Options.MaxQueuedBytes; 0: no bound
-	lowLimit       int64         // the ring length up to which records below keepLevel are accepted
-	assistMark     int64         // the ring length above which a caller yields before it logs
+	spillDir       string        // "": no spill tier
+	spillBytes     int64
+	spillSync      time.Duration
+	lowLimit       int64 // the ring length up to which records below keepLevel are accepted
+	assistMark     int64 // the ring length above which a caller yields before it logs
 	disableHandOff bool
 }
 
@@ -196,6 +220,14 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 	if o.BatchSize < 0 {
 		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
 	}
+	if o.SpillBytes < 0 {
+		bad("SpillBytes", o.SpillBytes, "must be positive, or zero for the default 1 GiB")
+	} else if o.SpillBytes > 0 && o.SpillDir == "" {
+		bad("SpillBytes", o.SpillBytes, "is set but SpillDir is not: the spill tier needs a directory")
+	}
+	if o.SpillSync < 0 {
+		bad("SpillSync", o.SpillSync, "must be positive, or zero for the default 1s")
+	}
 	if err := errs.Err(); err != nil {
 		return settings{}, err
 	}
@@ -213,6 +245,9 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 		keepLevel:      DefaultKeepLevel,
 		keepWait:       max(0, o.KeepWait),
 		maxQueued:      max(0, o.MaxQueuedBytes),
+		spillDir:       o.SpillDir,
+		spillBytes:     cmp.Or(o.SpillBytes, DefaultSpillBytes),
+		spillSync:      o.SpillSync,
 	}
 	if o.MaxQueuedBytes == 0 {
 		s.maxQueued = DefaultMaxQueuedBytes

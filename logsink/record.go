@@ -1,6 +1,8 @@
 package logsink
 
 import (
+	"encoding/binary"
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -22,7 +24,10 @@ type entry struct {
 	n      int32  // the length of the bytes in inline
 	shard  int32
 	marker bool
-	inline [InlineSize]byte
+	// fromDisk is set on an entry read back from the spill tier: it left
+	// its shard's queued when it was spilled (entryCodec).
+	fromDisk bool
+	inline   [InlineSize]byte
 }
 
 // Record holds the formatted bytes of one record on their way into a
@@ -129,4 +134,37 @@ func records(es []entry) int {
 		}
 	}
 	return n
+}
+
+// entryCodec is the spill tier's Codec of entries: a flag byte (1 for a
+// marker), the shard as 4 bytes, and the record's bytes. The sink calls
+// Append once for each entry it moves from a ring to disk: the entry then
+// leaves its shard's queued (and markers), as a drained one does, so that
+// admission lets records in while the tier takes them. An entry read back
+// is marked fromDisk, which drain does not take out of queued again. A
+// record an earlier Writer with more shards spilled goes to shard
+// shard % Shards.
+type entryCodec struct{ w *Writer }
+
+func (c entryCodec) Append(dst []byte, e entry) ([]byte, error) {
+	st := &c.w.shards[e.shard]
+	st.queued.Add(-1)
+	flag := byte(0)
+	if e.marker {
+		flag = 1
+		st.markers.Add(-1)
+	}
+	dst = append(dst, flag)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.shard))
+	return append(dst, e.bytes()...), nil
+}
+
+func (c entryCodec) Decode(p []byte) (entry, error) {
+	if len(p) < 5 || p[0] > 1 {
+		return entry{}, fmt.Errorf("logsink: a spilled record of %d bytes that no Writer wrote", len(p))
+	}
+	shard := int(binary.LittleEndian.Uint32(p[1:5]) % uint32(len(c.w.shards)))
+	e := makeEntry(nil, p[5:], shard, p[0] == 1)
+	e.fromDisk = true
+	return e, nil
 }

@@ -8,8 +8,10 @@ import "log/slog"
 // Close returned nil), and nobody logs any more, the counts add up:
 //
 //	records begun or written = Written + Dropped + Errors + Abandoned + Empty
+//	                           + LostOnDisk + OnDisk - Recovered
 //
-// Drop reports are in none of them.
+// (the last three are 0 without Options.SpillDir). Drop reports are in
+// none of them.
 type Stats struct {
 	// Written counts the records in Writes that succeeded.
 	Written uint64 `json:"written"`
@@ -49,6 +51,19 @@ type Stats struct {
 	// Empty counts the records that had no bytes (a front-end's formatter
 	// that wrote none, an empty Write): there was nothing to write.
 	Empty uint64 `json:"empty"`
+
+	// The spill tier's figures (Options.SpillDir). Spilled counts the
+	// records moved to disk while a Write was slow, and Recovered those
+	// that an earlier Writer on the directory left and this one wrote
+	// (they are in Written). LostOnDisk counts the records the tier lost
+	// (a failed disk write, a corrupt record); OnDisk is the records on
+	// disk now, which a Writer started on the directory after Close
+	// writes first. Records shed because the budget was full are in
+	// Dropped.
+	Spilled    uint64 `json:"spilled"`
+	Recovered  uint64 `json:"recovered"`
+	LostOnDisk uint64 `json:"lost_on_disk"`
+	OnDisk     int    `json:"on_disk"`
 }
 
 // Stats returns a snapshot of the counters. Each is read once; under
@@ -80,6 +95,10 @@ func (w *Writer) Stats() Stats {
 			s.DroppedByLevel[DropLevels[lv]] = n
 			s.Dropped += n
 		}
+	}
+	if w.opts.spillDir != "" {
+		ss := w.sink.Stats()
+		s.Spilled, s.Recovered, s.LostOnDisk, s.OnDisk = ss.Spilled, ss.Recovered, ss.SpillLost, ss.SpillQueued
 	}
 	select {
 	case <-w.sink.Done():

@@ -162,6 +162,9 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	if o.maxQueued > 0 {
 		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued
 	}
+	if o.spillDir != "" {
+		cfg.Spill = sink.Spill[entry]{Dir: o.spillDir, MaxBytes: o.spillBytes, Codec: entryCodec{c}, SyncInterval: o.spillSync}
+	}
 	c.sink, err = sink.New(cfg, sink.ActionFunc[entry](c.drain))
 	if err != nil {
 		c.stopWaits()

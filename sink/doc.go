@@ -130,11 +130,11 @@
 //
 // With [Config.Spill] a directory on disk stands behind the rings, so
 // that a stalled destination or a burst loses nothing up to a disk
-// budget. While a Drain call of a shard runs longer than SlowDrain and
-// its ring is half full (or pushes are parked on it), the sink's spiller
-// goroutine moves the ring's values to the shard's segment log (package
-// sink/spill), and a push into the full ring parks, as in the hand-off,
-// while the spiller takes. The shard's worker hands the log's values to
+// budget. While a Drain call of a shard runs longer than SlowDrain, or
+// the shard's tier still holds values, and its ring is half full (or
+// pushes are parked on it), the sink's spiller goroutine moves the ring's
+// values to the shard's segment log (package sink/spill), and a push into
+// the full ring parks, as in the hand-off, while the spiller takes. The shard's worker hands the log's values to
 // Drain before the ring's, so a shard's values reach Drain in the order
 // they were accepted, across memory and disk (a Handle's keep theirs; no
 // worker steals from a shard whose values are on disk). Producers never

@@ -24,9 +24,11 @@ import (
 // Each shard has a segment log of its own (package spill), in
 // Dir/shard-NNNN. One goroutine per sink, the spiller, moves values from
 // the head of a ring to the tail of its shard's log, under the shard's
-// consumer mutex (shard.mu), while a Drain call of that shard is slow
-// (longer than SlowDrain; with the hand-off off, while any Drain call is
-// in progress) and the ring is half full or pushes are parked on it.
+// consumer mutex (shard.mu), while the ring is half full or pushes are
+// parked on it and either a Drain call of that shard is slow (longer than
+// SlowDrain; with the hand-off off, any Drain call in progress) or the
+// tier still holds values (the worker hands those to Drain first, and
+// the pushes would otherwise wait for all of them).
 // Producers never touch the disk: a push is still one TryPush, and only a
 // push that its ring refused looks at the tier (to count its drop for the
 // disk when the tier is full, or to park while the spiller takes).
@@ -58,8 +60,10 @@ import (
 // spillRetry. Nothing the disk does stops the sink or a producer.
 
 // Codec turns values into bytes for the spill tier and back
-// ([Config.Spill]). It must be safe for use by the spiller and the drain
-// workers at once, and must not keep dst or p.
+// ([Config.Spill]). The sink calls Append once for each value it moves
+// to the tier, and Decode once for each record it reads back. It must be
+// safe for use by the spiller and the drain workers at once, must not
+// keep dst or p, and must not panic.
 type Codec[T any] interface {
 	// Append appends the encoding of v to dst and returns the extended
 	// slice. An error drops v (counted in Stats.DroppedForDisk).
@@ -126,7 +130,7 @@ const (
 // The spiller's pace.
 const (
 	// spillPoll is how often the spiller looks at the rings while some
-	// Drain call is in progress or pushes are parked.
+	// Drain call is in progress, pushes are parked or a tier holds values.
 	spillPoll = time.Millisecond
 	// spillChunk is the most values it moves under one hold of a shard's
 	// consumer mutex.
@@ -139,7 +143,7 @@ const (
 type spillTier[T any] struct {
 	codec     Codec[T]
 	syncEvery time.Duration
-	shards    []spillShard[T]
+	shards    []spillShard
 	// sleeping is 1 while the spiller sleeps with no Drain call in
 	// progress; a worker that begins one loads it and rings bell. The
 	// Dekker pair: the worker stores drainState.start before it loads
@@ -163,19 +167,21 @@ type spillTier[T any] struct {
 }
 
 // spillShard is one shard's part of the tier.
-type spillShard[T any] struct {
+type spillShard struct {
 	own *spill.Log // this shard's log: appends go here
 	// earlier are the logs of shards that an earlier sink on the
 	// directory had and this one has not (it had more shards), read
 	// before own; spent are those read to the end, removed at the next
 	// done. Under shard.mu.
 	earlier, spent []*spill.Log
-	// hasDisk is set while the tier may hold values of this shard; under
-	// shard.mu. carry is a value the spiller popped and could not write
-	// yet (full, or off), the tier's newest.
-	hasDisk  bool
+	// hasDisk is set while the tier may hold values of this shard:
+	// written under shard.mu, loaded without it by the spiller (see due).
+	// carry, under shard.mu, is the record of a value the spiller popped
+	// and encoded but could not write yet (full, or off): the tier's
+	// newest.
+	hasDisk  atomic.Bool
 	carrying bool
-	carry    T
+	carry    []byte
 	// closed is set, under shard.mu, once Shutdown has closed the logs:
 	// what they hold is the next sink's.
 	closed bool
@@ -192,7 +198,7 @@ type spillShard[T any] struct {
 
 // backlog returns the values the tier holds for the shard. shard.mu is
 // held.
-func (ts *spillShard[T]) backlog() uint64 {
+func (ts *spillShard) backlog() uint64 {
 	return ts.spilled.Load() - ts.replayed.Load() - ts.lost.Load()
 }
 
@@ -207,7 +213,7 @@ func openSpill[T any](st settings[T]) (_ *spillTier[T], err error) {
 	t := &spillTier[T]{
 		codec:     cfg.Codec,
 		syncEvery: cfg.SyncInterval,
-		shards:    make([]spillShard[T], st.shards),
+		shards:    make([]spillShard, st.shards),
 		bell:      make(chan struct{}, 1),
 		exited:    make(chan struct{}),
 	}
@@ -221,7 +227,7 @@ func openSpill[T any](st settings[T]) (_ *spillTier[T], err error) {
 		if t.shards[i].own, err = spill.Open(shardDir(cfg.Dir, i), opts); err != nil {
 			return nil, fmt.Errorf("sink %q: Spill.Dir: %w", st.name, err)
 		}
-		t.shards[i].hasDisk = t.shards[i].own.Stats().Segments > 0
+		t.shards[i].hasDisk.Store(t.shards[i].own.Stats().Segments > 0)
 	}
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil {
@@ -239,7 +245,7 @@ func openSpill[T any](st settings[T]) (_ *spillTier[T], err error) {
 		}
 		ts := &t.shards[i%st.shards]
 		ts.earlier = append(ts.earlier, l)
-		ts.hasDisk = true
+		ts.hasDisk.Store(true)
 	}
 	return t, nil
 }
@@ -326,7 +332,7 @@ func (t *spillTier[T]) run(s *Sink[T]) {
 // any Drain call is in progress or any push parked.
 func (t *spillTier[T]) pass(s *Sink[T], now int64) (busy bool) {
 	for i := range s.shards {
-		busy = busy || atomic.LoadInt64(&s.drains[i].start) != 0 || s.handOffsParked(i)
+		busy = busy || t.busyOn(s, i)
 		if t.due(s, i, now) {
 			t.move(s, i, false)
 		}
@@ -334,35 +340,43 @@ func (t *spillTier[T]) pass(s *Sink[T], now int64) (busy bool) {
 	return busy
 }
 
-// busy reports whether any Drain call is in progress or any push parked.
+// busy reports whether any Drain call is in progress, any push parked or
+// any tier holds values.
 func (t *spillTier[T]) busy(s *Sink[T]) bool {
 	for i := range s.shards {
-		if atomic.LoadInt64(&s.drains[i].start) != 0 || s.handOffsParked(i) {
+		if t.busyOn(s, i) {
 			return true
 		}
 	}
 	return false
 }
 
+// busyOn reports whether a Drain call of shard i is in progress, a push
+// parked on it or its tier holds values: the spiller looks every
+// spillPoll while one is.
+func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
+	return atomic.LoadInt64(&s.drains[i].start) != 0 || s.handOffsParked(i) || t.shards[i].hasDisk.Load()
+}
+
 // due reports whether shard i's ring should spill at now: it holds
-// values, its tier is not paused by a failed write, a Drain call of the
-// shard is in progress and slow (with the hand-off on, a Drain call that
-// is not slow leaves a full ring to the hand-off, which parks the pushes
-// until the worker takes), and the ring is half full or pushes are
-// parked on it.
+// values, its tier is not paused by a failed write, the ring is half full
+// or pushes are parked on it, and either a Drain call of the shard is in
+// progress and slow (with the hand-off on, a Drain call that is not slow
+// leaves a full ring to the hand-off, which parks the pushes until the
+// worker takes), or the tier still holds values: the worker hands those
+// to Drain first, and the pushes would wait for all of them.
 func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
-	if t.shards[i].offUntil > now {
+	ts := &t.shards[i]
+	if ts.offUntil > now {
 		return false
 	}
 	n := s.shards[i].ring.Len()
-	if n == 0 {
+	if n == 0 || n < s.cfg.ringCapacity/2 && !s.handOffsParked(i) {
 		return false
 	}
 	start := atomic.LoadInt64(&s.drains[i].start)
-	if start == 0 || s.cfg.handOffWait > 0 && now-start <= int64(SlowDrain) {
-		return false
-	}
-	return n >= s.cfg.ringCapacity/2 || s.handOffsParked(i)
+	slow := start != 0 && (s.cfg.handOffWait == 0 || now-start > int64(SlowDrain))
+	return slow || ts.hasDisk.Load()
 }
 
 // move moves shard i's ring to its log, spillChunk values per hold of
@@ -391,11 +405,10 @@ func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
 func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
 	ts, sh := &t.shards[i], &s.shards[i]
 	if ts.carrying {
-		if !t.append(s, i, ts.carry) {
+		if !t.write(s, i, ts.carry) {
 			return 0, false
 		}
-		var zero T
-		ts.carry, ts.carrying = zero, false
+		ts.carrying = false
 	}
 	for moved < spillChunk {
 		v, popped := sh.ring.TryPop()
@@ -404,23 +417,22 @@ func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
 		}
 		moved++
 		ts.spilled.Add(1)
-		ts.hasDisk = true
+		ts.hasDisk.Store(true)
 		if sh.slow != nil && sh.slow.budget != nil {
 			// Out of memory: its bytes go back to the budget.
 			sh.slow.budget.release(sizeOf(sh.slow.budget.sizeOf, v))
 		}
 		if !t.append(s, i, v) {
-			ts.carry, ts.carrying = v, true
 			return moved, false
 		}
 	}
 	return moved, true
 }
 
-// append writes v to shard i's log, and reports whether v is dealt with:
-// written, or lost (a Codec error, a record too large: counted). false
-// means the tier cannot take it now (full, or a failed write): the caller
-// keeps it. shard.mu is held.
+// append encodes v and writes it to shard i's log (write), and reports
+// whether the tier took it: written, or lost (a Codec error, a record too
+// large: counted). false means the tier cannot take it now (full, or a
+// failed write): its record is the carry. shard.mu is held.
 func (t *spillTier[T]) append(s *Sink[T], i int, v T) bool {
 	ts := &t.shards[i]
 	enc, err := t.codec.Append(t.enc[:0], v)
@@ -432,7 +444,19 @@ func (t *spillTier[T]) append(s *Sink[T], i int, v T) bool {
 		t.fault(s, i, "its Codec could not encode a value; the value is lost", err)
 		return true
 	}
-	err = ts.own.Append(enc)
+	if !t.write(s, i, enc) {
+		ts.carry, ts.carrying = append(ts.carry[:0], enc...), true
+		return false
+	}
+	return true
+}
+
+// write appends the record enc to shard i's log, and reports whether it
+// is dealt with (written, or lost and counted); false: the tier cannot
+// take it now. shard.mu is held.
+func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
+	ts := &t.shards[i]
+	err := ts.own.Append(enc)
 	var we *spill.WriteError
 	switch {
 	case err == nil:
@@ -491,7 +515,7 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 // worker may go on with the ring). shard.mu is held.
 func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 	ts := &t.shards[i]
-	if !ts.hasDisk || ts.closed {
+	if !ts.hasDisk.Load() || ts.closed {
 		return 0, true
 	}
 	defer func() {
@@ -501,19 +525,15 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 	}()
 	for n < limit {
 		p, earlier, err := ts.next()
+		if err == io.EOF && ts.carrying {
+			p, earlier, err = ts.carry, false, nil
+			ts.carrying = false
+		}
 		if err == io.EOF {
-			if ts.carrying {
-				w.batch = append(w.batch, ts.carry)
-				var zero T
-				ts.carry, ts.carrying = zero, false
-				ts.replayed.Add(1)
-				n++
-				continue
-			}
 			// Everything is read: what this sink moved out and neither
 			// handed nor counted, a corrupt record cut off.
 			ts.lost.Add(ts.backlog())
-			ts.hasDisk = false
+			ts.hasDisk.Store(false)
 			return n, true
 		}
 		w.fromDisk = true // a record was read: done must mark it
@@ -548,7 +568,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 
 // next returns the shard's oldest record on disk, and whether an earlier
 // sink wrote it. shard.mu is held.
-func (ts *spillShard[T]) next() ([]byte, bool, error) {
+func (ts *spillShard) next() ([]byte, bool, error) {
 	for len(ts.earlier) > 0 {
 		p, err := ts.earlier[0].Next()
 		if err != io.EOF {

@@ -83,7 +83,8 @@ type Stats struct {
 	// DroppedForDisk counts, of Dropped, the pushes refused while the
 	// tier could take nothing (its budget full, or off after a failed
 	// write) and the values it lost (a failed write's, a Codec's error,
-	// a corrupt record's). SpillErrors counts failed disk and Codec
+	// a corrupt record's); SpillLost is the second part of it, the values
+	// the tier lost. SpillErrors counts failed disk and Codec
 	// operations, SpillCorrupt the torn or corrupt segments and the
 	// undecodable records of an earlier sink that were skipped.
 	Spilled        uint64 `json:"spilled"`
@@ -92,6 +93,7 @@ type Stats struct {
 	SpillQueued    int    `json:"spill_queued"`
 	SpillBytes     int64  `json:"spill_bytes"`
 	DroppedForDisk uint64 `json:"dropped_for_disk"`
+	SpillLost      uint64 `json:"spill_lost"`
 	SpillErrors    uint64 `json:"spill_errors"`
 	SpillCorrupt   uint64 `json:"spill_corrupt"`
 
@@ -273,6 +275,7 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 			st.Spilled += ss.Spilled
 			st.Replayed += ts.replayed.Load()
 			st.Recovered += ts.recovered.Load()
+			st.SpillLost += ts.lost.Load()
 		}
 		st.Dropped += dropped
 		st.DroppedForBytes += forBytes

@@ -277,7 +277,7 @@ func (w *worker[T]) steal() int {
 		if !sh.mu.TryLock() {
 			continue
 		}
-		if t := w.s.spill; t != nil && t.shards[v].hasDisk {
+		if t := w.s.spill; t != nil && t.shards[v].hasDisk.Load() {
 			// Its oldest values are on disk, for its own worker.
 			sh.mu.Unlock()
 			continue

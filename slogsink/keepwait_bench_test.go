@@ -36,19 +36,25 @@ func BenchmarkKeepWait(b *testing.B) {
 		stall, d time.Duration
 	}{{"200ms", 200 * time.Millisecond, time.Second}, {"1s", time.Second, 2 * time.Second}} {
 		for _, kw := range keepWaits {
-			b.Run("stall="+stall.name+"/keepwait="+kw.name, func(b *testing.B) { probeKeepWait(b, kw.d, stall.d, stall.stall) })
+			b.Run("stall="+stall.name+"/keepwait="+kw.name, func(b *testing.B) { probeKeepWait(b, kw.d, stall.d, stall.stall, false) })
 		}
+		// The default KeepWait with a spill directory (Options.SpillDir).
+		b.Run("stall="+stall.name+"/keepwait=1ms/spill", func(b *testing.B) { probeKeepWait(b, time.Millisecond, stall.d, stall.stall, true) })
 	}
 }
 
 // probeKeepWait runs the stalled-pipe probe once per b.Loop through a
-// handler with keepWait.
-func probeKeepWait(b *testing.B, keepWait, d, stall time.Duration) {
+// handler with keepWait, and a spill directory when spill is set.
+func probeKeepWait(b *testing.B, keepWait, d, stall time.Duration, spill bool) {
 	for b.Loop() {
 		var h *slogsink.Handler
 		res, err := logprobe.Stalled(func(w io.Writer) logprobe.Logger {
 			var err error
-			h, err = slogsink.New(w, &slogsink.Options{KeepWait: keepWait})
+			opts := &slogsink.Options{KeepWait: keepWait}
+			if spill {
+				opts.SpillDir = b.TempDir()
+			}
+			h, err = slogsink.New(w, opts)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -138,6 +138,13 @@ type Options struct {
 	// for bytes has been formatted first (its size is known only then).
 	// docs/benchmarks.md ("Logging") has the cost against no bound.
 	MaxQueuedBytes int
+	// SpillDir and SpillBytes put a spill tier on disk behind the rings
+	// (logsink.Options.SpillDir): while a Write to the destination
+	// stalls, records go to files in SpillDir instead of being shed, up
+	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
+	// written later in order. Default off.
+	SpillDir   string
+	SpillBytes int64
 
 	// OnError, when set, is called with every error of a Write to the
 	// writer and of the Format handler, one call at a time, outside every
@@ -200,6 +207,8 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 			KeepLevel:      o.KeepLevel,
 			KeepWait:       o.KeepWait,
 			MaxQueuedBytes: o.MaxQueuedBytes,
+			SpillDir:       o.SpillDir,
+			SpillBytes:     o.SpillBytes,
 			OnError:        o.OnError,
 			Logger:         o.Logger,
 			Name:           "slogsink",

@@ -8,8 +8,10 @@ import "log/slog"
 // Close returned nil), and nobody logs any more, the counts add up:
 //
 //	records handled = Written + Dropped + Errors + Abandoned + Empty
+//	                  + LostOnDisk + OnDisk - Recovered
 //
-// [DroppedMessage] records are in none of them.
+// (the last three are 0 without Options.SpillDir). [DroppedMessage]
+// records are in none of them.
 type Stats struct {
 	// Written counts the records in Writes that succeeded.
 	Written uint64 `json:"written"`
@@ -49,6 +51,12 @@ type Stats struct {
 	// Empty counts the records that the Format handler wrote no bytes for
 	// (a Format handler that samples, say): there was nothing to write.
 	Empty uint64 `json:"empty"`
+	// Spilled, Recovered, LostOnDisk and OnDisk are the spill tier's
+	// (Options.SpillDir): logsink.Stats says what each counts.
+	Spilled    uint64 `json:"spilled"`
+	Recovered  uint64 `json:"recovered"`
+	LostOnDisk uint64 `json:"lost_on_disk"`
+	OnDisk     int    `json:"on_disk"`
 }
 
 // Stats returns a snapshot of the counters. Each is read once; under

@@ -103,7 +103,15 @@ func isReport(line []byte) bool {
 //
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zapsink/
 func BenchmarkStalledPipe(b *testing.B) {
-	for _, m := range modes {
+	// The spill tier: the stalled pipe's records go to disk, up to 1 GiB.
+	spilling := logprobe.Mode{Name: "zapsink-Core-SpillDir", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+		core, err := zapsink.NewCore(benchEncoder(), w, zapcore.DebugLevel, &zapsink.Options{SpillDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return probeLogger(zap.New(core), func() { closeWithin(b, core.Close) }), statsOf(core.Stats)
+	}}
+	for _, m := range append(modes, spilling) {
 		b.Run("logger="+m.Name, func(b *testing.B) {
 			for b.Loop() {
 				var counts logprobe.Counts

@@ -50,6 +50,13 @@ type Options struct {
 	BatchSize      int
 	MaxDelay       time.Duration
 	MaxQueuedBytes int
+	// SpillDir and SpillBytes put a spill tier on disk behind the rings
+	// (logsink.Options.SpillDir): while a Write to the destination
+	// stalls, records go to files in SpillDir instead of being shed, up
+	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
+	// written later in order. Default off.
+	SpillDir   string
+	SpillBytes int64
 	// OnError gets every error of a Write to the destination and of the
 	// encoder, one call at a time, outside every lock (logsink.Options).
 	OnError func(error)
@@ -70,6 +77,8 @@ func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) 
 		BatchSize:      o.BatchSize,
 		MaxDelay:       o.MaxDelay,
 		MaxQueuedBytes: o.MaxQueuedBytes,
+		SpillDir:       o.SpillDir,
+		SpillBytes:     o.SpillBytes,
 		KeepWait:       o.KeepWait,
 		OnError:        o.OnError,
 		Logger:         o.Logger,

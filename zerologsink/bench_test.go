@@ -92,20 +92,25 @@ var modes = []logprobe.Mode{
 		return lg, nil
 	}},
 	{Name: "zerologsink", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
-		zw, err := zerologsink.New(w, &zerologsink.Options{CloseTimeout: 10 * time.Second})
-		if err != nil {
-			b.Fatal(err)
-		}
-		counts := func() (uint64, uint64) {
-			st := zw.Stats()
-			return st.Written, st.Written + st.Dropped + st.Errors + st.Abandoned + st.Empty
-		}
-		return probeLogger(newLogger(zw), func() {
-			if err := zw.Close(); err != nil {
-				b.Errorf("Close: %v", err)
-			}
-		}), counts
+		return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second})
 	}},
+}
+
+// openZerologsink opens a zerologsink Writer with opts into w for a probe.
+func openZerologsink(b *testing.B, w io.Writer, opts *zerologsink.Options) (logprobe.Logger, logprobe.Counts) {
+	zw, err := zerologsink.New(w, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	counts := func() (uint64, uint64) {
+		st := zw.Stats()
+		return st.Written, st.Written + st.Dropped + st.Errors + st.Abandoned + st.Empty
+	}
+	return probeLogger(newLogger(zw), func() {
+		if err := zw.Close(); err != nil {
+			b.Errorf("Close: %v", err)
+		}
+	}), counts
 }
 
 func isReport(line []byte) bool { return bytes.Contains(line, []byte(zerologsink.DroppedMessage)) }
@@ -116,7 +121,11 @@ func isReport(line []byte) bool { return bytes.Contains(line, []byte(zerologsink
 //
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zerologsink/
 func BenchmarkStalledPipe(b *testing.B) {
-	for _, m := range modes {
+	// The spill tier: the stalled pipe's events go to disk, up to 1 GiB.
+	spilling := logprobe.Mode{Name: "zerologsink-SpillDir", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+		return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, SpillDir: b.TempDir()})
+	}}
+	for _, m := range append(modes, spilling) {
 		b.Run("logger="+m.Name, func(b *testing.B) {
 			for b.Loop() {
 				var counts logprobe.Counts

@@ -55,6 +55,13 @@ type Options struct {
 	BatchSize      int
 	MaxDelay       time.Duration
 	MaxQueuedBytes int
+	// SpillDir and SpillBytes put a spill tier on disk behind the rings
+	// (logsink.Options.SpillDir): while a Write to the destination
+	// stalls, records go to files in SpillDir instead of being shed, up
+	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
+	// written later in order. Default off.
+	SpillDir   string
+	SpillBytes int64
 	// OnError gets every error of a Write to the destination, one call at
 	// a time, outside every lock (logsink.Options).
 	OnError func(error)
@@ -89,6 +96,8 @@ func New(dst io.Writer, opts *Options) (*Writer, error) {
 		BatchSize:      opts.BatchSize,
 		MaxDelay:       opts.MaxDelay,
 		MaxQueuedBytes: opts.MaxQueuedBytes,
+		SpillDir:       opts.SpillDir,
+		SpillBytes:     opts.SpillBytes,
 		OnError:        opts.OnError,
 		Logger:         opts.Logger,
 		KeepLevel:      opts.KeepLevel,
