@@ -57,6 +57,8 @@
 //	                                                  (Stats.DroppedAfterShutdown)
 //	                                                  error.type=displaced: pushed out of a full ring by
 //	                                                  DropOldest (Stats.Displaced)
+//	                                                  error.type=disk: the spill tier was full or off, or lost
+//	                                                  the value (Stats.DroppedForDisk)
 //	shardedsink.queue.waiting  updowncounter {call}   PushWait calls parked for room (Stats.Waiting)
 //	shardedsink.drain.panics   counter       {call}   Drain calls that panicked or called runtime.Goexit (each lost its batch)
 //	shardedsink.handoffs       counter       {push}   pushes into a full ring that parked for a worker short of CPU
@@ -66,6 +68,15 @@
 //	shardedsink.drain.max_take_lag updowncounter us   the longest recent return of a worker to its backlog
 //	                                                  (Stats.MaxTakeLag): long while drain.max_time is short, workers
 //	                                                  short of CPU
+//	shardedsink.spill.spilled  counter       {value}  values moved from the rings to the spill tier (Config.Spill)
+//	shardedsink.spill.queue.size updowncounter {value} values the spill tier holds on disk for Drain (SpillQueued)
+//	shardedsink.spill.bytes    updowncounter By       bytes of the spill tier's files (never per shard)
+//	shardedsink.spill.replayed counter       {value}  spilled values read back and handed to Drain (never per shard)
+//	shardedsink.spill.recovered counter      {value}  values an earlier sink on the directory left, handed to Drain
+//	                                                  (never per shard)
+//	shardedsink.spill.errors   counter       {error}  failed disk and Codec operations of the tier (never per shard)
+//	shardedsink.spill.corrupt  counter       {segment} torn or corrupt segments, undecodable earlier records
+//	                                                  (never per shard)
 //	shardedsink.shards         updowncounter {shard}  shards of the sink (never per shard)
 //	shardedsink.overloads      counter       {event}  overload reports of the sink's monitor (Stats.Overloads): checks,
 //	                                                  one per OverloadInterval at most, that found values dropped since

@@ -16,22 +16,24 @@ import (
 func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")})
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(seriestest.RingTotals)))
-	require.Equal(t, 16, testutil.CollectAndCount(c))
+	require.Equal(t, 7+17, testutil.CollectAndCount(c))
 }
 
 func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
 	c := promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}, promsink.WithPerShard())
 	want := `
-# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
+# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest), disk (the spill tier was full or off, or lost the value).
 # TYPE shardedsink_dropped_total counter
 shardedsink_dropped_total{reason="after_shutdown",shard="0",sink="orders"} 1
 shardedsink_dropped_total{reason="after_shutdown",shard="1",sink="orders"} 4
 shardedsink_dropped_total{reason="bytes",shard="0",sink="orders"} 4
 shardedsink_dropped_total{reason="bytes",shard="1",sink="orders"} 7
+shardedsink_dropped_total{reason="disk",shard="0",sink="orders"} 1
+shardedsink_dropped_total{reason="disk",shard="1",sink="orders"} 2
 shardedsink_dropped_total{reason="displaced",shard="0",sink="orders"} 2
 shardedsink_dropped_total{reason="displaced",shard="1",sink="orders"} 6
-shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 2
-shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 2
+shardedsink_dropped_total{reason="full",shard="0",sink="orders"} 1
+shardedsink_dropped_total{reason="full",shard="1",sink="orders"} 0
 shardedsink_dropped_total{reason="waited_out",shard="0",sink="orders"} 2
 shardedsink_dropped_total{reason="waited_out",shard="1",sink="orders"} 3
 # HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
@@ -48,7 +50,7 @@ shardedsink_shards{sink="orders"} 2
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
 		"shardedsink_dropped_total", "shardedsink_capacity_values", "shardedsink_queued_bytes", "shardedsink_shards"))
-	require.Equal(t, 2+2*14, testutil.CollectAndCount(c))
+	require.Equal(t, 7+2*17, testutil.CollectAndCount(c))
 }
 
 func TestHandlerCollectorExportsStatsByLevel(t *testing.T) {

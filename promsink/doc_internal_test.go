@@ -35,6 +35,6 @@ func TestEveryTableCompiles(t *testing.T) {
 	})
 	bad := append(slices.Clone(series.RingSeries), series.RingSeries[0])
 	bad[len(bad)-1].Help = "another help"
-	require.PanicsWithValue(t, "promsink: rows 0 and 14 of queued_values disagree on help, type or label",
+	require.PanicsWithValue(t, "promsink: rows 0 and 17 of queued_values disagree on help, type or label",
 		func() { series.Compile(bad, "x", 0) })
 }

@@ -40,10 +40,11 @@ func ExampleNewSinkCollector() {
 	// # HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
 	// # TYPE shardedsink_drained_total counter
 	// shardedsink_drained_total{sink="events"} 3
-	// # HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
+	// # HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest), disk (the spill tier was full or off, or lost the value).
 	// # TYPE shardedsink_dropped_total counter
 	// shardedsink_dropped_total{reason="after_shutdown",sink="events"} 1
 	// shardedsink_dropped_total{reason="bytes",sink="events"} 0
+	// shardedsink_dropped_total{reason="disk",sink="events"} 0
 	// shardedsink_dropped_total{reason="displaced",sink="events"} 0
 	// shardedsink_dropped_total{reason="full",sink="events"} 0
 	// shardedsink_dropped_total{reason="waited_out",sink="events"} 0

@@ -42,6 +42,7 @@ var RingRows = []Row[ShardView]{
 	processed("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
 	processed("shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
 	processed("displaced", func(s ShardView) uint64 { return s.Displaced }),
+	processed("disk", func(s ShardView) uint64 { return s.DroppedForDisk }),
 	{Name: "shardedsink.queue.waiting", Unit: "{call}", Kind: UpDownCounter,
 		Desc: "PushWait calls parked for room at the collection.",
 		Read: func(s ShardView) int64 { return int64(s.Waiting) }},
@@ -57,13 +58,20 @@ var RingRows = []Row[ShardView]{
 	{Name: "shardedsink.drain.max_take_lag", Unit: "us", Kind: UpDownCounter,
 		Desc: "The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while drain.max_time is short: workers short of CPU.",
 		Read: func(s ShardView) int64 { return s.MaxTakeLag.Microseconds() }},
+	{Name: "shardedsink.spill.spilled", Unit: "{value}", Kind: Counter,
+		Desc: "Values moved from the rings to the spill tier on disk (Config.Spill) while Drain was slow.",
+		Read: func(s ShardView) int64 { return int64(s.Spilled) }},
+	{Name: "shardedsink.spill.queue.size", Unit: "{value}", Kind: UpDownCounter,
+		Desc: "Values the spill tier holds on disk for Drain.",
+		Read: func(s ShardView) int64 { return int64(s.SpillQueued) }},
 }
 
 // processedDesc is the description of shardedsink.processed, whose rows
 // are the values drained and the reasons of the values dropped.
 const processedDesc = "Values handed to Drain (no error.type) or dropped: error.type=queue_full (every ring tried was full in slots), " +
 	"queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), " +
-	"shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest)."
+	"shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest), " +
+	"disk (the spill tier was full or off, or lost the value)."
 
 // processed is the shardedsink.processed row of one error.type ("" for
 // the values drained).
@@ -84,6 +92,21 @@ var SinkRows = []Row[sink.Stats]{
 	{Name: "shardedsink.overloads", Unit: "{event}", Kind: Counter,
 		Desc: "Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).",
 		Read: func(s sink.Stats) int64 { return int64(s.Overloads) }},
+	{Name: "shardedsink.spill.bytes", Unit: "By", Kind: UpDownCounter,
+		Desc: "Bytes of the spill tier's files.",
+		Read: func(s sink.Stats) int64 { return s.SpillBytes }},
+	{Name: "shardedsink.spill.replayed", Unit: "{value}", Kind: Counter,
+		Desc: "Spilled values read back from disk and handed to Drain.",
+		Read: func(s sink.Stats) int64 { return int64(s.Replayed) }},
+	{Name: "shardedsink.spill.recovered", Unit: "{value}", Kind: Counter,
+		Desc: "Values an earlier sink on the spill directory left, handed to Drain by this one.",
+		Read: func(s sink.Stats) int64 { return int64(s.Recovered) }},
+	{Name: "shardedsink.spill.errors", Unit: "{error}", Kind: Counter,
+		Desc: "Failed disk and Codec operations of the spill tier.",
+		Read: func(s sink.Stats) int64 { return int64(s.SpillErrors) }},
+	{Name: "shardedsink.spill.corrupt", Unit: "{segment}", Kind: Counter,
+		Desc: "Torn or corrupt spill segments, and undecodable records of an earlier sink, that were skipped.",
+		Read: func(s sink.Stats) int64 { return int64(s.SpillCorrupt) }},
 }
 
 // Rings is the ring and sink instruments of one sink.
@@ -154,5 +177,8 @@ func totals(st *sink.Stats) ShardView {
 		HandOffs:             st.HandOffs,
 		MaxDrainTime:         st.MaxDrainTime,
 		MaxTakeLag:           st.MaxTakeLag,
+		DroppedForDisk:       st.DroppedForDisk,
+		Spilled:              st.Spilled,
+		SpillQueued:          st.SpillQueued,
 	}}
 }

@@ -112,7 +112,15 @@ var RingTotals = map[string]int64{
 	"shardedsink.queue.capacity{" + n + "}":                        128,
 	"shardedsink.queue.bytes{" + n + "}":                           800,
 	"shardedsink.processed{" + n + "}":                             300,
-	"shardedsink.processed{error.type=queue_full," + n + "}":       4,
+	"shardedsink.processed{error.type=queue_full," + n + "}":       1,
+	"shardedsink.processed{error.type=disk," + n + "}":             3,
+	"shardedsink.spill.spilled{" + n + "}":                         100,
+	"shardedsink.spill.queue.size{" + n + "}":                      5,
+	"shardedsink.spill.bytes{" + n + "}":                           4096,
+	"shardedsink.spill.replayed{" + n + "}":                        90,
+	"shardedsink.spill.recovered{" + n + "}":                       7,
+	"shardedsink.spill.errors{" + n + "}":                          1,
+	"shardedsink.spill.corrupt{" + n + "}":                         2,
 	"shardedsink.processed{error.type=queue_bytes_full," + n + "}": 11,
 	"shardedsink.processed{error.type=waited_out," + n + "}":       5,
 	"shardedsink.processed{error.type=shutdown," + n + "}":         5,
@@ -129,14 +137,17 @@ var RingTotals = map[string]int64{
 func TwoShards(name string) sink.Stats {
 	per := []sink.ShardStats{
 		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1,
-			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond},
+			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond,
+			DroppedForDisk: 1, Spilled: 40, SpillQueued: 2},
 		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4,
-			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond},
+			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond,
+			DroppedForDisk: 2, Spilled: 60, SpillQueued: 3},
 	}
 	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
 		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
 		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
-		MaxTakeLag: 7 * time.Millisecond, PerShard: per}
+		MaxTakeLag: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
+		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
 }
 
 // Watch collects r over and over on a goroutine of its own, checking that

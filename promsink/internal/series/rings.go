@@ -34,6 +34,7 @@ var RingSeries = []Series[ShardView]{
 	dropped("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
 	dropped("after_shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
 	dropped("displaced", func(s ShardView) uint64 { return s.Displaced }),
+	dropped("disk", func(s ShardView) uint64 { return s.DroppedForDisk }),
 	{Name: "waiting_pushes", Type: prometheus.GaugeValue,
 		Help: "PushWait calls parked for room at the snapshot.",
 		Read: func(s ShardView) float64 { return float64(s.Waiting) }},
@@ -52,12 +53,18 @@ var RingSeries = []Series[ShardView]{
 	{Name: "max_take_lag_seconds", Type: prometheus.GaugeValue,
 		Help: "The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.",
 		Read: func(s ShardView) float64 { return s.MaxTakeLag.Seconds() }},
+	{Name: "spilled_total", Type: prometheus.CounterValue,
+		Help: "Values moved from the rings to the spill tier on disk (Config.Spill) while Drain was slow.",
+		Read: func(s ShardView) float64 { return float64(s.Spilled) }},
+	{Name: "spill_queued_values", Type: prometheus.GaugeValue,
+		Help: "Values the spill tier holds on disk for Drain.",
+		Read: func(s ShardView) float64 { return float64(s.SpillQueued) }},
 }
 
 // droppedHelp is the help of dropped_total, whose rows are its reasons.
 const droppedHelp = "Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), " +
 	"waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), " +
-	"displaced (pushed out of a full ring by DropOldest)."
+	"displaced (pushed out of a full ring by DropOldest), disk (the spill tier was full or off, or lost the value)."
 
 // dropped is the dropped_total row of one reason.
 func dropped(reason string, count func(ShardView) uint64) Series[ShardView] {
@@ -73,6 +80,21 @@ var SinkSeries = []Series[sink.Stats]{
 	{Name: "overloads_total", Type: prometheus.CounterValue,
 		Help: "Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).",
 		Read: func(s sink.Stats) float64 { return float64(s.Overloads) }},
+	{Name: "spill_bytes", Type: prometheus.GaugeValue,
+		Help: "Bytes of the spill tier's files.",
+		Read: func(s sink.Stats) float64 { return float64(s.SpillBytes) }},
+	{Name: "replayed_total", Type: prometheus.CounterValue,
+		Help: "Spilled values read back from disk and handed to Drain.",
+		Read: func(s sink.Stats) float64 { return float64(s.Replayed) }},
+	{Name: "recovered_total", Type: prometheus.CounterValue,
+		Help: "Values an earlier sink on the spill directory left, handed to Drain by this one.",
+		Read: func(s sink.Stats) float64 { return float64(s.Recovered) }},
+	{Name: "spill_errors_total", Type: prometheus.CounterValue,
+		Help: "Failed disk and Codec operations of the spill tier.",
+		Read: func(s sink.Stats) float64 { return float64(s.SpillErrors) }},
+	{Name: "spill_corrupt_total", Type: prometheus.CounterValue,
+		Help: "Torn or corrupt spill segments, and undecodable records of an earlier sink, that were skipped.",
+		Read: func(s sink.Stats) float64 { return float64(s.SpillCorrupt) }},
 }
 
 // Rings is the compiled ring and sink series of one sink.
@@ -140,5 +162,8 @@ func totals(st *sink.Stats) ShardView {
 		HandOffs:             st.HandOffs,
 		MaxDrainTime:         st.MaxDrainTime,
 		MaxTakeLag:           st.MaxTakeLag,
+		DroppedForDisk:       st.DroppedForDisk,
+		Spilled:              st.Spilled,
+		SpillQueued:          st.SpillQueued,
 	}}
 }

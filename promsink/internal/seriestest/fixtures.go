@@ -30,12 +30,13 @@ shardedsink_drain_panics_total{sink="orders"} 3
 # HELP shardedsink_drained_total Values taken from the rings and handed to Drain (a Drain call still running included).
 # TYPE shardedsink_drained_total counter
 shardedsink_drained_total{sink="orders"} 300
-# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest).
+# HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest), disk (the spill tier was full or off, or lost the value).
 # TYPE shardedsink_dropped_total counter
 shardedsink_dropped_total{reason="after_shutdown",sink="orders"} 5
 shardedsink_dropped_total{reason="bytes",sink="orders"} 11
+shardedsink_dropped_total{reason="disk",sink="orders"} 3
 shardedsink_dropped_total{reason="displaced",sink="orders"} 8
-shardedsink_dropped_total{reason="full",sink="orders"} 4
+shardedsink_dropped_total{reason="full",sink="orders"} 1
 shardedsink_dropped_total{reason="waited_out",sink="orders"} 5
 # HELP shardedsink_hand_offs_total Pushes that found their ring full while Drain was not slow and parked for the drain worker (Config.HandOffWait), whether they then went in or were dropped.
 # TYPE shardedsink_hand_offs_total counter
@@ -55,9 +56,30 @@ shardedsink_queued_bytes{sink="orders"} 800
 # HELP shardedsink_queued_values Values waiting in the rings (not those already in a batch being drained).
 # TYPE shardedsink_queued_values gauge
 shardedsink_queued_values{sink="orders"} 8
+# HELP shardedsink_recovered_total Values an earlier sink on the spill directory left, handed to Drain by this one.
+# TYPE shardedsink_recovered_total counter
+shardedsink_recovered_total{sink="orders"} 7
+# HELP shardedsink_replayed_total Spilled values read back from disk and handed to Drain.
+# TYPE shardedsink_replayed_total counter
+shardedsink_replayed_total{sink="orders"} 90
 # HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
 # TYPE shardedsink_shards gauge
 shardedsink_shards{sink="orders"} 2
+# HELP shardedsink_spill_bytes Bytes of the spill tier's files.
+# TYPE shardedsink_spill_bytes gauge
+shardedsink_spill_bytes{sink="orders"} 4096
+# HELP shardedsink_spill_corrupt_total Torn or corrupt spill segments, and undecodable records of an earlier sink, that were skipped.
+# TYPE shardedsink_spill_corrupt_total counter
+shardedsink_spill_corrupt_total{sink="orders"} 2
+# HELP shardedsink_spill_errors_total Failed disk and Codec operations of the spill tier.
+# TYPE shardedsink_spill_errors_total counter
+shardedsink_spill_errors_total{sink="orders"} 1
+# HELP shardedsink_spill_queued_values Values the spill tier holds on disk for Drain.
+# TYPE shardedsink_spill_queued_values gauge
+shardedsink_spill_queued_values{sink="orders"} 5
+# HELP shardedsink_spilled_total Values moved from the rings to the spill tier on disk (Config.Spill) while Drain was slow.
+# TYPE shardedsink_spilled_total counter
+shardedsink_spilled_total{sink="orders"} 100
 # HELP shardedsink_waiting_pushes PushWait calls parked for room at the snapshot.
 # TYPE shardedsink_waiting_pushes gauge
 shardedsink_waiting_pushes{sink="orders"} 5
@@ -67,14 +89,17 @@ shardedsink_waiting_pushes{sink="orders"} 5
 func TwoShards(name string) sink.Stats {
 	per := []sink.ShardStats{
 		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1,
-			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond},
+			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond,
+			DroppedForDisk: 1, Spilled: 40, SpillQueued: 2},
 		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4,
-			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond},
+			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond,
+			DroppedForDisk: 2, Spilled: 60, SpillQueued: 3},
 	}
 	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
 		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
 		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
-		MaxTakeLag: 7 * time.Millisecond, PerShard: per}
+		MaxTakeLag: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
+		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
 }
 
 // Serve serves reg through promhttp.Handler on a loopback port until the
