@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,4 +106,77 @@ func shutdownBench[T any](b *testing.B, s *sink.Sink[T]) {
 	if err := s.Shutdown(ctx); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkSpillReplayHeap spills 1 GiB of 200-byte values (5,368,709 of
+// them) through a stalled Drain, then lets Drain read them back, and
+// reports the Go heap's peak over the whole run, sampled every 5 ms
+// (runtime/metrics, live heap objects): the backlog is read 64 KiB at a
+// time, never a whole segment.
+//
+//	go test -run '^$' -bench '^BenchmarkSpillReplayHeap$' -benchtime 1x ./sink/
+func BenchmarkSpillReplayHeap(b *testing.B) {
+	const total = 1 << 30
+	value := make([]byte, 200)
+	n := total / len(value)
+	for b.Loop() {
+		var peak atomic.Uint64
+		stop := sampleHeap(&peak)
+		release := make(chan struct{})
+		var drained atomic.Int64
+		s, err := sink.New(sink.Config[[]byte]{
+			Shards:          1,
+			Logger:          quiet,
+			DisableStealing: true,
+			Spill:           sink.Spill[[]byte]{Dir: b.TempDir(), MaxBytes: 2 << 30, Codec: sink.BytesCodec{}},
+		}, sink.ActionFunc[[]byte](func(_ context.Context, batch [][]byte) {
+			<-release
+			drained.Add(int64(len(batch)))
+		}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := s.Handle()
+		for range n {
+			for !h.Push(value) {
+			}
+		}
+		spilled := s.Stats().SpillBytes
+		close(release)
+		if err := s.Flush(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		stop()
+		st := s.Stats()
+		shutdownBench(b, s)
+		if st.Dropped != 0 || drained.Load() != int64(n) {
+			b.Fatalf("dropped %d, drained %d of %d", st.Dropped, drained.Load(), n)
+		}
+		b.ReportMetric(float64(spilled)/(1<<20), "spilled-MiB")
+		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+	}
+}
+
+// sampleHeap records the largest live heap seen in peak, every 5 ms,
+// until the returned stop is called.
+func sampleHeap(peak *atomic.Uint64) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
