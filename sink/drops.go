@@ -64,10 +64,10 @@ func (sh *shard[T]) countRefusalFor(forBytes bool) (afterShutdown bool) {
 // takes values sheds for want of slots, as without the tier.
 func (s *Sink[T]) countForDisk(sh *shard[T]) bool {
 	ts := &s.spill.shards[s.indexOf(sh)]
-	if ts.blocked.Load() == 0 {
+	if atomic.LoadUint32(&ts.blocked) == 0 {
 		return false
 	}
-	ts.refused.Add(1)
+	atomic.AddUint64(&ts.refused, 1)
 	return true
 }
 

@@ -464,7 +464,7 @@ func (s *Sink[T]) droppedForDiskOn(i int) uint64 {
 		return 0
 	}
 	ts := &s.spill.shards[i]
-	return ts.refused.Load() + ts.lost.Load()
+	return atomic.LoadUint64(&ts.refused) + ts.lost.Load()
 }
 
 // logger returns the configured logger, or slog.Default() as it is now.

@@ -189,11 +189,16 @@ type spillShard struct {
 	// spiller's alone.
 	offUntil int64
 	// blocked is 1 while the tier cannot take this shard's values (its
-	// share full, or off after a failed write).
-	blocked atomic.Uint32
-	// The counters of the accounting above, written under shard.mu, and
-	// refused: the pushes counted as dropped for the disk.
-	spilled, replayed, recovered, lost, refused atomic.Uint64
+	// share full, or off after a failed write); refused counts the
+	// pushes dropped for the disk meanwhile. Pushes that their ring
+	// refused read and write them, so they are plain integers used only
+	// through sync/atomic's functions (see shard's "Atomics" note), with
+	// refused 8-byte aligned on 32-bit platforms.
+	_       [0]atomic.Uint64
+	refused uint64
+	blocked uint32
+	// The counters of the accounting above, written under shard.mu.
+	spilled, replayed, recovered, lost atomic.Uint64
 }
 
 // backlog returns the values the tier holds for the shard. shard.mu is
@@ -460,15 +465,15 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 	var we *spill.WriteError
 	switch {
 	case err == nil:
-		ts.blocked.Store(0)
+		atomic.StoreUint32(&ts.blocked, 0)
 		t.unsynced.Store(true)
 		return true
 	case errors.Is(err, spill.ErrFull):
-		ts.blocked.Store(1)
+		atomic.StoreUint32(&ts.blocked, 1)
 		return false
 	case errors.As(err, &we):
 		ts.lost.Add(uint64(we.Lost))
-		ts.blocked.Store(1)
+		atomic.StoreUint32(&ts.blocked, 1)
 		ts.offUntil = s.now() + int64(spillRetry)
 		t.fault(s, i, "a write failed; spilling is off for a while", err)
 		return false
@@ -639,7 +644,7 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 // spillTakes reports whether shard i's tier takes values now: on, not full and
 // not off. Pushes then park while its Drain is slow (the spiller takes).
 func (s *Sink[T]) spillTakes(i int) bool {
-	return s.spill != nil && s.spill.shards[i].blocked.Load() == 0
+	return s.spill != nil && atomic.LoadUint32(&s.spill.shards[i].blocked) == 0
 }
 
 // readStats adds the tier's disk figures to st: the bytes of its files,

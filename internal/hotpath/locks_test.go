@@ -58,6 +58,7 @@ var slowPaths = []struct{ file, function, why string }{
 	{"../../sink/shard.go", "countForBytes", "a push that the byte budget refused"},
 	{"../../sink/drops.go", "countDisplaced", "a value that DropOldest displaced"},
 	{"../../sink/drops.go", "countAfterShutdown", "a push rejected after Shutdown began"},
+	{"../../sink/drops.go", "countForDisk", "a push rejected while the spill tier could take nothing"},
 }
 
 // mustCall are calls that hot functions must make: the one assembly call of
