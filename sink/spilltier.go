@@ -473,15 +473,23 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 		return false
 	case errors.As(err, &we):
 		ts.lost.Add(uint64(we.Lost))
-		atomic.StoreUint32(&ts.blocked, 1)
-		ts.offUntil = s.now() + int64(spillRetry)
-		t.fault(s, i, "a write failed; spilling is off for a while", err)
+		t.pause(s, i, "a write failed", err)
 		return false
 	default: // spill.ErrTooLarge
 		ts.lost.Add(1)
 		t.fault(s, i, "a value is too large to spill; the value is lost", err)
 		return true
 	}
+}
+
+// pause turns shard i's tier off for spillRetry after a failed write
+// (what, err), and reports it: the spiller moves nothing of the shard
+// meanwhile, and pushes that its ring refuses count as dropped for the
+// disk. The spiller's alone (or Shutdown's, once it has exited).
+func (t *spillTier[T]) pause(s *Sink[T], i int, what string, err error) {
+	atomic.StoreUint32(&t.shards[i].blocked, 1)
+	t.shards[i].offUntil = s.now() + int64(spillRetry)
+	t.fault(s, i, what+"; spilling is off for a while", err)
 }
 
 // fault counts a failed disk or Codec operation of shard i (-1: of the
@@ -508,8 +516,8 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 		var we *spill.WriteError
 		if errors.As(err, &we) {
 			ts.lost.Add(uint64(we.Lost))
-		}
-		if err != nil {
+			t.pause(s, i, "a sync failed", err)
+		} else if err != nil {
 			t.fault(s, i, "a sync failed", err)
 		}
 	}
