@@ -130,6 +130,36 @@
 // reconnecting (see [Connect]), and a Shutdown during an outage takes as
 // long as the values it holds need: give it a ctx with a deadline.
 //
+// # Spilling to disk
+//
+// For an outage longer than MaxInFlight and the rings hold, set
+// Config.Sink.Spill ([sink.Spill]: a directory, a disk budget, a
+// [sink.Codec] for T): while the workers wait for room in flight, the
+// sink's spiller moves the rings' values to disk, and they are
+// published, in each shard's order, once the stream answers again
+// (Stats().Rings.Spilled, Replayed). Values on disk are in Queued, and
+// take no slot and no RetryBudget until they are read back: an outage of
+// 20,000 values against a MaxInFlight of 64 and rings of 2 x 256 drops
+// and fails none, and the stream stores each once
+// (TestAnOutageLongerThanTheRingsHoldIsSpilledAndStoredOnce).
+//
+// New refuses Spill without Config.MsgIDOf. A process that dies (a
+// SIGKILL, the machine) leaves the directory to the next sink on it,
+// which publishes what was on disk first (Stats().Recovered), and some of
+// those values may have been published already: those read back and
+// handed to the workers since the tier's last sync (Spill.SyncInterval,
+// a second by default). The sink's own ids (a NUID drawn by each sink,
+// and a sequence number) do not survive the restart; the caller's do,
+// so the stream recognises such a value and stores it once (its ack
+// counts in Duplicates), if the restart comes within the stream's
+// duplicate window (2 minutes by default). The Codec must give back a
+// value with the same MsgIDOf. What a crash loses is what the sink
+// package says (the rings, the values in flight, and what was spilled
+// since the last sync); a Shutdown whose ctx ended leaves what the rings
+// held on disk for the next sink, not in Failed. The tier costs a value
+// nothing until it spills; then an Append and a Decode of the Codec,
+// besides Encode at its publish.
+//
 // # Costs
 //
 // A push costs what sink.Sink.Push costs. Per value the drain path makes
