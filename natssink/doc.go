@@ -152,7 +152,11 @@
 // and a sequence number) do not survive the restart; the caller's do,
 // so the stream recognises such a value and stores it once (its ack
 // counts in Duplicates), if the restart comes within the stream's
-// duplicate window (2 minutes by default). The Codec must give back a
+// duplicate window (2 minutes by default). A producer process killed
+// while it published 20,000 spilled values from disk, and a sink started
+// on its directory: every value spilled and synced stored, none twice,
+// about 1,000 acked as duplicates; with the sink's own ids, about 2,200
+// stored twice (TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce). The Codec must give back a
 // value with the same MsgIDOf. What a crash loses is what the sink
 // package says (the rings, the values in flight, and what was spilled
 // since the last sync); a Shutdown whose ctx ended leaves what the rings

@@ -1,7 +1,11 @@
 package natssink_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -59,10 +63,17 @@ func setSubjects(t testing.TB, js jetstream.JetStream, st jetstream.Stream, subj
 func requireStoredOnce(t *testing.T, st jetstream.Stream) map[event]bool {
 	t.Helper()
 	seen := map[event]bool{}
-	for _, m := range readAll(t, st) {
-		require.False(t, seen[m.Event], "%+v stored twice", m.Event)
+	msgs := readAll(t, st)
+	twice := 0
+	for _, m := range msgs {
+		if seen[m.Event] {
+			twice++
+		}
 		seen[m.Event] = true
-		require.Equal(t, eventID(m.Event), m.MsgID)
+	}
+	require.Zero(t, twice, "values stored twice, of %d messages", len(msgs))
+	for _, m := range msgs {
+		require.Equal(t, eventID(m.Event), m.MsgID, "the message's id is the caller's")
 	}
 	return seen
 }
@@ -120,4 +131,136 @@ func TestAnOutageLongerThanTheRingsHoldIsSpilledAndStoredOnce(t *testing.T) {
 	require.Zero(t, stats.Failed)
 	require.Equal(t, stats.Rings.Spilled, stats.Rings.Replayed, "every spilled value came back")
 	require.Len(t, requireStoredOnce(t, st), producers*each)
+}
+
+// The crash test's figures: the values the child pushes through the
+// outage, and how many of them the stream holds when the child is killed
+// mid-replay.
+const (
+	crashValues = 20000
+	crashKillAt = 1000
+)
+
+// TestSpillCrashChild is the child process of
+// TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce: a sink on
+// NATSSINK_SPILL_DIR, connected to NATSSINK_SPILL_URL while no stream
+// captures its subject, into which 8 producers push crashValues values.
+// It then waits for three sync intervals, prints "synced SPILLED", and
+// waits to be killed (at most a minute).
+func TestSpillCrashChild(t *testing.T) {
+	dir, url := os.Getenv("NATSSINK_SPILL_DIR"), os.Getenv("NATSSINK_SPILL_URL")
+	if dir == "" {
+		t.Skip("the child process of the spill crash test")
+	}
+	fail := func(what string, err any) {
+		fmt.Println(what, err)
+		os.Exit(1)
+	}
+	_, js, err := natssink.Connect(url)
+	if err != nil {
+		fail("connect:", err)
+	}
+	cfg := crashConfig(dir)
+	cfg.SkipStreamCheck = true // no stream captures the subject yet
+	s, err := natssink.New(js, cfg)
+	if err != nil {
+		fail("new:", err)
+	}
+	const producers = 8
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range crashValues / producers {
+				if !s.Push(event{Producer: p, Seq: i}) {
+					fail("dropped:", s.Stats())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(3 * cfg.Sink.Spill.SyncInterval)
+	fmt.Println("synced", s.Stats().Rings.Spilled)
+	time.Sleep(time.Minute)
+	fail("not killed:", s.Stats())
+}
+
+// crashConfig is the sink of the crash test, in the child and after it.
+func crashConfig(dir string) natssink.Config[event] {
+	cfg := spillConfig(dir)
+	cfg.Sink.Spill.SyncInterval = 500 * time.Millisecond
+	return cfg
+}
+
+// A producer process killed with SIGKILL after an outage spilled its
+// values, while it publishes them from disk, and a sink started on the
+// same directory: the stream holds at least as many values as were
+// spilled and synced before the kill, none twice, though the dead process
+// had published some of those the new one publishes again (read back
+// since the last sync; acked as Duplicates): their ids, the caller's
+// (MsgIDOf), are the same. The values lost are those still in the rings.
+func TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process and waits for its outage")
+	}
+	srv := embeddedServer(t)
+	st := stream(t, srv.JetStream, "SPILLCRASH", "spill.x")
+	setSubjects(t, srv.JetStream, st, "parked.x")
+	dir := t.TempDir()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSpillCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NATSSINK_SPILL_DIR="+dir, "NATSSINK_SPILL_URL="+srv.URL)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	lines := bufio.NewScanner(out)
+	var spilled int
+	for lines.Scan() {
+		if _, err := fmt.Sscanf(lines.Text(), "synced %d", &spilled); err == nil {
+			break
+		}
+		t.Log("child:", lines.Text())
+	}
+	require.Positive(t, spilled, "the child's outage spilled")
+
+	// The stream answers: the child publishes from disk, and is killed
+	// once the stream holds crashKillAt of its values.
+	setSubjects(t, srv.JetStream, st, "spill.x")
+	var atKill uint64
+	retry(t, ctx, "the child's first values stored", func() error {
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if atKill = info.State.Msgs; atKill < crashKillAt {
+			return fmt.Errorf("%d stored", atKill)
+		}
+		return nil
+	})
+	require.NoError(t, cmd.Process.Kill())
+	killed = true
+	_ = cmd.Wait()
+	require.Less(t, atKill, uint64(crashValues), "killed mid-replay")
+
+	s, err := natssink.New(srv.JetStream, crashConfig(dir))
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(ctx))
+	stats := s.Stats()
+	stored := requireStoredOnce(t, st)
+	t.Logf("child: %d spilled and synced, %d stored at the kill; after: recovered %d, acked %d (%d duplicates), stored %d of %d",
+		spilled, atKill, stats.Recovered, stats.Acked, stats.Duplicates, len(stored), crashValues)
+	require.Zero(t, stats.Failed, "%+v", stats)
+	require.Zero(t, stats.Pushed)
+	require.Equal(t, stats.Recovered, stats.Acked, "%+v", stats)
+	require.Positive(t, stats.Recovered, "the new sink published what the dead one left")
+	require.Positive(t, stats.Duplicates, "values the dead sink published after the last sync were published again, and recognised")
+	require.GreaterOrEqual(t, len(stored), spilled, "every value spilled and synced is stored")
 }
