@@ -156,13 +156,15 @@
 // while it published 20,000 spilled values from disk, and a sink started
 // on its directory: every value spilled and synced stored, none twice,
 // about 1,000 acked as duplicates; with the sink's own ids, about 2,200
-// stored twice (TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce). The Codec must give back a
-// value with the same MsgIDOf. What a crash loses is what the sink
-// package says (the rings, the values in flight, and what was spilled
-// since the last sync); a Shutdown whose ctx ended leaves what the rings
-// held on disk for the next sink, not in Failed. The tier costs a value
-// nothing until it spills; then an Append and a Decode of the Codec,
-// besides Encode at its publish.
+// stored twice (TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce).
+// The Codec must give back a value with the same MsgIDOf. What a crash
+// loses is what the sink package says (the rings, the values in flight,
+// and what was spilled since the last sync). A Shutdown whose ctx ended
+// gives up on the values in flight (Failed) and leaves what the rings
+// held on disk, with what was there, for the next sink: in Queued, not
+// in Failed (TestAShutdownWhoseCtxEndsLeavesTheDiskToTheNextSink). The
+// tier costs a value nothing until it spills; then an Append and a
+// Decode of the Codec, besides Encode at its publish.
 //
 // # Costs
 //

@@ -264,3 +264,39 @@ func TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce(t *testing.T) {
 	require.Positive(t, stats.Duplicates, "values the dead sink published after the last sync were published again, and recognised")
 	require.GreaterOrEqual(t, len(stored), spilled, "every value spilled and synced is stored")
 }
+
+// A Shutdown whose ctx ends during an outage gives up on the values in
+// flight (Failed) and leaves those on disk, with what the rings held, to
+// the next sink on the directory: they stay in Queued, through a later
+// Shutdown too, and the next sink publishes them (Recovered), each once.
+func TestAShutdownWhoseCtxEndsLeavesTheDiskToTheNextSink(t *testing.T) {
+	srv := embeddedServer(t)
+	st := stream(t, srv.JetStream, "SPILL", "spill.x")
+	dir := t.TempDir()
+	s, err := natssink.New(srv.JetStream, spillConfig(dir))
+	require.NoError(t, err)
+	setSubjects(t, srv.JetStream, st, "parked.x")
+	const n = 5000
+	for i := range n {
+		require.True(t, s.Push(event{Seq: i}))
+	}
+	time.Sleep(300 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	require.NoError(t, s.Shutdown(context.Background()))
+	left := s.Stats()
+	require.Equal(t, uint64(n), left.Pushed, "%+v", left)
+	require.Equal(t, uint64(left.Rings.SpillQueued), left.Queued, "what is left is on disk: %+v", left)
+	require.Positive(t, left.Queued)
+	require.Equal(t, left.Pushed, left.Queued+left.Failed, "%+v", left)
+
+	setSubjects(t, srv.JetStream, st, "spill.x")
+	next, err := natssink.New(srv.JetStream, spillConfig(dir))
+	require.NoError(t, err)
+	require.NoError(t, next.Shutdown(t.Context()))
+	got := next.Stats()
+	require.Equal(t, left.Queued, got.Recovered, "%+v", got)
+	require.Equal(t, got.Recovered, got.Acked, "%+v", got)
+	require.Len(t, requireStoredOnce(t, st), int(got.Acked))
+}

@@ -11,7 +11,9 @@ import "github.com/shardedsink/shardedsink/sink"
 // and InFlight are zero, so Acked + Failed + Dropped == Pushed. With
 // Config.Sink.Spill, the values an earlier sink left on the directory
 // join them: Pushed + Recovered == Dropped + Queued + InFlight + Acked +
-// Failed.
+// Failed; and after a Shutdown whose ctx ended, Queued keeps the values
+// it left on disk for the next sink (Rings.SpillQueued), through a later
+// Shutdown too.
 type Stats struct {
 	Name string `json:"name"`
 	// Pushed counts the calls of Push: Drained + Queued + Dropped of the
