@@ -141,7 +141,12 @@
 // take no slot and no RetryBudget until they are read back: an outage of
 // 20,000 values against a MaxInFlight of 64 and rings of 2 x 256 drops
 // and fails none, and the stream stores each once
-// (TestAnOutageLongerThanTheRingsHoldIsSpilledAndStoredOnce).
+// (TestAnOutageLongerThanTheRingsHoldIsSpilledAndStoredOnce); so does a
+// 20 s stop of the one server while 20,000 values/s are pushed, with the
+// default Config but Spill and MsgIDOf: 262,144 values wait in their
+// slots, about 136,000 on disk, the Go heap peaks at 352 MiB, and all
+// 400,000 are acked 5-9 s after the server is back
+// (TestATwentySecondOutageAt20000ValuesPerSecondLosesNothing).
 //
 // New refuses Spill without Config.MsgIDOf. A process that dies (a
 // SIGKILL, the machine) leaves the directory to the next sink on it,
