@@ -165,8 +165,11 @@
 // synced, none twice, about 1,000 acked as duplicates; with the sink's
 // own ids, about 2,200 stored twice (TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce).
 // The Codec must give back a value with the same MsgIDOf. What a crash
-// loses is what the sink package says (the rings, the values in flight,
-// and what was spilled since the last sync). A Shutdown whose ctx ended
+// loses: the values in the rings, what was spilled since the last sync,
+// and the values in flight, those read back from disk included (the
+// tier counts a value done once Drain returns, which is when it is
+// published, not acked: up to MaxInFlight values that a sync marked
+// done before their acks came). A Shutdown whose ctx ended
 // gives up on the values in flight (Failed) and leaves what the rings
 // held on disk, with what was there, for the next sink: in Queued, not
 // in Failed (TestAShutdownWhoseCtxEndsLeavesTheDiskToTheNextSink). The
