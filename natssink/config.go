@@ -73,7 +73,8 @@ type Config[T any] struct {
 	// caller keeps (an event id), so that the stream recognises the same
 	// value pushed twice, by this sink or another, within its duplicate
 	// window. It runs on the drain workers, once per value; an empty id
-	// fails the value (counted, not published).
+	// fails the value (counted, not published). Required with
+	// Sink.Spill: the ids that survive a restart.
 	MsgIDOf func(v T) string
 	// HeadersOf, optional, returns headers for one value's message (a
 	// traceparent, say). It runs on the drain workers, once per value; the
@@ -157,7 +158,10 @@ type Config[T any] struct {
 	// Its Name also labels this sink's stats and failure reports, and its
 	// Logger receives the default failure reports. Its byte bound
 	// (SizeOf, MaxQueuedBytes) is on the rings; MaxInFlightBytes bounds
-	// the encoded values in flight.
+	// the encoded values in flight. Its Spill puts a directory on disk
+	// behind the rings, for an outage longer than MaxInFlight and the
+	// rings hold; it needs MsgIDOf (see the package documentation,
+	// Spilling to disk).
 	Sink sink.Config[T]
 }
 
@@ -222,6 +226,10 @@ func (c Config[T]) settle() (settings[T], error) {
 	}
 	if c.FastBatches != FastBatchesOff && c.FastBatches != FastBatchesAuto {
 		bad("FastBatches", c.FastBatches, "must be FastBatchesOff (0) or FastBatchesAuto (1)")
+	}
+	if c.Sink.Spill.Dir != "" && c.MsgIDOf == nil {
+		bad("Sink.Spill.Dir", fmt.Sprintf("%q", c.Sink.Spill.Dir), "needs MsgIDOf: a value read back from disk after a restart is published again, "+
+			"and only the caller's id (not the sink's NUID and sequence number, which a new process draws anew) lets the stream store it once")
 	}
 	if err := errs.Err(); err != nil {
 		return settings[T]{}, err

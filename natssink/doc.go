@@ -109,7 +109,8 @@
 // for RetryBudget (30 s) and fails no later than RetryBudget + AckTimeout
 // (35 s) after its first publish; MaxInFlight (262,144) values, within
 // MaxInFlightBytes (64 MiB) of payload, wait in their slots meanwhile,
-// about 13 s at 20,000 values/s, before the rings fill and shed. New
+// about 13 s at 20,000 values/s, before the rings fill and shed (unless
+// Config.Sink.Spill puts a disk behind them: see Spilling to disk). New
 // checks that the stream recognises duplicates for at least those 35 s,
 // so that a retry of a value whose ack was lost is stored once.
 // testdata/crash.txt holds what internal/crashprobe measured (three
@@ -129,6 +130,51 @@
 // stored", never "known not to be". The client's connection keeps
 // reconnecting (see [Connect]), and a Shutdown during an outage takes as
 // long as the values it holds need: give it a ctx with a deadline.
+//
+// # Spilling to disk
+//
+// For an outage longer than MaxInFlight and the rings hold, set
+// Config.Sink.Spill ([sink.Spill]: a directory, a disk budget, a
+// [sink.Codec] for T): while the workers wait for room in flight, the
+// sink's spiller moves the rings' values to disk, and they are
+// published, in each shard's order, once the stream answers again
+// (Stats().Rings.Spilled, Replayed). Values on disk are in Queued, and
+// take no slot and no RetryBudget until they are read back: an outage of
+// 20,000 values against a MaxInFlight of 64 and rings of 2 x 256 drops
+// and fails none, and the stream stores each once
+// (TestAnOutageLongerThanTheRingsHoldIsSpilledAndStoredOnce); so does a
+// 20 s stop of the one server while 20,000 values/s are pushed, with the
+// default Config but Spill and MsgIDOf: 262,144 values wait in their
+// slots, about 136,000 on disk, the Go heap peaks at 352 MiB, and all
+// 400,000 are acked 5-9 s after the server is back, on 2 shared cores
+// (TestATwentySecondOutageAt20000ValuesPerSecondLosesNothing:
+// `go test -run TwentySecond -v ./natssink`).
+//
+// New refuses Spill without Config.MsgIDOf. A process that dies (a
+// SIGKILL, the machine) leaves the directory to the next sink on it,
+// which publishes what was on disk first (Stats().Recovered), and some of
+// those values may have been published already: those read back and
+// handed to the workers since the tier's last sync (Spill.SyncInterval,
+// a second by default). The sink's own ids (a NUID drawn by each sink,
+// and a sequence number) do not survive the restart; the caller's do,
+// so the stream recognises such a value and stores it once (its ack
+// counts in Duplicates), if the restart comes within the stream's
+// duplicate window (2 minutes by default). A producer process killed
+// while it published 20,000 spilled values from disk, and a sink started
+// on its directory: at least as many values stored as were spilled and
+// synced, none twice, about 1,000 acked as duplicates; with the sink's
+// own ids, about 2,200 stored twice (TestASpillDirectoryOutlivesASIGKILLAndIsStoredOnce).
+// The Codec must give back a value with the same MsgIDOf. What a crash
+// loses: the values in the rings, what was spilled since the last sync,
+// and the values in flight, those read back from disk included (the
+// tier counts a value done once Drain returns, which is when it is
+// published, not acked: up to MaxInFlight values that a sync marked
+// done before their acks came). A Shutdown whose ctx ended
+// gives up on the values in flight (Failed) and leaves what the rings
+// held on disk, with what was there, for the next sink: in Queued, not
+// in Failed (TestAShutdownWhoseCtxEndsLeavesTheDiskToTheNextSink). The
+// tier costs a value nothing until it spills; then an Append and a
+// Decode of the Codec, besides Encode at its publish.
 //
 // # Costs
 //

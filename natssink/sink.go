@@ -278,7 +278,9 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 // the stream may still store some of them), and nothing is published
 // afterwards. Values the rings still hold stay there (Stats().Queued); a
 // later Shutdown counts them as failed without publishing them, and
-// returns nil once it has. Calls are serialised. Shutdown panics with a
+// returns nil once it has. With Config.Sink.Spill, the rings' values go
+// to disk instead, with those already there: they stay in Queued, and
+// are the next sink's on the directory. Calls are serialised. Shutdown panics with a
 // nil ctx. It does not close the NATS connection.
 func (s *Sink[T]) Shutdown(ctx context.Context) error {
 	if ctx == nil {

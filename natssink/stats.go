@@ -8,7 +8,12 @@ import "github.com/shardedsink/shardedsink/sink"
 // Every value pushed is in exactly one place: Pushed == Dropped + Queued +
 // InFlight + Acked + Failed, exactly once the sink is quiet (no push,
 // publish or ack under way), and after a Shutdown that returned nil Queued
-// and InFlight are zero, so Acked + Failed + Dropped == Pushed.
+// and InFlight are zero, so Acked + Failed + Dropped == Pushed. With
+// Config.Sink.Spill, the values an earlier sink left on the directory
+// join them: Pushed + Recovered == Dropped + Queued + InFlight + Acked +
+// Failed; and after a Shutdown whose ctx ended, Queued keeps the values
+// it left on disk for the next sink (Rings.SpillQueued), through a later
+// Shutdown too.
 type Stats struct {
 	Name string `json:"name"`
 	// Pushed counts the calls of Push: Drained + Queued + Dropped of the
@@ -21,7 +26,8 @@ type Stats struct {
 	// before they found room.
 	WaitedOut uint64 `json:"waited_out"`
 	// Queued counts the values accepted and not yet published: in the
-	// rings, or taken by a worker that waits for room (MaxInFlight).
+	// rings, on disk (Rings.SpillQueued, with Config.Sink.Spill), or
+	// taken by a worker that waits for room (MaxInFlight).
 	Queued uint64 `json:"queued"`
 	// InFlight counts the values published and awaiting their ack or a
 	// retry; at most MaxInFlight. InFlightBytes is their payloads' bytes,
@@ -45,6 +51,13 @@ type Stats struct {
 	Failed uint64 `json:"failed"`
 	// Retried counts the publishes after a value's first.
 	Retried uint64 `json:"retried"`
+	// Recovered counts the values that an earlier sink left in the spill
+	// directory (Config.Sink.Spill) and this one took for publishing: in
+	// Acked, Failed, InFlight or Queued, not in Pushed. The tier's other
+	// figures (Spilled, Replayed, SpillQueued, SpillBytes, DroppedForDisk,
+	// SpillLost, SpillErrors, SpillCorrupt) are in Rings; DroppedForDisk
+	// is part of Dropped.
+	Recovered uint64 `json:"recovered"`
 	// LastError is the reason of the latest failure, or "".
 	LastError string `json:"last_error,omitempty"`
 	// Rings is the underlying sink's snapshot (shards, per-shard counts).
@@ -81,12 +94,16 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 	st.InFlightBytes = uint64(max(s.pool.bytes.Load(), 0))
 	s.sink.ReadStats(&st.Rings)
 	r := &st.Rings
-	st.Pushed = r.Drained + uint64(r.Queued) + r.Dropped
+	// Drained counts the values taken for Drain, from the rings or the
+	// spill tier, the recovered ones included: each is settled, in a
+	// slot, or with a worker that waits for a slot. SpillQueued is the
+	// values this sink moved to disk and has not taken back.
+	recovered := min(r.Recovered, r.Drained) // read apart: keep the difference from going round
+	st.Recovered = recovered
+	st.Pushed = r.Drained - recovered + uint64(r.Queued) + uint64(r.SpillQueued) + r.Dropped
 	st.Dropped = r.Dropped
 	st.WaitedOut = r.WaitedOut
-	// Drained counts the values taken from the rings: each is settled, in
-	// a slot, or with a worker that waits for a slot.
-	st.Queued = uint64(r.Queued)
+	st.Queued = uint64(r.Queued) + uint64(r.SpillQueued)
 	if out := acked + failed + uint64(inflight); r.Drained > out {
 		st.Queued += r.Drained - out
 	}
