@@ -129,6 +129,10 @@ func TestAFullDiskShedsForTheDisk(t *testing.T) {
 	g.release()
 	require.NoError(t, s.Flush(t.Context()))
 	requireInOrderPerProducer(t, g.values(), 1, accepted)
+	// Drained, the tier gives its whole budget back, the last segment
+	// too: with a budget of one segment, anything kept would stop
+	// spilling for good.
+	require.Zero(t, s.Stats().SpillBytes)
 }
 
 // TestANewSinkHandsOnWhatTheLastOneLeft: a Shutdown that its ctx cuts

@@ -337,9 +337,11 @@ func (l *Log) Append(p []byte) error {
 
 // create begins a new segment, after the last one. l.mu is held.
 func (l *Log) create() error {
-	id := uint64(1)
+	// After the done position: every segment before it may be gone (a
+	// segment read to its end is removed with it, see Done).
+	id := max(uint64(1), l.doneID)
 	if n := len(l.segs); n > 0 {
-		id = l.segs[n-1].id + 1
+		id = max(id, l.segs[n-1].id+1)
 	}
 	s := &segment{id: id}
 	f, err := os.OpenFile(s.name(l.dir), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
@@ -699,6 +701,15 @@ func (l *Log) Done() error {
 		return ErrClosed
 	}
 	l.doneID, l.doneOff = l.rseg.id, uint64(l.roff)
+	if l.rseg.sealed.Load() && l.roff >= l.rseg.size.Load() {
+		// Read to its end, and no append goes into it any more: it goes
+		// too, and the reader starts afresh from the next one. Kept, it
+		// would hold its bytes until a next segment exists, which a
+		// budget of one segment never lets come.
+		l.doneID, l.doneOff = l.rseg.id+1, 0
+		l.closeReader()
+		l.rseg = nil
+	}
 	var err error
 	for len(l.segs) > 0 && l.segs[0].id < l.doneID {
 		if rerr := l.removeFirst(); rerr != nil && err == nil {

@@ -411,3 +411,30 @@ func TestASIGKILLLosesOnlyWhatWasNotSynced(t *testing.T) {
 			run, appended, done, first, first+len(got)-1, first+len(got)-appended, st.Corrupt)
 	}
 }
+
+// A budget of one segment: once the full segment is read to its end and
+// marked done, it is removed too (the reader starts afresh from the next
+// one), so the whole budget comes back and appends go on.
+func TestASegmentReadToItsEndGivesItsBytesBack(t *testing.T) {
+	l := open(t, t.TempDir(), Options{MaxBytes: MinSegmentBytes})
+	defer l.Close()
+	n := 0
+	for ; ; n++ {
+		err := l.Append(record(n))
+		if errors.Is(err, ErrFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectRun(t, readAll(t, l), 0, n)
+	if err := l.Done(); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Stats(); st.Bytes != 0 || st.Segments != 0 {
+		t.Fatalf("after the whole log was read and done: %+v, want no bytes and no segment", st)
+	}
+	appendN(t, l, n, n+100)
+	expectRun(t, readAll(t, l), n, n+100)
+}
