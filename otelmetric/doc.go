@@ -98,15 +98,23 @@
 //	                                                     error.type=write_failed: an error or a panic in a Write
 //	                                                     or the Format handler (Stats.Errors)
 //	                                                     error.type=abandoned: Close's context ended first
+//	                                                     error.type=spill_lost: lost by the spill tier (a failed
+//	                                                     disk write, a corrupt record; Stats.LostOnDisk)
 //	shardedsink.slog.dropped_for_bytes counter {record}  of those shed, the ones shed for MaxQueuedBytes
 //	shardedsink.slog.waited_out        counter {record}  of those shed, the ones at or above KeepLevel that waited
 //	                                                     Options.KeepWait for room (Stats.WaitedOut)
 //	shardedsink.slog.empty             counter {record}  records the Format handler wrote no bytes for
 //	shardedsink.slog.panics            counter {panic}   recovered panics and Goexits in the writer, Format and OnError
+//	shardedsink.slog.spill.spilled     counter {record}  records moved to the spill directory (SpillDir) while a Write
+//	                                                     was slow
+//	shardedsink.slog.spill.recovered   counter {record}  records an earlier writer left there, written by this one
+//	                                                     (counted in processed too)
+//	shardedsink.slog.spill.queue.size  updowncounter {record} records in the spill directory now
 //
 // Once the handler is closed and nobody logs, the sum of
-// shardedsink.slog.processed and shardedsink.slog.empty is every record
-// handled.
+// shardedsink.slog.processed, shardedsink.slog.empty and
+// shardedsink.slog.spill.queue.size, less shardedsink.slog.spill.recovered,
+// is every record handled.
 //
 // # Instruments of any logsink writer
 //
@@ -121,6 +129,9 @@
 //	shardedsink.log.waited_out         counter {record}  as shardedsink.slog.waited_out
 //	shardedsink.log.empty              counter {record}  as shardedsink.slog.empty
 //	shardedsink.log.panics             counter {panic}   as shardedsink.slog.panics
+//	shardedsink.log.spill.spilled      counter {record}  as shardedsink.slog.spill.spilled
+//	shardedsink.log.spill.recovered    counter {record}  as shardedsink.slog.spill.recovered
+//	shardedsink.log.spill.queue.size   updowncounter {record} as shardedsink.slog.spill.queue.size
 //
 // # Dependencies
 //

@@ -22,7 +22,7 @@ type HandlerStats interface {
 // "warn", "error" for ERROR and above).
 const Level = attribute.Key("shardedsink.log.level")
 
-const processedDesc = "Records written (no error.type) or not: error.type=queue_full (shed: ring full in slots or bytes below KeepLevel, or handled after Close; by shardedsink.log.level), write_failed (an error or a panic in a Write or the Format handler), abandoned (Close's context ended first)."
+const processedDesc = "Records written (no error.type) or not: error.type=queue_full (shed: ring full in slots or bytes below KeepLevel, or handled after Close; by shardedsink.log.level), write_failed (an error or a panic in a Write or the Format handler), abandoned (Close's context ended first), spill_lost (lost by the spill tier: a failed disk write, a corrupt record)."
 
 // logRows are the instruments of a logsink writer, from logsink.Stats,
 // in the shape of the SDK's log processor self-metric
@@ -63,6 +63,18 @@ func logRows(prefix string) []instruments.Row[logsink.Stats] {
 		{Name: prefix + "panics", Unit: "{panic}", Kind: instruments.Counter,
 			Desc: "Recovered panics and runtime.Goexit calls in the writer, the Format handler and OnError.",
 			Read: func(s logsink.Stats) int64 { return int64(s.Panics) }},
+		{Name: processed, Unit: "{record}", Kind: instruments.Counter, Desc: processedDesc,
+			Attrs: []attribute.KeyValue{instruments.ErrorType.String("spill_lost")},
+			Read:  func(s logsink.Stats) int64 { return int64(s.LostOnDisk) }},
+		{Name: prefix + "spill.spilled", Unit: "{record}", Kind: instruments.Counter,
+			Desc: "Records moved to the spill directory (SpillDir) while a Write was slow.",
+			Read: func(s logsink.Stats) int64 { return int64(s.Spilled) }},
+		{Name: prefix + "spill.recovered", Unit: "{record}", Kind: instruments.Counter,
+			Desc: "Records an earlier writer left in the spill directory, written by this one (in processed).",
+			Read: func(s logsink.Stats) int64 { return int64(s.Recovered) }},
+		{Name: prefix + "spill.queue.size", Unit: "{record}", Kind: instruments.UpDownCounter,
+			Desc: "Records in the spill directory now.",
+			Read: func(s logsink.Stats) int64 { return int64(s.OnDisk) }},
 	}
 }
 

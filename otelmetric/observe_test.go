@@ -62,6 +62,10 @@ func TestObserveHandlerObservesStatsByLevel(t *testing.T) {
 		"shardedsink.slog.waited_out{" + a + "}":                                                  3,
 		"shardedsink.slog.empty{" + a + "}":                                                       10,
 		"shardedsink.slog.panics{" + a + "}":                                                      8,
+		"shardedsink.slog.processed{error.type=spill_lost," + a + "}":                             2,
+		"shardedsink.slog.spill.spilled{" + a + "}":                                               400,
+		"shardedsink.slog.spill.recovered{" + a + "}":                                             20,
+		"shardedsink.slog.spill.queue.size{" + a + "}":                                            30,
 	}, instrumentstest.Values(instrumentstest.Collect(t, r)))
 }
 
@@ -85,7 +89,7 @@ func TestObserveLogObservesAnyWritersStats(t *testing.T) {
 		require.Equal(t, v, got[logName], logName)
 		n++
 	}
-	require.Equal(t, 11, n)
+	require.Equal(t, 15, n)
 }
 
 func TestUnregisterStopsTheObservations(t *testing.T) {

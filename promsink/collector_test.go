@@ -80,6 +80,18 @@ shardedsink_slog_failed_records_total{sink="slogsink"} 7
 # HELP shardedsink_slog_panics_total Recovered panics and runtime.Goexit calls in the writer, the Format handler and OnError.
 # TYPE shardedsink_slog_panics_total counter
 shardedsink_slog_panics_total{sink="slogsink"} 8
+# HELP shardedsink_slog_spilled_records_total Records moved to the spill directory (SpillDir) while a Write was slow.
+# TYPE shardedsink_slog_spilled_records_total counter
+shardedsink_slog_spilled_records_total{sink="slogsink"} 400
+# HELP shardedsink_slog_recovered_records_total Records an earlier writer left in the spill directory, written by this one.
+# TYPE shardedsink_slog_recovered_records_total counter
+shardedsink_slog_recovered_records_total{sink="slogsink"} 20
+# HELP shardedsink_slog_lost_on_disk_records_total Records the spill tier lost (a failed disk write, a corrupt record).
+# TYPE shardedsink_slog_lost_on_disk_records_total counter
+shardedsink_slog_lost_on_disk_records_total{sink="slogsink"} 2
+# HELP shardedsink_slog_on_disk_records Records in the spill directory now.
+# TYPE shardedsink_slog_on_disk_records gauge
+shardedsink_slog_on_disk_records{sink="slogsink"} 30
 # HELP shardedsink_slog_written_records_total Records in Writes that succeeded.
 # TYPE shardedsink_slog_written_records_total counter
 shardedsink_slog_written_records_total{sink="slogsink"} 1000

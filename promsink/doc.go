@@ -85,6 +85,10 @@
 //	shardedsink_slog_panics_total                    counter  recovered panics and Goexits in the writer, Format and OnError
 //	shardedsink_slog_abandoned_records_total         counter  records accepted but not written: Close's ctx ended first
 //	shardedsink_slog_empty_records_total             counter  records the Format handler wrote no bytes for
+//	shardedsink_slog_spilled_records_total           counter  records moved to the spill directory (SpillDir) while a Write was slow
+//	shardedsink_slog_recovered_records_total         counter  records an earlier writer left in the spill directory, written by this one
+//	shardedsink_slog_lost_on_disk_records_total      counter  records the spill tier lost (a failed disk write, a corrupt record)
+//	shardedsink_slog_on_disk_records                 gauge    records in the spill directory now
 //
 // Once the handler is closed and nobody logs, written + dropped + failed +
 // abandoned + empty is every record handled.
@@ -105,6 +109,10 @@
 //	shardedsink_log_panics_total                    counter  as shardedsink_slog_panics_total
 //	shardedsink_log_abandoned_records_total         counter  as shardedsink_slog_abandoned_records_total
 //	shardedsink_log_empty_records_total             counter  as shardedsink_slog_empty_records_total
+//	shardedsink_log_spilled_records_total           counter  as shardedsink_slog_spilled_records_total
+//	shardedsink_log_recovered_records_total         counter  as shardedsink_slog_recovered_records_total
+//	shardedsink_log_lost_on_disk_records_total      counter  as shardedsink_slog_lost_on_disk_records_total
+//	shardedsink_log_on_disk_records                 gauge    as shardedsink_slog_on_disk_records
 //
 // # Dependencies
 //

@@ -26,5 +26,6 @@ func (f *fakeLog) Stats() logsink.Stats { return f.st }
 func handlerStats() slogsink.Stats {
 	return slogsink.Stats{Written: 1000, Dropped: 15, DroppedForBytes: 6, WaitedOut: 3,
 		DroppedByLevel: map[slog.Level]uint64{slog.LevelDebug: 1, slog.LevelInfo: 2, slog.LevelError: 12},
-		Errors:         7, Panics: 8, Abandoned: 9, Empty: 10}
+		Errors:         7, Panics: 8, Abandoned: 9, Empty: 10,
+		Spilled: 400, Recovered: 20, LostOnDisk: 2, OnDisk: 30}
 }

@@ -62,6 +62,18 @@ func logSeries(prefix string) []series.Series[logsink.Stats] {
 		{Name: prefix + "empty_records_total", Type: prometheus.CounterValue,
 			Help: "Records for which the Format handler wrote no bytes.",
 			Read: func(s logsink.Stats) float64 { return float64(s.Empty) }},
+		{Name: prefix + "spilled_records_total", Type: prometheus.CounterValue,
+			Help: "Records moved to the spill directory (SpillDir) while a Write was slow.",
+			Read: func(s logsink.Stats) float64 { return float64(s.Spilled) }},
+		{Name: prefix + "recovered_records_total", Type: prometheus.CounterValue,
+			Help: "Records an earlier writer left in the spill directory, written by this one.",
+			Read: func(s logsink.Stats) float64 { return float64(s.Recovered) }},
+		{Name: prefix + "lost_on_disk_records_total", Type: prometheus.CounterValue,
+			Help: "Records the spill tier lost (a failed disk write, a corrupt record).",
+			Read: func(s logsink.Stats) float64 { return float64(s.LostOnDisk) }},
+		{Name: prefix + "on_disk_records", Type: prometheus.GaugeValue,
+			Help: "Records in the spill directory now.",
+			Read: func(s logsink.Stats) float64 { return float64(s.OnDisk) }},
 	}
 }
 
