@@ -55,11 +55,15 @@ func renderKeepWaitTable(raw []byte) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured by `bash slogsink/testdata/keepwait.sh`: %s, %s; ranges of the runs. At the end: %s.", r.Header, r.CPU, r.End)
-	b.WriteString("\n\n| | KeepWait off (-1) | 1 ms (default) | 10 ms |\n|---|---:|---:|---:|\n")
+	b.WriteString("\n\n| | KeepWait off (-1) | 1 ms (default) | 10 ms | 1 ms, with SpillDir |\n|---|---:|---:|---:|---:|\n")
 	for _, row := range keepWaitRows {
 		fmt.Fprintf(&b, "| %s |", row.label)
-		for _, col := range []string{"0", "1ms", "10ms"} {
+		for _, col := range []string{"0", "1ms", "10ms", "1ms/spill"} {
 			v := r.Values[fmt.Sprintf(row.bench, col)][row.unit]
+			if len(v) == 0 && col == "1ms/spill" {
+				b.WriteString(" – |") // the burst runs no spill directory
+				continue
+			}
 			if len(v) == 0 {
 				return "", fmt.Errorf("no %s of %s", row.unit, fmt.Sprintf(row.bench, col))
 			}
