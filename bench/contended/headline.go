@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -13,7 +14,7 @@ import (
 )
 
 // The front page's table is generated: -format headline renders it from the
-// last committed run, -o README.md replaces it in place, and
+// committed run of median sink cost, -o README.md replaces it in place, and
 // TestHeadlineIsUpToDate fails when the README disagrees. -format summary
 // (the default command's output) is the same table for the run at hand.
 const (
@@ -44,8 +45,35 @@ const (
 	frontReference = 1
 )
 
-// writeHeadline writes the front page's table of res, the last of the
-// headline runs, with its three-sentence caption: at 64 producers (1 for
+// medianRun returns, of the headline runs, the one whose sink cell (the
+// first front row's core-ns per push at frontAt producers, or at the
+// largest count a run has) is the median, the lower one of an even count;
+// fallback when no run has that cell. The front page shows that run, and
+// the spread of the others beside it.
+func medianRun(runs []*Result, fallback *Result) *Result {
+	type cell struct {
+		run *Result
+		ns  float64
+	}
+	var cells []cell
+	for _, run := range runs {
+		at := frontAt
+		if ps := run.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
+			at = slices.Max(ps)
+		}
+		if r, ok := find(rowsOf(run, headline), frontRows[0].impl, at); ok {
+			cells = append(cells, cell{run, r.CoreNsPerOp})
+		}
+	}
+	if len(cells) == 0 {
+		return fallback
+	}
+	slices.SortStableFunc(cells, func(a, b cell) int { return cmp.Compare(a.ns, b.ns) })
+	return cells[(len(cells)-1)/2].run
+}
+
+// writeHeadline writes the front page's table of res, the headline run of
+// median sink cost (medianRun), with its three-sentence caption: at 64 producers (1 for
 // reference), for each front row, pushes per second, core-ns per push, p99
 // and drop % (p99.9 and the other peers are in the full tables). The caption says how the rows ran: every structure
 // holds a whole round, not a default sink's 8,192 slots per ring, and a
@@ -65,7 +93,7 @@ func writeHeadline(w io.Writer, res *Result, runs []*Result) error {
 	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values, nobody draining, into structures that "+
 		"each hold a whole round (%s slots; a default sink's %s-slot rings would refuse nearly all). "+
 		"Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: the producers took turns. "+
-		"The last of %d runs (%s%s): %s, load average %s, Sink.Push on %s "+
+		"The median of %d runs by the sink's cell (%s%s): %s, load average %s, Sink.Push on %s "+
 		"([the method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
 		at, groupDigits(ringCapacity(res.Config.Round)), groupDigits(sink.DefaultRingCapacity), max(len(runs), 1), windowShort(res.Config),
 		spread, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))

@@ -18,7 +18,7 @@ func TestHeadlineIsUpToDate(t *testing.T) {
 	require.NoError(t, err)
 	var want bytes.Buffer
 	last, _ := combined(runs)
-	require.NoError(t, writeHeadline(&want, last, headlineRuns(runs)))
+	require.NoError(t, writeHeadline(&want, medianRun(headlineRuns(runs), last), headlineRuns(runs)))
 	text, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	got, err := report.BlockOf(string(text), headlineBegin, headlineEnd)
@@ -40,13 +40,20 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 		{Impl: "sharded-push", Producers: 1, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 8, Valid: true},
 		{Impl: "sharded-push", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 15, Valid: true},
 	}}
-	require.NoError(t, writeHeadline(&b, res, []*Result{other, other, res}))
+	faster := &Result{Rows: []Row{
+		{Impl: "sharded-push", Producers: 1, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 9, Valid: true},
+		{Impl: "sharded-push", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 11, Valid: true},
+	}}
+	runs := []*Result{other, res, faster}
+	require.Same(t, res, medianRun(runs, nil), "the run of median sink cell at 64 producers: 11, 12, 15")
+	require.Same(t, faster, medianRun([]*Result{other, faster}, nil), "of two, the lower")
+	require.NoError(t, writeHeadline(&b, medianRun(runs, nil), runs))
 	s := b.String()
 	require.Contains(t, s, "64 producers, each on its own OS thread")
 	require.Contains(t, s, "medians of 3 trials of a 200ms window")
 	require.Contains(t, s, "Sink.Push on the ring of the CPU it ran on (RDPID)")
-	require.Contains(t, s, "The last of 3 runs", "the table is one run's, and says which")
-	require.Contains(t, s, "over them the sink's cells ranged 12.0-15.0 at 64 producers, 8.00-10.0 at 1",
+	require.Contains(t, s, "The median of 3 runs by the sink's cell", "the table is one run's, and says which")
+	require.Contains(t, s, "over them the sink's cells ranged 11.0-15.0 at 64 producers, 8.00-10.0 at 1",
 		"the spread of the sink's cells over the runs, beside the one run shown")
 	require.Contains(t, s, "hold a whole round (5,120 slots; a default sink's 8,192-slot rings",
 		"the rings' size as the rows ran, beside the default's")

@@ -304,7 +304,7 @@ func render(w io.Writer, f report.Format, runs []*Result) error {
 	case report.Readme:
 		return writeReadme(w, runs)
 	case report.Headline:
-		return writeHeadline(w, last, headlineRuns(runs))
+		return writeHeadline(w, medianRun(headlineRuns(runs), last), headlineRuns(runs))
 	case report.Summary:
 		return writeSummary(w, last)
 	default:
