@@ -386,14 +386,17 @@ func TestFlushFromInsideDrainWithAnotherCtxSaysWhatItWaitedFor(t *testing.T) {
 	require.ErrorContains(t, err, "waits for itself: pass it the ctx Drain received")
 
 	// A Flush whose ctx ends with no Drain call outstanding since it began
-	// returns ctx.Err() itself.
+	// returns ctx.Err() itself. The worker may already be in the round
+	// that drains ev{1} when the Flush begins (the push woke it): then the
+	// error names that call, and still wraps ctx.Err().
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.NoError(t, s.Flush(context.Background()))
 	require.True(t, h.Push(ev{1}))
 	err = s.Flush(ctx)
-	if err != nil {
-		require.Same(t, context.Canceled, err, "nothing was outstanding: the bare ctx error")
+	if err != nil && err != context.Canceled {
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorContains(t, err, fmt.Sprintf("while the Drain call of shard %d had not returned since the Flush began", h.Shard()))
 	}
 }
 
