@@ -123,10 +123,12 @@
 // probe (64 goroutines, a pipe stalled 1 s of 2, one call in 100 an
 // Error; 2-core AMD EPYC VM): without the directory zapsink lost 73 % of
 // its records (26,731 Errors among them), with it none, and its longest
-// call was 153 ms against 187 ms; zerologsink and slogsink the same (0
-// lost; 206 against 282 ms, 161 against 147 ms). `go test -run '^$'
-// -bench StalledPipe -benchtime 1x ./zapsink/` (and ./zerologsink/;
-// slogsink's is BenchmarkKeepWait, stall=1s).
+// call was 153 ms against 187 ms; zerologsink lost none either (206
+// against 282 ms), one run each: `go test -run '^$' -bench StalledPipe
+// -benchtime 1x ./zapsink/` (and ./zerologsink/). slogsink lost no Error
+// in three runs, and its longest call was longer with the directory
+// (182-296 ms against 156-194 ms): docs/benchmarks.md, "Logging: what
+// KeepWait saves a burst".
 //
 // # Waiting for room
 //
