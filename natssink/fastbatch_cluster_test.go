@@ -13,6 +13,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/shardedsink/shardedsink/natssink"
+	"github.com/shardedsink/shardedsink/natssink/internal/crash"
 	"github.com/shardedsink/shardedsink/natssink/internal/natsproc"
 )
 
@@ -51,21 +52,9 @@ func TestAFastBatchThroughALeaderKillLosesNothingOnceResentByID(t *testing.T) {
 	retry(t, ctx, "the stream's replicas current", func() error {
 		actx, acancel := context.WithTimeout(ctx, 5*time.Second)
 		defer acancel()
-		info, err := st.Info(actx)
-		if err != nil {
-			return err
-		}
-		cl := info.Cluster
-		if cl == nil || cl.Leader == "" || len(cl.Replicas) != 2 {
-			return fmt.Errorf("cluster %+v", cl)
-		}
-		for _, r := range cl.Replicas {
-			if !r.Current || r.Offline {
-				return fmt.Errorf("replica %+v", r)
-			}
-		}
-		leader = cl.Leader
-		return nil
+		var err error
+		leader, err = crash.ReadyLeader(actx, st)
+		return err
 	})
 	li := c.Index(leader)
 	nc, js, err := natssink.Connect(c.URLs(li), nats.DontRandomize(), quietErrs)

@@ -32,6 +32,7 @@ func TestAFullDiskTurnsSpillingOffAndNothingGoesUncounted(t *testing.T) {
 	st := s.Stats()
 	require.Positive(t, st.SpillErrors, "the tmpfs filled")
 	require.Positive(t, st.DroppedForDisk)
+	require.Zero(t, st.DroppedFull(), "every push refused while the disk was off counts for the disk")
 	require.Contains(t, logs.String(), "spilling is off for a while")
 	g.stalled.Store(false)
 	require.NoError(t, s.Flush(t.Context()))

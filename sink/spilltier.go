@@ -531,11 +531,6 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 	if !ts.hasDisk.Load() || ts.closed {
 		return 0, true
 	}
-	defer func() {
-		if n > 0 {
-			w.fromDisk = true
-		}
-	}()
 	for n < limit {
 		p, earlier, err := ts.next()
 		if err == io.EOF && ts.carrying {

@@ -28,19 +28,21 @@ type contendedRow struct {
 	Throughput   float64 `json:"throughput_per_s"`
 	P99          float64 `json:"p99_ns"`
 	DropPct      float64 `json:"drop_pct"`
+	CoreNs       float64 `json:"core_ns_per_op"`
 }
 
-// headlineRunPath is the committed bench/contended headline run that the
-// README's table shows: the one of median sink cost at 64 producers (the
-// lower of an even count), as bench/contended's medianRun chooses it.
-func headlineRunPath(t *testing.T) string {
+// headlineRows are the rows of the committed bench/contended headline run
+// that the README's table shows: the run of median sink cost at 64
+// producers (the lower of an even count), as bench/contended's medianRun
+// chooses it.
+func headlineRows(t *testing.T) []contendedRow {
 	t.Helper()
 	paths, err := filepath.Glob("../contended/runs/run-*.json")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no committed bench/contended run: %v", err)
 	}
 	type run struct {
-		path string
+		rows []contendedRow
 		ns   float64
 	}
 	var runs []run
@@ -50,20 +52,14 @@ func headlineRunPath(t *testing.T) string {
 			t.Fatal(err)
 		}
 		var res struct {
-			Rows []struct {
-				Impl      string  `json:"impl"`
-				Producers int     `json:"producers"`
-				Consumers string  `json:"consumers"`
-				Payload   int     `json:"payload_bytes"`
-				CoreNs    float64 `json:"core_ns_per_op"`
-			} `json:"rows"`
+			Rows []contendedRow `json:"rows"`
 		}
 		if err := json.Unmarshal(data, &res); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range res.Rows {
-			if r.Impl == "sharded-push" && r.Consumers == "held" && r.Payload == 8 && r.Producers == 64 {
-				runs = append(runs, run{p, r.CoreNs})
+			if r.Impl == "sharded-push" && r.Consumers == "held" && r.PayloadBytes == 8 && r.Producers == 64 {
+				runs = append(runs, run{res.Rows, r.CoreNs})
 			}
 		}
 	}
@@ -71,25 +67,15 @@ func headlineRunPath(t *testing.T) string {
 		t.Fatal("no committed bench/contended run has the sink at 64 producers")
 	}
 	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Compare(a.ns, b.ns) })
-	return runs[(len(runs)-1)/2].path
+	return runs[(len(runs)-1)/2].rows
 }
 
 // contendedAt64 reads the held, 8-byte rows at 64 producers of the
 // committed bench/contended run that the README's table shows, by impl.
 func contendedAt64(t *testing.T) map[string]contendedRow {
 	t.Helper()
-	data, err := os.ReadFile(headlineRunPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Rows []contendedRow `json:"rows"`
-	}
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]contendedRow{}
-	for _, r := range res.Rows {
+	for _, r := range headlineRows(t) {
 		if r.Consumers == "held" && r.PayloadBytes == 8 && r.Producers == 64 {
 			out[r.Impl] = r
 		}
@@ -313,25 +299,9 @@ func TestTheReadmesProseFiguresAreTheCommittedRuns(t *testing.T) {
 	}
 	text := strings.Join(strings.Fields(string(raw)), " ")
 
-	data, err := os.ReadFile(headlineRunPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Rows []struct {
-			Impl      string  `json:"impl"`
-			Producers int     `json:"producers"`
-			Consumers string  `json:"consumers"`
-			Payload   int     `json:"payload_bytes"`
-			CoreNs    float64 `json:"core_ns_per_op"`
-		} `json:"rows"`
-	}
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
 	coreNs := map[int]float64{}
-	for _, r := range res.Rows {
-		if r.Impl == "sharded-push" && r.Consumers == "held" && r.Payload == 8 {
+	for _, r := range headlineRows(t) {
+		if r.Impl == "sharded-push" && r.Consumers == "held" && r.PayloadBytes == 8 {
 			coreNs[r.Producers] = r.CoreNs
 		}
 	}

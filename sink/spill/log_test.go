@@ -110,19 +110,25 @@ func TestRecordsComeBackInOrderAcrossSegments(t *testing.T) {
 	}
 }
 
-func TestTheBudgetRefusesAndDoneGivesItBack(t *testing.T) {
-	l := open(t, t.TempDir(), Options{MaxBytes: 4 * MinSegmentBytes, SegmentBytes: MinSegmentBytes})
-	defer l.Close()
-	n := 0
-	for ; ; n++ {
+// fillUntilFull appends records 0, 1, ... until the budget refuses one
+// (ErrFull), and returns how many it took.
+func fillUntilFull(t testing.TB, l *Log) int {
+	t.Helper()
+	for n := 0; ; n++ {
 		err := l.Append(record(n))
 		if errors.Is(err, ErrFull) {
-			break
+			return n
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestTheBudgetRefusesAndDoneGivesItBack(t *testing.T) {
+	l := open(t, t.TempDir(), Options{MaxBytes: 4 * MinSegmentBytes, SegmentBytes: MinSegmentBytes})
+	defer l.Close()
+	n := fillUntilFull(t, l)
 	if b := l.Stats().Bytes; b > 4*MinSegmentBytes || b < 3*MinSegmentBytes {
 		t.Fatalf("full at %d bytes, budget %d", b, 4*MinSegmentBytes)
 	}
@@ -418,16 +424,7 @@ func TestASIGKILLLosesOnlyWhatWasNotSynced(t *testing.T) {
 func TestASegmentReadToItsEndGivesItsBytesBack(t *testing.T) {
 	l := open(t, t.TempDir(), Options{MaxBytes: MinSegmentBytes})
 	defer l.Close()
-	n := 0
-	for ; ; n++ {
-		err := l.Append(record(n))
-		if errors.Is(err, ErrFull) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	n := fillUntilFull(t, l)
 	expectRun(t, readAll(t, l), 0, n)
 	if err := l.Done(); err != nil {
 		t.Fatal(err)

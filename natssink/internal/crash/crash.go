@@ -317,24 +317,31 @@ func streamLeader(ctx context.Context, st jetstream.Stream) (string, error) {
 }
 
 // streamReady returns nil once the stream has a leader and both replicas
-// are current.
+// are current (ReadyLeader).
 func streamReady(st jetstream.Stream) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		info, err := st.Info(ctx)
-		if err != nil {
-			return err
-		}
-		cl := info.Cluster
-		if cl == nil || cl.Leader == "" || len(cl.Replicas) != 2 {
-			return fmt.Errorf("cluster %+v", cl)
-		}
-		for _, r := range cl.Replicas {
-			if !r.Current || r.Offline {
-				return fmt.Errorf("replica %+v", r)
-			}
-		}
-		return nil
+		_, err := ReadyLeader(ctx, st)
+		return err
 	}
+}
+
+// ReadyLeader returns the name of the stream's leader once it has one and
+// both replicas are current, or an error that says what is not yet so.
+func ReadyLeader(ctx context.Context, st jetstream.Stream) (string, error) {
+	info, err := st.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	cl := info.Cluster
+	if cl == nil || cl.Leader == "" || len(cl.Replicas) != 2 {
+		return "", fmt.Errorf("cluster %+v", cl)
+	}
+	for _, r := range cl.Replicas {
+		if !r.Current || r.Offline {
+			return "", fmt.Errorf("replica %+v", r)
+		}
+	}
+	return cl.Leader, nil
 }
 
 // readAll reads every message of the stream through an ordered consumer
