@@ -2,9 +2,9 @@
 // for a slow destination (but for the records that matter, up to a bound:
 // guarantee 1): the part of every non-blocking logger that comes
 // after the formatting. A record (its bytes, with a level) is copied into
-// a ring slot of a sharded sink (package sink), in the slot itself for up
-// to 352 bytes; the sink's drain workers copy the bytes of a batch into
-// one Write. When the destination falls behind and a ring fills, records
+// a pooled buffer, in place for up to 352 bytes, whose pointer goes
+// through a ring of a sharded sink (package sink); the sink's drain
+// workers copy the bytes of a batch into one Write. When the destination falls behind and a ring fills, records
 // are shed, errors last, and counted, and the stream itself says where: a
 // record
 //
@@ -38,10 +38,12 @@
 //     parks until the worker has written a batch, for as long as it keeps
 //     writing (sink's hand-off; Options.DisableHandOff turns it off): so
 //     loggers that outnumber the cores lose nothing into a destination
-//     that keeps up. Otherwise: one copy
-//     of the bytes and one push into one ring, no lock of the Writer's. A
-//     record of up to 352 bytes allocates nothing; a longer one allocates
-//     its bytes once, bounded in all by Options.MaxQueuedBytes. While its
+//     that keeps up. Otherwise: one copy of the bytes into a pooled
+//     record buffer and one push of its pointer into one ring, no lock of
+//     the Writer's. A record of up to 352 bytes allocates nothing but when
+//     the pool is empty (after a garbage collection emptied it, or while
+//     the queue grows: a buffer of 416 bytes, which the pool then keeps); a
+//     longer one allocates its bytes once, bounded in all by Options.MaxQueuedBytes. While its
 //     ring is more than a quarter full, one caller per 100 µs yields the
 //     processor (runtime.Gosched) before it writes, so that the drain
 //     worker, runnable but behind busy loggers, gets a turn instead of
@@ -103,8 +105,9 @@
 // second per shard × the longest Write in seconds must fit in seven
 // eighths of RingCapacity, and the bytes of those over 352 in seven eighths
 // of MaxQueuedBytes/Shards. The default ring of 8192 records holds 7,168
-// records below KeepLevel per shard. A ring slot takes 400 bytes, so each
-// doubling of RingCapacity costs 3.1 MiB per shard more.
+// records below KeepLevel per shard. A queued record takes 416 bytes
+// (its Record) and 16 more in its ring slot, so each doubling of
+// RingCapacity costs up to 3.4 MiB per shard more while the ring is full.
 //
 // # A spill directory
 //
@@ -151,7 +154,8 @@
 //
 // # Costs
 //
-// A Write costs one copy into a ring slot and one push, plus, when records
+// A Write costs one copy into a pooled record buffer and one push of its
+// pointer, plus, when records
 // were shed just before, the formatting of the report. The drain workers
 // copy the records out and write them in batches. Idle, the workers park
 // (the sink's IdleWake): no poller runs and no worker sets a timer (the

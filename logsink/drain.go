@@ -20,26 +20,28 @@ const maxWrite = 256 << 10
 // record longer than that is written alone, from its own bytes. With
 // stealing off, a batch holds the entries of one shard.
 //
-// Every record of the batch is counted once: written, failed (a Write that
+// The batch's Records go back into the pool once they are written (after
+// a Write that panicked or called runtime.Goexit, to the garbage
+// collector). Every record of the batch is counted once: written, failed (a Write that
 // failed, panicked or called runtime.Goexit, counted by write), or
 // abandoned (the ctx of the Drain call ended, which happens only when
 // Close's ctx ended first). The errors go to OnError once the shard's lock
 // is released.
-func (w *Writer) drain(ctx context.Context, batch []entry) {
+func (w *Writer) drain(ctx context.Context, batch []*Record) {
 	if len(batch) == 0 {
 		return
 	}
 	start := time.Now()
 	defer w.timeTurn(start)
-	st := &w.shards[batch[0].shard]
+	st := &w.shards[batch[0].e.shard]
 	// After the pops (the sink took the batch from the ring before this
 	// call), so queued never falls below the ring's length. Entries read
 	// back from the spill tier left queued when they were spilled.
 	inRing, markers := 0, 0
-	for k := range batch {
-		if !batch[k].fromDisk {
+	for _, r := range batch {
+		if !r.e.fromDisk {
 			inRing++
-			if batch[k].marker {
+			if r.e.marker {
 				markers++
 			}
 		}
@@ -65,7 +67,7 @@ func (w *Writer) drain(ctx context.Context, batch []entry) {
 	}
 	out, n := st.out[:0], 0
 	for pos < len(batch) {
-		e := &batch[pos]
+		e := &batch[pos].e
 		p := e.bytes()
 		rec := 1
 		if e.marker {
@@ -98,6 +100,9 @@ func (w *Writer) drain(ctx context.Context, batch []entry) {
 	}
 	w.write(out, n)
 	returned = true
+	for _, r := range batch {
+		PutRecord(r) // the sink holds no copy: Drain's values are its own
+	}
 }
 
 // timeTurn records the time since start as a drain turn if it is the

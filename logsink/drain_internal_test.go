@@ -32,11 +32,11 @@ func BenchmarkDrainTurn(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.Close(context.Background())
-			batch := make([]entry, n)
+			batch := make([]*Record, n)
 			for b.Loop() {
 				b.StopTimer()
 				for k := range batch {
-					batch[k] = makeEntry(nil, one.Bytes(), 0, false)
+					batch[k] = newRecord(nil, one.Bytes(), 0, false)
 				}
 				w.shards[0].queued.Add(int64(n)) // what the pushes would have added
 				b.StartTimer()
@@ -69,7 +69,8 @@ func TestAnOutsizedRecordIsWrittenFromItsOwnBytesAndTheBufferKeepsItsSize(t *tes
 	defer h.Close(context.Background())
 	small := []byte("{\"msg\":\"small\"}\n")
 	huge := append(bytes.Repeat([]byte("x"), 1<<20), '\n')
-	batch := []entry{makeEntry(nil, small, 0, false), makeEntry(nil, huge, 0, false), makeEntry(nil, small, 0, false)}
+	batch := []*Record{newRecord(nil, small, 0, false), newRecord(nil, huge, 0, false), newRecord(nil, small, 0, false)}
+	hugeBytes := &batch[1].e.big[0]
 	st := &h.shards[0]
 	st.queued.Add(int64(len(batch))) // what the pushes would have added
 	h.drain(context.Background(), batch)
@@ -80,7 +81,7 @@ func TestAnOutsizedRecordIsWrittenFromItsOwnBytesAndTheBufferKeepsItsSize(t *tes
 	if len(w.writes) != 3 {
 		t.Fatalf("%d Writes, want 3: the small record, the huge one alone, the small one", len(w.writes))
 	}
-	if w.at[1] != &batch[1].big[0] {
+	if w.at[1] != hugeBytes {
 		t.Error("the outsized record was copied instead of written from its own bytes")
 	}
 	if !bytes.Equal(w.writes[0], small) || !bytes.Equal(w.writes[1], huge) || !bytes.Equal(w.writes[2], small) {

@@ -208,9 +208,8 @@ func (w *Writer) reportDrops(i int) {
 	}
 	st.markers.Add(1)
 	b.e.shard, b.e.marker = int32(i), true
-	pushed := w.handles[i].Push(b.e)
-	PutRecord(b)
-	if !pushed {
+	if !w.handles[i].Push(b) {
+		PutRecord(b)
 		// A record that waits for room (KeepWait) took the place that
 		// admission counted for the marker: the counts go back to
 		// pending, for the next record to report.

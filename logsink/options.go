@@ -18,9 +18,10 @@ const (
 	// worker that copies formatted records into Writes.
 	DefaultShards = 2
 	// DefaultRingCapacity is the default number of records each shard
-	// buffers. A ring slot takes 400 bytes on 64-bit platforms and holds a
-	// formatted record of up to InlineSize (352) bytes, so a default ring
-	// takes 3.1 MiB, plus the records longer than that.
+	// buffers. A ring slot takes 16 bytes on 64-bit platforms and points
+	// to a pooled Record of 416 bytes that holds a formatted record of up
+	// to InlineSize (352) bytes: a default ring takes 128 KiB, up to
+	// 3.3 MiB more while it is full, plus the records longer than that.
 	DefaultRingCapacity = 8192
 	// DefaultBatchSize is the default number of records a drain worker
 	// takes from its ring at once and copies into Writes of at most 256
@@ -102,8 +103,8 @@ type Options struct {
 	// pin the heap. Each shard has MaxQueuedBytes/Shards; records below
 	// KeepLevel may fill seven eighths of it, so that those at or above it
 	// find room. A record larger than a shard's share is taken only while
-	// the shard holds no bytes, and then alone. The records in the slots
-	// come on top: RingCapacity × Shards × 400 bytes (6.25 MiB by
+	// the shard holds no bytes, and then alone. The Records queued come
+	// on top: RingCapacity × Shards × 416 bytes at most (6.5 MiB by
 	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
 	// but the slots.
 	//

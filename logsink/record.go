@@ -7,37 +7,38 @@ import (
 	"sync"
 )
 
-// InlineSize is the longest formatted record that travels inside its ring
-// slot; a longer one allocates its bytes once, bounded in all by
+// InlineSize is the longest formatted record that a [Record] holds in
+// place; a longer one allocates its bytes once, bounded in all by
 // Options.MaxQueuedBytes. A record of five attributes and a time, a level
 // and a message takes about 150 bytes in JSON, 250 with the caller's file
 // and line.
 const InlineSize = 352
 
-// entry is what travels through the sink: the formatted bytes of one
-// record, preceded by the drop report that goes in front of it if there is
-// one, or the bytes of a drop report alone (marker), in the slot itself
-// when they fit. With the ring's sequence number a slot takes 400 bytes on
-// 64-bit platforms.
+// entry is a record's payload: the formatted bytes of one record,
+// preceded by the drop report that goes in front of it if there is one,
+// or the bytes of a drop report alone (marker), inline when they fit.
 type entry struct {
 	big    []byte // the bytes, when longer than InlineSize
 	n      int32  // the length of the bytes in inline
 	shard  int32
 	marker bool
-	// fromDisk is set on an entry read back from the spill tier: it left
+	// fromDisk is set on a record read back from the spill tier: it left
 	// its shard's queued when it was spilled (entryCodec).
 	fromDisk bool
 	inline   [InlineSize]byte
 }
 
-// Record holds the formatted bytes of one record on their way into a
-// [Writer], for front-ends that format on the caller (slogsink, zapsink):
-// it is an io.Writer that keeps the bytes in a buffer the size of a ring
-// slot, and allocates only for a record longer than [InlineSize]. Take one
-// with [GetRecord], write the record's bytes into it, and hand it to
-// [Stream.Push], which copies it into the ring slot and puts it back; one
-// that is not pushed goes back with [PutRecord]. A Record is used by one
-// goroutine at a time.
+// Record holds the formatted bytes of one record on their way through a
+// [Writer]: front-ends that format on the caller (slogsink, zapsink)
+// write into it, and the sink carries the pointer, so that a record's
+// bytes are written once on the caller and read once by the drain worker,
+// whatever its length (a ring slot holds the pointer and its sequence
+// number, 16 bytes). It is an io.Writer that keeps up to [InlineSize]
+// bytes in place and allocates only for a longer record. Take one with
+// [GetRecord], write the record's bytes into it, and hand it to
+// [Stream.Push], which takes it over (the drain worker puts it back into
+// the pool once it is written); one that is not pushed goes back with
+// [PutRecord]. A Record is used by one goroutine at a time.
 type Record struct{ e entry }
 
 // Write appends p to the record's bytes; it always returns len(p), nil.
@@ -53,34 +54,32 @@ func (r *Record) Len() int { return r.e.len() }
 // pushed, put back or written to again.
 func (r *Record) Bytes() []byte { return r.e.bytes() }
 
-// recordPool recycles the Records that records are formatted into on the
-// caller and pushed from (the push copies the record into its ring slot).
-// A caller takes one and puts it back within the same call, on the same P
-// as a rule, as slog's own handlers do with their buffers.
+// recordPool recycles Records: a caller takes one to format a record
+// into, and the drain worker puts it back once the record is written (or a
+// caller at once, when the record is shed).
 var recordPool = sync.Pool{New: func() any { return new(Record) }}
 
 // GetRecord returns an empty Record from a pool.
 func GetRecord() *Record { return recordPool.Get().(*Record) }
 
 // PutRecord puts r back into the pool, empty; r must not be used after.
-// Its bytes beyond a slot, if any, belong to the ring slot it was pushed
-// into, or to nobody.
 func PutRecord(r *Record) {
-	r.e.big, r.e.n, r.e.marker, r.e.shard = nil, 0, false, 0
+	r.e.big, r.e.n, r.e.marker, r.e.fromDisk, r.e.shard = nil, 0, false, false, 0
 	recordPool.Put(r)
 }
 
-// makeEntry copies report (nil for none) and then p into a new entry of
-// shard i.
-func makeEntry(report, p []byte, i int, marker bool) entry {
-	e := entry{shard: int32(i), marker: marker}
-	if n := len(report) + len(p); n <= InlineSize {
-		copy(e.inline[copy(e.inline[:], report):], p)
-		e.n = int32(n)
-	} else {
-		e.big = append(append(bigBytes(n), report...), p...)
+// newRecord returns a Record of shard i from the pool that holds report
+// (nil for none) and then p.
+func newRecord(report, p []byte, i int, marker bool) *Record {
+	r := GetRecord()
+	r.e.shard, r.e.marker = int32(i), marker
+	if n := len(report) + len(p); n > InlineSize {
+		r.e.big = append(append(bigBytes(n), report...), p...)
+		return r
 	}
-	return e
+	r.e.append(report)
+	r.e.append(p)
+	return r
 }
 
 // append appends p to e's bytes, inline while they fit.
@@ -102,12 +101,13 @@ func (e *entry) append(p []byte) {
 // heap and not only the lengths.
 func bigBytes(n int) []byte { return slices.Grow([]byte(nil), n) }
 
-// heapBytes is the sink's SizeOf: the bytes an entry holds beyond its
-// slot, which Options.MaxQueuedBytes bounds. A record stored in the slot
-// holds none (the slots are bounded already). It is the same for every
-// copy of an entry, as the sink requires: it calls it on the push and again
-// when the worker takes the entry.
-func heapBytes(e entry) int { return cap(e.big) }
+// heapBytes is the sink's SizeOf: the bytes a record holds beyond its
+// Record, which Options.MaxQueuedBytes bounds. A record that fits its
+// Record holds none (the Records queued are bounded by the rings' slots
+// already). It does not change while the sink holds the record, as the
+// sink requires: it calls it on the push and again when the worker takes
+// the record.
+func heapBytes(r *Record) int { return cap(r.e.big) }
 
 func (e *entry) len() int {
 	if e.big != nil {
@@ -124,29 +124,31 @@ func (e *entry) bytes() []byte {
 	return e.inline[:e.n]
 }
 
-// records returns the number of entries of es that are records, not
-// markers.
-func records(es []entry) int {
+// records returns the number of rs that are records, not markers.
+func records(rs []*Record) int {
 	n := 0
-	for k := range es {
-		if !es[k].marker {
+	for _, r := range rs {
+		if !r.e.marker {
 			n++
 		}
 	}
 	return n
 }
 
-// entryCodec is the spill tier's Codec of entries: a flag byte (1 for a
+// entryCodec is the spill tier's Codec of Records: a flag byte (1 for a
 // marker), the shard as 4 bytes, and the record's bytes. The sink calls
-// Append once for each entry it moves from a ring to disk: the entry then
+// Append once for each record it moves from a ring to disk (the Record is
+// then the garbage collector's, not the pool's: the sink may still hold
+// it while the write is in progress); the record then
 // leaves its shard's queued (and markers), as a drained one does, so that
-// admission lets records in while the tier takes them. An entry read back
+// admission lets records in while the tier takes them. A record read back
 // is marked fromDisk, which drain does not take out of queued again. A
 // record an earlier Writer with more shards spilled goes to shard
 // shard % Shards.
 type entryCodec struct{ w *Writer }
 
-func (c entryCodec) Append(dst []byte, e entry) ([]byte, error) {
+func (c entryCodec) Append(dst []byte, r *Record) ([]byte, error) {
+	e := &r.e
 	st := &c.w.shards[e.shard]
 	st.queued.Add(-1)
 	flag := byte(0)
@@ -159,12 +161,12 @@ func (c entryCodec) Append(dst []byte, e entry) ([]byte, error) {
 	return append(dst, e.bytes()...), nil
 }
 
-func (c entryCodec) Decode(p []byte) (entry, error) {
+func (c entryCodec) Decode(p []byte) (*Record, error) {
 	if len(p) < 5 || p[0] > 1 {
-		return entry{}, fmt.Errorf("logsink: a spilled record of %d bytes that no Writer wrote", len(p))
+		return nil, fmt.Errorf("logsink: a spilled record of %d bytes that no Writer wrote", len(p))
 	}
 	shard := int(binary.LittleEndian.Uint32(p[1:5]) % uint32(len(c.w.shards)))
-	e := makeEntry(nil, p[5:], shard, p[0] == 1)
-	e.fromDisk = true
-	return e, nil
+	r := newRecord(nil, p[5:], shard, p[0] == 1)
+	r.e.fromDisk = true
+	return r, nil
 }

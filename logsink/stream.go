@@ -21,7 +21,7 @@ import (
 type Stream struct {
 	w     *Writer
 	shard int
-	sh    *sink.Handle[entry]
+	sh    *sink.Handle[*Record]
 }
 
 // Writer returns the Writer that s writes into.
@@ -31,8 +31,8 @@ func (s Stream) Writer() *Writer { return s.w }
 func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.w.opts.level, p) }
 
 // WriteLevel writes p, the formatted bytes of one record, as a record of
-// level l: it copies p (into the ring slot itself for up to InlineSize
-// bytes; a longer record allocates its bytes once) and returns len(p),
+// level l: it copies p (into a pooled [Record], in place for up to
+// InlineSize bytes; a longer record allocates its bytes once) and returns len(p),
 // nil. It does not keep p, and waits only as guarantee 1 of the package
 // says: for a drain worker short of CPU, or, at or above KeepLevel, for
 // room up to Options.KeepWait; never for a slow destination.
@@ -149,8 +149,9 @@ func (s Stream) admit(st *shardState, limit int64) bool {
 func (s Stream) End() { s.w.shards[s.shard].inflight.Add(-1) }
 
 // Push hands r, the formatted bytes of a record of level l that
-// [Stream.Begin] started, to the shard, and puts r back into the pool
-// (the caller must not use it after). The record is accepted, or dropped
+// [Stream.Begin] started, to the shard, and takes r over (the caller must
+// not use it after): the drain worker puts it back into the pool once the
+// record is written, or Push at once when it is shed. The record is accepted, or dropped
 // and counted, as [Stream.WriteLevel] says (at or above KeepLevel, after
 // a wait of up to Options.KeepWait for room); a report of earlier drops goes
 // in front of it. An empty r is counted in Stats.Empty.
@@ -190,9 +191,8 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		s.pushWait(en, lv, report != nil, &pend)
 		return
 	}
-	if s.sh.Push(en.e) {
-		PutRecord(en)
-		return
+	if s.sh.Push(en) {
+		return // the drain worker puts en back once it is written
 	}
 	s.refused(en, lv, keep, report != nil, &pend)
 }
@@ -229,8 +229,7 @@ func (s Stream) takeReport(st *shardState, b *entry) (*Record, pendingDrops) {
 func (s Stream) attach(r, report *Record) *Record {
 	en := r
 	if report != nil {
-		en = GetRecord()
-		en.e = makeEntry(report.Bytes(), r.e.bytes(), s.shard, false)
+		en = newRecord(report.Bytes(), r.e.bytes(), s.shard, false)
 		PutRecord(report)
 		PutRecord(r)
 	}
@@ -271,23 +270,18 @@ func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDro
 	}
 }
 
-// pushWait pushes e (en's entry), a record at or above KeepLevel of level bucket lv
+// pushWait pushes en, a record at or above KeepLevel of level bucket lv
 // for which the ring (or the shard's share of MaxQueuedBytes) had no room,
 // waiting up to Options.KeepWait for room (sink's Handle.PushWait). queued
-// is already raised for it. Once Close has begun it sheds e at once; a
+// is already raised for it. Once Close has begun it sheds en at once; a
 // record larger than the shard's share is shed at once too
-// (sink.ErrValueTooLarge), for bytes. Otherwise e is pushed, or shed when
-// the wait ends first (counted in waitedOut) or Close begins meanwhile.
-// With carries, e carries the report of pend, which goes back when e is
-// shed. It puts en, which holds e, back into the pool. A function of its
-// own, kept out of line, so that Push's frame holds no copy of an entry.
-//
-//go:noinline
+// (sink.ErrValueTooLarge), for bytes. Otherwise en is pushed, or shed when
+// the wait ends first (counted in waitedOut) or Close begins meanwhile,
+// and then put back into the pool. With carries, en carries the report of
+// pend, which goes back when en is shed.
 func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 	w := s.w
 	st := &w.shards[s.shard]
-	e := en.e
-	PutRecord(en)
 	var err error
 	if w.isClosed() {
 		err = sink.ErrShutdown
@@ -295,12 +289,13 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 		// Allocates the ctx and its timer: only a record that found no
 		// room pays for it.
 		ctx, cancel := context.WithTimeout(w.closing, w.opts.keepWait)
-		err = s.sh.PushWait(ctx, e)
+		err = s.sh.PushWait(ctx, en)
 		cancel()
 		if err == nil {
 			return
 		}
 	}
+	PutRecord(en)
 	st.queued.Add(-1)
 	if carries {
 		st.givePending(*pend)

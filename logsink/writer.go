@@ -27,13 +27,13 @@ type Writer struct {
 	// does not miss its cache each time a worker takes the write lock. Its
 	// counters, and those of shardState, are sync/atomic types, which keep
 	// 64-bit words 8-byte aligned on 32-bit platforms too.
-	sink   *sink.Sink[entry]
+	sink   *sink.Sink[*Record]
 	dst    io.Writer // the destination
 	opts   settings
 	logger *slog.Logger
 	shards []shardState
 	// handles[i] pushes into shard i.
-	handles []*sink.Handle[entry]
+	handles []*sink.Handle[*Record]
 	root    Stream
 	epoch   time.Time
 
@@ -139,7 +139,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	cfg := sink.Config[entry]{
+	cfg := sink.Config[*Record]{
 		Name:         o.name,
 		Shards:       o.shards,
 		RingCapacity: o.ringCapacity,
@@ -163,14 +163,14 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued
 	}
 	if o.spillDir != "" {
-		cfg.Spill = sink.Spill[entry]{Dir: o.spillDir, MaxBytes: o.spillBytes, Codec: entryCodec{c}, SyncInterval: o.spillSync}
+		cfg.Spill = sink.Spill[*Record]{Dir: o.spillDir, MaxBytes: o.spillBytes, Codec: entryCodec{c}, SyncInterval: o.spillSync}
 	}
-	c.sink, err = sink.New(cfg, sink.ActionFunc[entry](c.drain))
+	c.sink, err = sink.New(cfg, sink.ActionFunc[*Record](c.drain))
 	if err != nil {
 		c.stopWaits()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	c.handles = make([]*sink.Handle[entry], o.shards)
+	c.handles = make([]*sink.Handle[*Record], o.shards)
 	for k, left := uint64(0), o.shards; left > 0; k++ {
 		if sh := c.sink.HandleFor(k); c.handles[sh.Shard()] == nil {
 			c.handles[sh.Shard()] = sh

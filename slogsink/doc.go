@@ -2,9 +2,9 @@
 // writer (but for the records that matter, up to a bound: guarantee 1).
 // [Handler.Handle] formats the record on the goroutine that logs, with an
 // ordinary slog handler (JSON by default), and pushes its bytes into a
-// sharded sink (package sink), in the ring slot itself for a record of up
-// to 352 bytes; the sink's drain workers only copy the bytes of a batch
-// into one Write. When the writer falls behind and a ring fills, records
+// sharded sink (package sink), in a pooled buffer whose pointer goes
+// through a ring (in place for a record of up to 352 bytes); the sink's
+// drain workers only copy the bytes of a batch into one Write. When the writer falls behind and a ring fills, records
 // are shed and counted, and the log itself says where: a record
 //
 //	{"level":"WARN","msg":"slogsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
@@ -43,8 +43,10 @@
 //     when the worker is still in it): a few calls in a thousand pay a
 //     scheduler round. A record of up to 352 bytes (five attributes with a
 //     time, a level and a message take about 150 in JSON, 250 with
-//     AddSource) allocates nothing: it is formatted into an entry from a
-//     sync.Pool, which the push copies into the ring slot. A longer record
+//     AddSource) allocates nothing but when the pool is empty: it is
+//     formatted into a record buffer from a sync.Pool, whose pointer the
+//     push hands to the ring, and the drain worker puts it back once
+//     written. A longer record
 //     allocates its bytes once, bounded in all by Options.MaxQueuedBytes.
 //  2. Output: the bytes the Format handler writes for the same records
 //     when called synchronously, in the same order per Handler: it is the
@@ -122,16 +124,17 @@
 // RingCapacity (the eighth above it is the reserve of KeepLevel), and the
 // bytes of those over 352 in seven eighths of MaxQueuedBytes/Shards. The
 // default ring of 8192 records per shard, 2 shards, holds 14,336 records
-// below KeepLevel: 143 ms of a stall at 100,000 records per second. A ring
-// slot takes 400 bytes, so each doubling of RingCapacity costs 3.1 MiB per
-// shard more. A writer slower than the log on average sheds whatever the
+// below KeepLevel: 143 ms of a stall at 100,000 records per second. A
+// queued record takes 416 bytes (its record buffer) and 16 more in its
+// ring slot, so each doubling of RingCapacity costs up to 3.4 MiB per
+// shard more while the ring is full. A writer slower than the log on average sheds whatever the
 // size; Stats and the drop reports say how much.
 //
 // # Costs
 //
 // A logging call costs the Format handler's own formatting (on the caller,
-// as with the synchronous handler), one copy into a ring slot and one
-// push; a With costs the Format handler's WithAttrs and one small
+// as with the synchronous handler), one copy into a pooled record buffer
+// and one push of its pointer; a With costs the Format handler's WithAttrs and one small
 // allocation. The drain workers copy the records out and write them in
 // batches. The measured figures against slog.NewJSONHandler (the HTTP
 // shape, a With, the Info call, a drain turn) and the command that

@@ -64,8 +64,8 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 }
 
 // Handle formats r with the Format handler, on the calling goroutine, hands
-// the bytes to the handler's shard (in the ring slot itself, for a record
-// of up to 352 bytes) and returns nil.
+// the bytes to the handler's shard (in a pooled record buffer, in place
+// for a record of up to 352 bytes) and returns nil.
 // It does not wait for a slow writer, but a record at or above KeepLevel
 // whose ring is full waits up to Options.KeepWait for room before it is
 // dropped (counted in Stats.WaitedOut), and a call whose ring is full

@@ -19,9 +19,10 @@ const (
 	// worker that copies formatted records into Writes.
 	DefaultShards = logsink.DefaultShards
 	// DefaultRingCapacity is the default number of records each shard
-	// buffers. A ring slot takes 400 bytes on 64-bit platforms and holds a
-	// formatted record of up to 352 bytes, so a default ring takes
-	// 3.1 MiB, plus the records longer than that.
+	// buffers. A ring slot takes 16 bytes on 64-bit platforms and points
+	// to a pooled record buffer of 416 bytes that holds a formatted record
+	// of up to 352 bytes: a default ring takes 128 KiB, up to 3.3 MiB more
+	// while it is full, plus the records longer than that.
 	DefaultRingCapacity = logsink.DefaultRingCapacity
 	// DefaultBatchSize is the default number of records a drain worker
 	// takes from its ring at once and copies into Writes of at most 256
@@ -126,9 +127,8 @@ type Options struct {
 	// larger than a shard's share is taken only while the shard holds no
 	// bytes, and then alone: until it is written the shard sheds every
 	// other record longer than a slot (those that fit their slot take no
-	// bytes and still go in). The records in the slots
-	// come on top: RingCapacity × Shards × 400 bytes (6.25 MiB by
-	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
+	// bytes and still go in). The record buffers queued come on top:
+	// RingCapacity × Shards × 416 bytes at most (6.5 MiB by default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
 	// but the slots.
 	//
 	// It costs every push a call that reads the record's size, and a

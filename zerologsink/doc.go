@@ -1,7 +1,8 @@
 // Package zerologsink puts zerolog on logsink's non-blocking record
 // writer: a [Writer] is a zerolog.LevelWriter that replaces
 // diode.NewWriter. zerolog formats each event on the goroutine that logs,
-// as always; the Writer copies its bytes into a ring slot and returns, and
+// as always; the Writer copies its bytes into a pooled record buffer,
+// pushes its pointer into a ring and returns, and
 // logsink's workers write them in batches. It never waits for the
 // destination, and unlike the diode it loses nothing silently, runs no
 // poller while idle, and writes its tail on Close within a bound.
