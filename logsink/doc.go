@@ -122,16 +122,10 @@
 // what a crash can lose or write twice is the sink package's, "The spill
 // tier"). Stats counts Spilled, Recovered, LostOnDisk and OnDisk, and the
 // accounting of guarantee 3 becomes Written + Dropped + Errors +
-// Abandoned + Empty + LostOnDisk + OnDisk - Recovered. The stalled-pipe
-// probe (64 goroutines, a pipe stalled 1 s of 2, one call in 100 an
-// Error; 2-core AMD EPYC VM): without the directory zapsink lost 73 % of
-// its records (26,731 Errors among them), with it none, and its longest
-// call was 153 ms against 187 ms; zerologsink lost none either (206
-// against 282 ms), one run each: `go test -run '^$' -bench StalledPipe
-// -benchtime 1x ./zapsink/` (and ./zerologsink/). slogsink lost no Error
-// in three runs, and its longest call was longer with the directory
-// (182-296 ms against 156-194 ms): docs/benchmarks.md, "Logging: what
-// KeepWait saves a burst".
+// Abandoned + Empty + LostOnDisk + OnDisk - Recovered. What the directory
+// saves a stalled pipe (64 goroutines, 1 s of 2 stalled, one call in 100
+// an Error), and what it costs the longest call, is in docs/benchmarks.md,
+// "Logging: what KeepWait saves a burst" (its SpillDir column).
 //
 // # Waiting for room
 //

@@ -38,6 +38,14 @@ var frontRows = []frontRow{
 	{"xsync", "xsync `MPMCQueue.TryEnqueue` (gives up on lost races)"},
 }
 
+// frontDefaults is the row beside the sink's held one: the sink with every
+// default, its workers draining (what a user gets without tuning), from the
+// draining table, marked ‡.
+var frontDefaults = frontRow{"sharded-push-defaults", "**sink**, every default, workers draining ‡"}
+
+// drained is the table frontDefaults is read from.
+var drained = tableKey{"draining", 8}
+
 // frontAt is the producer count the front page reads, and frontReference the
 // one it shows beside it; a run without frontAt reads its largest count.
 const (
@@ -73,13 +81,15 @@ func medianRun(runs []*Result, fallback *Result) *Result {
 }
 
 // writeHeadline writes the front page's table of res, the headline run of
-// median sink cost (medianRun), with its three-sentence caption: at 64 producers (1 for
+// median sink cost (medianRun), with its caption: at 64 producers (1 for
 // reference), for each front row, pushes per second, core-ns per push, p99
-// and drop % (p99.9 and the other peers are in the full tables). The caption says how the rows ran: every structure
-// holds a whole round, not a default sink's 8,192 slots per ring, and a
-// row marked † had producers that took turns (the full tables call it
-// invalid for per-thread CPU).
-func writeHeadline(w io.Writer, res *Result, runs []*Result) error {
+// and drop % (p99.9 and the other peers are in the full tables), and the
+// sink with every default and its workers draining from all (the combined
+// runs) when it has that row. The caption says how the rows ran: every
+// structure but the defaults row holds a whole round, and a row marked †
+// had producers that took turns (the full tables call it invalid for
+// per-thread CPU).
+func writeHeadline(w io.Writer, res *Result, runs []*Result, all *Result) error {
 	at := frontAt
 	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
 		at = slices.Max(ps)
@@ -90,17 +100,22 @@ func writeHeadline(w io.Writer, res *Result, runs []*Result) error {
 		spread = fmt.Sprintf("; over them the sink's cells ranged %s at %d producers, %s at %d",
 			sinkRange(runs, at), at, sinkRange(runs, frontReference), frontReference)
 	}
+	defaults := ""
+	if _, ok := find(rowsOf(all, drained), frontDefaults.impl, at); ok {
+		defaults = fmt.Sprintf(" ‡: the sink with every default (%s-slot rings: a push its workers cannot keep up with "+
+			"waits for them or is refused), its workers draining, from the other tables' run.", groupDigits(sink.DefaultRingCapacity))
+	}
 	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values, nobody draining, into structures that "+
-		"each hold a whole round (%s slots; a default sink's %s-slot rings would refuse nearly all). "+
+		"each hold a whole round (%s slots).%s "+
 		"Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: the producers took turns. "+
 		"The median of %d runs by the sink's cell (%s%s): %s, load average %s, Sink.Push on %s "+
 		"([the method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
-		at, groupDigits(ringCapacity(res.Config.Round)), groupDigits(sink.DefaultRingCapacity), max(len(runs), 1), windowShort(res.Config),
+		at, groupDigits(ringCapacity(res.Config.Round)), defaults, max(len(runs), 1), windowShort(res.Config),
 		spread, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
 	if _, err := io.WriteString(w, caption); err != nil {
 		return err
 	}
-	return writeFrontTable(w, res, at)
+	return writeFrontTable(w, res, all, at)
 }
 
 // sinkRange is the smallest and largest core-ns per push of the sink's
@@ -128,7 +143,7 @@ func writeSummary(w io.Writer, res *Result) error {
 	}
 	fmt.Fprintf(w, "%d producers push 8-byte values, nobody draining (%s); %s; Sink.Push on %s.\n\n",
 		at, windowShort(res.Config), res.Run.Machine, homesText(res.Config.Homes))
-	if err := writeFrontTable(w, res, at); err != nil {
+	if err := writeFrontTable(w, res, res, at); err != nil {
 		return err
 	}
 	if goals := checkGoals([]*Result{res}); len(goals) > 0 {
@@ -141,17 +156,18 @@ func writeSummary(w io.Writer, res *Result) error {
 	return err
 }
 
-// writeFrontTable writes the front rows at producers at, with core-ns per
-// push at frontReference beside them.
-func writeFrontTable(w io.Writer, res *Result, at int) error {
-	rows := rowsOf(res, headline)
+// writeFrontTable writes the front rows of res's headline table at
+// producers at, and after the sink's the defaults row of all's draining
+// table when it has one, with core-ns per push at frontReference beside
+// them.
+func writeFrontTable(w io.Writer, res, all *Result, at int) error {
 	header := []string{fmt.Sprintf("at %d producers", at), "pushes/s", "core-ns per push", "p99", "drop %",
 		fmt.Sprintf("core-ns at %d producer", frontReference)}
 	var lines [][]string
-	for _, fr := range frontRows {
+	add := func(rows []Row, fr frontRow) {
 		r, ok := find(rows, fr.impl, at)
 		if !ok {
-			continue
+			return
 		}
 		ref := ""
 		if one, ok := find(rows, fr.impl, frontReference); ok && at != frontReference {
@@ -163,6 +179,13 @@ func writeFrontTable(w io.Writer, res *Result, at int) error {
 		}
 		lines = append(lines, []string{label, perSecond(r.ThroughputPerS), sig3(r.CoreNsPerOp),
 			report.Nanos(r.P99Ns), pct(r.DropPct), ref})
+	}
+	rows := rowsOf(res, headline)
+	for i, fr := range frontRows {
+		add(rows, fr)
+		if i == 0 {
+			add(rowsOf(all, drained), frontDefaults)
+		}
 	}
 	if len(lines) == 0 {
 		var names []string

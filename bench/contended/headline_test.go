@@ -18,7 +18,7 @@ func TestHeadlineIsUpToDate(t *testing.T) {
 	require.NoError(t, err)
 	var want bytes.Buffer
 	last, _ := combined(runs)
-	require.NoError(t, writeHeadline(&want, medianRun(headlineRuns(runs), last), headlineRuns(runs)))
+	require.NoError(t, writeHeadline(&want, medianRun(headlineRuns(runs), last), headlineRuns(runs), last))
 	text, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	got, err := report.BlockOf(string(text), headlineBegin, headlineEnd)
@@ -35,6 +35,10 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 		{Impl: "single-chan", Producers: 64, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 100, ThroughputPerS: 20e6, P99Ns: 2000, P999Ns: 3000, Parallelism: 1.2},
 		{Impl: "single-chan", Producers: 64, Consumers: "draining", PayloadBytes: 8, CoreNsPerOp: 999, ThroughputPerS: 1, Valid: true},
 	}}
+	tables := &Result{Rows: []Row{
+		{Impl: "sharded-push-defaults", Producers: 1, Consumers: "draining", PayloadBytes: 8, CoreNsPerOp: 25, Valid: true},
+		{Impl: "sharded-push-defaults", Producers: 64, Consumers: "draining", PayloadBytes: 8, CoreNsPerOp: 60, ThroughputPerS: 20e6, P99Ns: 5000, DropPct: 12.5, Valid: true},
+	}}
 	var b bytes.Buffer
 	other := &Result{Rows: []Row{
 		{Impl: "sharded-push", Producers: 1, Consumers: "held", PayloadBytes: 8, CoreNsPerOp: 8, Valid: true},
@@ -47,7 +51,11 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	runs := []*Result{other, res, faster}
 	require.Same(t, res, medianRun(runs, nil), "the run of median sink cell at 64 producers: 11, 12, 15")
 	require.Same(t, faster, medianRun([]*Result{other, faster}, nil), "of two, the lower")
-	require.NoError(t, writeHeadline(&b, medianRun(runs, nil), runs))
+	require.NoError(t, writeHeadline(&b, medianRun(runs, nil), runs, res))
+	require.NotContains(t, b.String(), "‡", "no defaults row in the runs: no mark, no sentence")
+	require.Equal(t, 2, strings.Count(strings.SplitN(b.String(), "\n\n", 2)[0], ". "), "a caption of three sentences")
+	b.Reset()
+	require.NoError(t, writeHeadline(&b, medianRun(runs, nil), runs, tables))
 	s := b.String()
 	require.Contains(t, s, "64 producers, each on its own OS thread")
 	require.Contains(t, s, "medians of 3 trials of a 200ms window")
@@ -55,10 +63,12 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	require.Contains(t, s, "The median of 3 runs by the sink's cell", "the table is one run's, and says which")
 	require.Contains(t, s, "over them the sink's cells ranged 11.0-15.0 at 64 producers, 8.00-10.0 at 1",
 		"the spread of the sink's cells over the runs, beside the one run shown")
-	require.Contains(t, s, "hold a whole round (5,120 slots; a default sink's 8,192-slot rings",
-		"the rings' size as the rows ran, beside the default's")
-	require.Equal(t, 2, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of three sentences")
-	require.Contains(t, s, "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 | 40.0 ns | 0 | 10.0 |")
+	require.Contains(t, s, "hold a whole round (5,120 slots).", "the rings' size as the rows ran")
+	require.Contains(t, s, "‡: the sink with every default (8,192-slot rings", "the defaults row says how it ran")
+	require.Equal(t, 3, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of four sentences")
+	require.Contains(t, s, "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 | 40.0 ns | 0 | 10.0 |\n"+
+		"| **sink**, every default, workers draining ‡ | 20.0 M | 60.0 | 5.00 µs | 12.5 | 25.0 |",
+		"the defaults row, from the draining table, after the sink's held one")
 	require.Contains(t, s, "| a buffered channel, `select`-`default` † | 20.0 M | 100 | 2.00 µs | 0 |  |",
 		"the held table only; a row without a 1-producer cell leaves it empty; a row whose producers took turns is marked")
 	require.NotContains(t, s, "invalid", "no cell of the front page is marked")
@@ -69,5 +79,5 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	require.Contains(t, b.String(), "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 |")
 	require.Contains(t, b.String(), "Goals:")
 	require.Contains(t, b.String(), "-format markdown", "the summary says where the full grid is")
-	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}, nil))
+	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}, nil, &Result{}))
 }

@@ -304,7 +304,7 @@ func render(w io.Writer, f report.Format, runs []*Result) error {
 	case report.Readme:
 		return writeReadme(w, runs)
 	case report.Headline:
-		return writeHeadline(w, medianRun(headlineRuns(runs), last), headlineRuns(runs))
+		return writeHeadline(w, medianRun(headlineRuns(runs), last), headlineRuns(runs), last)
 	case report.Summary:
 		return writeSummary(w, last)
 	default:
@@ -403,7 +403,7 @@ func measureAll(o *options, args []string, progress io.Writer, written func(*Res
 func measureTable[T any](all []*impl[T], o *options, mode consumerMode, res *Result, wd *report.Watchdog,
 	progress io.Writer, written func(*Result) error) error {
 	for _, im := range all {
-		if !slices.Contains(o.impls, im.name) {
+		if !slices.Contains(o.impls, im.name) || im.drainingOnly && mode == held {
 			continue
 		}
 		capped := false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,10 @@ type impl[T any] struct {
 	// notes, when set, reports what was observed during the run (diode
 	// collisions, for instance), appended to the caveat.
 	notes func() []string
+	// drainingOnly marks a row measured only with consumers draining:
+	// one whose rings cannot hold a round, which held consumers would
+	// turn into a table of refusals.
+	drainingOnly bool
 }
 
 // drainBatch is the batch size of every consumer: the sink's BatchSize and
@@ -71,6 +76,7 @@ func impls[T any]() []*impl[T] {
 	all = append(all,
 		notifyImpl[T](),
 		defaultImpl[T](),
+		allDefaultsImpl[T](),
 		unshardedImpl[T](),
 		singleRingImpl("single-vyukov", vyukov.Factory[T]),
 		singleRingImpl("single-mutex", mutex.Factory[T]),
@@ -171,6 +177,29 @@ func defaultImpl[T any]() *impl[T] {
 		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
 			shards := defaultShards()
 			return newSinkRow("sharded-default", shards, ringCapacity(sz.round), vyukov.Factory[T], mode, true)
+		},
+	}
+}
+
+// allDefaultsImpl is what a user gets without tuning: the sink with every
+// field of its Config at its default (8,192-slot rings among them), its
+// workers draining, producers calling Sink.Push. Its rings do not hold a
+// round, so a push the workers cannot keep up with parks for them
+// (the hand-off) or is refused: drop % is the share refused.
+func allDefaultsImpl[T any]() *impl[T] {
+	return &impl[T]{
+		name: "sharded-push-defaults",
+		caveat: "every field of the sink's Config at its default (" + strconv.Itoa(sink.DefaultRingCapacity) + "-slot rings, " +
+			"which do not hold a round; the hand-off on), producers calling the handle-less Sink.Push; measured with " +
+			"consumers draining only (held, nearly every push would be refused)",
+		drainingOnly: true,
+		setup: func(sz sizing, mode consumerMode) (rowSetup[T], error) {
+			r, err := newSinkRow("sharded-push-defaults", defaultShards(), sink.DefaultRingCapacity, vyukov.Factory[T], mode, true)
+			if err != nil {
+				return nil, err
+			}
+			r.handleless = true
+			return r, nil
 		},
 	}
 }
