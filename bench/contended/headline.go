@@ -41,7 +41,7 @@ var frontRows = []frontRow{
 // frontDefaults is the row beside the sink's held one: the sink with every
 // default, its workers draining (what a user gets without tuning), from the
 // draining table, marked ‡.
-var frontDefaults = frontRow{"sharded-push-defaults", "**sink**, every default, workers draining ‡"}
+var frontDefaults = frontRow{"sharded-push-defaults", "**sink**, every default, draining ‡"}
 
 // drained is the table frontDefaults is read from.
 var drained = tableKey{"draining", 8}
@@ -102,8 +102,8 @@ func writeHeadline(w io.Writer, res *Result, runs []*Result, all *Result) error 
 	}
 	defaults := ""
 	if _, ok := find(rowsOf(all, drained), frontDefaults.impl, at); ok {
-		defaults = fmt.Sprintf(" ‡: the sink with every default (%s-slot rings: a push its workers cannot keep up with "+
-			"waits for them or is refused), its workers draining, from the other tables' run.", groupDigits(sink.DefaultRingCapacity))
+		defaults = fmt.Sprintf(" ‡: every default (%s-slot rings), workers draining, from the other tables' run.",
+			groupDigits(sink.DefaultRingCapacity))
 	}
 	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values, nobody draining, into structures that "+
 		"each hold a whole round (%s slots).%s "+

@@ -64,10 +64,10 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	require.Contains(t, s, "over them the sink's cells ranged 11.0-15.0 at 64 producers, 8.00-10.0 at 1",
 		"the spread of the sink's cells over the runs, beside the one run shown")
 	require.Contains(t, s, "hold a whole round (5,120 slots).", "the rings' size as the rows ran")
-	require.Contains(t, s, "‡: the sink with every default (8,192-slot rings", "the defaults row says how it ran")
+	require.Contains(t, s, "‡: every default (8,192-slot rings), workers draining", "the defaults row says how it ran")
 	require.Equal(t, 3, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of four sentences")
 	require.Contains(t, s, "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 | 40.0 ns | 0 | 10.0 |\n"+
-		"| **sink**, every default, workers draining ‡ | 20.0 M | 60.0 | 5.00 µs | 12.5 | 25.0 |",
+		"| **sink**, every default, draining ‡ | 20.0 M | 60.0 | 5.00 µs | 12.5 | 25.0 |",
 		"the defaults row, from the draining table, after the sink's held one")
 	require.Contains(t, s, "| a buffered channel, `select`-`default` † | 20.0 M | 100 | 2.00 µs | 0 |  |",
 		"the held table only; a row without a 1-producer cell leaves it empty; a row whose producers took turns is marked")

@@ -11,13 +11,13 @@
 # generated block of docs/benchmarks.md and README.md's table from them.
 #
 #   bash bench/contended/run.sh                 # one headline run, then the other tables
-#   RUNS=5 bash bench/contended/run.sh          # five headline runs, then the other tables, as committed
-#   RUNS=5 TABLES=no bash bench/contended/run.sh     # the headline runs only; keeps the committed tables.json
+#   RUNS=3 bash bench/contended/run.sh          # three headline runs, then the other tables, as committed
+#   RUNS=3 TABLES=no bash bench/contended/run.sh     # the headline runs only; keeps the committed tables.json
 #   TABLES=only bash bench/contended/run.sh     # the other tables only; keeps the committed headline runs
 #   bash bench/contended/run.sh -window 50ms    # extra flags go to every run, after the full method's
 #
-# On 2 cores a headline run takes about 7 minutes and the other tables about
-# 18: RUNS=5 takes about 55 minutes.
+# On 2 cores a headline run takes about 5 minutes and the other tables about
+# 11, with a minute's wait for quiet before each: RUNS=3 takes about 30 minutes.
 #
 # Run it on a quiet machine: two cores shared with other jobs move the
 # numbers by more than the effects they show.
@@ -32,16 +32,29 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -tags zenq -ldflags=-checklinkname=0 -o "$tmp/contended" ./bench/contended
 
+# The harness is the load: its producer threads push the load average past 2
+# on 2 cores. Before each run it waits for the 1-minute average to fall
+# below 1 again (about a minute; at most 5, then it goes on and the load it
+# prints says so), so that every run starts quiet.
+quiet() {
+	for _ in $(seq 60); do
+		awk '{exit !($1 < 1)}' /proc/loadavg 2>/dev/null && return
+		sleep 5
+	done
+}
+
 mkdir -p "$dir"
 full=(-producers 1,4,16,64,128,256 -trials 5 -window 200ms -format json)
 if [ "$tables" != only ]; then
 	rm -f "$dir"/run-*.json
 	for i in $(seq 1 "$runs"); do
+		quiet
 		echo "== headline run $i of $runs, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)" >&2
 		"$tmp/contended" "${full[@]}" -tables held/8 -shed=false -o "$dir/run-$i.json" "$@"
 	done
 fi
 if [ "$tables" != no ]; then
+	quiet
 	echo "== the other tables and the shed path, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)" >&2
 	"$tmp/contended" "${full[@]}" -tables draining/8,held/32 -o "$dir/tables.json" "$@"
 fi
