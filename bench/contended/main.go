@@ -45,7 +45,7 @@
 //
 // Usage:
 //
-//	bash bench/contended/run.sh                      # the committed measurement (RUNS=5 for the stability check)
+//	bash bench/contended/run.sh                      # the committed measurement (RUNS=3 for the stability check)
 //	go run ./bench/contended [flags]
 //	go run ./bench/contended -consumers held,draining -payload 8,32 -format json -o run.json
 //	go run ./bench/contended -tables held/8,held/32,draining/8 -format json -o run.json   # run.sh's tables

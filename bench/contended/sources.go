@@ -4,7 +4,7 @@ import "slices"
 
 // A committed measurement is several runs: run.sh's stability runs measure
 // the headline table alone (runs/run-N.json), and one run measures the other
-// tables and the shed path (runs/tables.json), so that five runs of the
+// tables and the shed path (runs/tables.json), so that several runs of the
 // headline fit in the time of two full ones. The renderings read the
 // headline from the last run that has it, every other table and the shed
 // rows from the last run that has them, and the stability from every run

@@ -47,7 +47,7 @@ var commands = map[string]how{
 	"go test ./bench/frontpage -update": {run: "go test -count=1 ./bench/frontpage"},
 
 	// docs/design.md and docs/benchmarks.md: the contended harness
-	"RUNS=5 bash bench/contended/run.sh": {run: "bash -n bench/contended/run.sh"},
+	"RUNS=3 bash bench/contended/run.sh": {run: "bash -n bench/contended/run.sh"},
 	"bash bench/contended/run.sh":        {run: "bash -n bench/contended/run.sh"},
 	"go run ./bench/contended":           {run: "go run ./bench/contended -q -window 2ms -round 4096 -producers 1,4 -trials 1 -impls sharded-push,single-chan -shed=false"},
 	"go run ./bench/contended -h":        asWritten,
