@@ -48,9 +48,9 @@ func renderBenchTable(raw []byte) (string, error) {
 	values, spread := run.Values, benchtxt.Spread
 	get := func(impl, unit string) []float64 { return values["BenchmarkProducers/impl="+impl][unit] }
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured by `bash natssink/testdata/bench.sh` (natssink/testdata/bench.txt): %s; %s. 64 producer goroutines, "+
+	fmt.Fprintf(&b, "Measured by `bash natssink/testdata/bench.sh` (natssink/testdata/bench.txt): %s, %s; %s. 64 producer goroutines, "+
 		"~195-byte values, an embedded server with a memory stream; medians (min-max) of the runs. Producer p99: one call (Push, "+
-		"Publish or PublishAsync); CPU: the whole process's (server, client, producers) per acked value.\n\n", run.Header, run.End)
+		"Publish or PublishAsync); CPU: the whole process's (server, client, producers) per acked value.\n\n", run.Header, run.CPU, run.End)
 	b.WriteString("| producers push through | acked/s | vs natssink | producer p99 | dropped | CPU per acked value | allocations per value |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 	ours := benchtxt.Median(get("natssink", "acked/s"))

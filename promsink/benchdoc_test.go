@@ -61,8 +61,8 @@ func renderBenchTable(raw []byte) (string, error) {
 	}
 	spread := benchtxt.Spread
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured by `bash promsink/testdata/bench.sh` (promsink/testdata/bench.txt): %s; %s. "+
-		"A sink of 64 shards; medians (min-max) of the runs.\n\n", run.Header, run.End)
+	fmt.Fprintf(&b, "Measured by `bash promsink/testdata/bench.sh` (promsink/testdata/bench.txt): %s, %s; %s. "+
+		"A sink of 64 shards; medians (min-max) of the runs.\n\n", run.Header, run.CPU, run.End)
 	b.WriteString("| a scrape of 64 shards | time | allocations | bytes | goal |\n|---|---:|---:|---:|---|\n")
 	for _, r := range scrapeRows {
 		v := run.Values[r.bench]

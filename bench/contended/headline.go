@@ -97,19 +97,19 @@ func writeHeadline(w io.Writer, res *Result, runs []*Result, all *Result) error 
 	r := res.Run
 	spread := ""
 	if len(runs) > 1 {
-		spread = fmt.Sprintf("; over them the sink's cells ranged %s at %d producers, %s at %d",
+		spread = fmt.Sprintf("; the sink's cells ranged %s at %d producers, %s at %d",
 			sinkRange(runs, at), at, sinkRange(runs, frontReference), frontReference)
 	}
 	defaults := ""
 	if _, ok := find(rowsOf(all, drained), frontDefaults.impl, at); ok {
-		defaults = fmt.Sprintf(" ‡: every default (%s-slot rings), workers draining, from the other tables' run.",
+		defaults = fmt.Sprintf("; ‡: every default (%s-slot rings), workers draining, another run",
 			groupDigits(sink.DefaultRingCapacity))
 	}
-	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values, nobody draining, into structures that "+
-		"each hold a whole round (%s slots).%s "+
-		"Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: the producers took turns. "+
+	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values into structures that "+
+		"hold a whole round (%s slots), nobody draining%s. "+
+		"Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: producers took turns. "+
 		"The median of %d runs by the sink's cell (%s%s): %s, load average %s, Sink.Push on %s "+
-		"([the method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
+		"([method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
 		at, groupDigits(ringCapacity(res.Config.Round)), defaults, max(len(runs), 1), windowShort(res.Config),
 		spread, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
 	if _, err := io.WriteString(w, caption); err != nil {
@@ -201,4 +201,35 @@ func writeFrontTable(w io.Writer, res, all *Result, at int) error {
 // a 200ms window".
 func windowShort(c Config) string {
 	return "medians of " + strconv.Itoa(c.Trials) + " trials of a " + time.Duration(c.WindowNs).String() + " window"
+}
+
+// The run on a machine of more cores than the page's is generated too:
+// -format manycore renders the front page's table for it, -o
+// docs/benchmarks.md replaces the block between these markers, and
+// TestManyCoreBlockIsUpToDate fails when the two differ.
+const (
+	manyCoreBegin = "<!-- manycore:begin: `go run ./bench/contended -from 'bench/contended/runs-16core/*.json' -format manycore -o docs/benchmarks.md` -->"
+	manyCoreEnd   = "<!-- manycore:end -->"
+)
+
+// writeManyCore writes the front page's table for res, a run on a machine
+// of more cores than the 2 of the page's (the defaults row from its
+// draining table when it has one), with a caption that names the machine,
+// the load, the shards and the producers' scheduling policy, since that
+// run is the exception to the page's one machine.
+func writeManyCore(w io.Writer, res *Result) error {
+	at := frontAt
+	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
+		at = slices.Max(ps)
+	}
+	policy := "–"
+	if r, ok := find(rowsOf(res, headline), frontRows[0].impl, at); ok {
+		policy = r.Scheduler
+	}
+	fmt.Fprintf(w, "Measured once, on a machine lent to this work for minutes: %s, load average %s before; %d shards; %s; "+
+		"the producers' scheduling policy: %s; Sink.Push on %s. Rows and columns as in the README's table (held: nobody draining, "+
+		"structures that hold a whole round; ‡: every default, %s-slot rings, workers draining).\n\n",
+		res.Run.Machine, report.FormatLoad(res.Run.LoadBefore), res.Config.Shards, windowShort(res.Config), policy,
+		homesText(res.Config.Homes), groupDigits(sink.DefaultRingCapacity))
+	return writeFrontTable(w, res, res, at)
 }

@@ -61,11 +61,11 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	require.Contains(t, s, "medians of 3 trials of a 200ms window")
 	require.Contains(t, s, "Sink.Push on the ring of the CPU it ran on (RDPID)")
 	require.Contains(t, s, "The median of 3 runs by the sink's cell", "the table is one run's, and says which")
-	require.Contains(t, s, "over them the sink's cells ranged 11.0-15.0 at 64 producers, 8.00-10.0 at 1",
+	require.Contains(t, s, "the sink's cells ranged 11.0-15.0 at 64 producers, 8.00-10.0 at 1",
 		"the spread of the sink's cells over the runs, beside the one run shown")
-	require.Contains(t, s, "hold a whole round (5,120 slots).", "the rings' size as the rows ran")
+	require.Contains(t, s, "hold a whole round (5,120 slots), nobody draining", "the rings' size as the rows ran")
 	require.Contains(t, s, "‡: every default (8,192-slot rings), workers draining", "the defaults row says how it ran")
-	require.Equal(t, 3, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of four sentences")
+	require.Equal(t, 2, strings.Count(strings.SplitN(s, "\n\n", 2)[0], ". "), "a caption of three sentences")
 	require.Contains(t, s, "| **sink** (`Sink.Push`, default Config but ring size) | 50.0 M | 12.0 | 40.0 ns | 0 | 10.0 |\n"+
 		"| **sink**, every default, draining ‡ | 20.0 M | 60.0 | 5.00 µs | 12.5 | 25.0 |",
 		"the defaults row, from the draining table, after the sink's held one")
@@ -80,4 +80,22 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 	require.Contains(t, b.String(), "Goals:")
 	require.Contains(t, b.String(), "-format markdown", "the summary says where the full grid is")
 	require.Error(t, writeHeadline(&b, &Result{Config: Config{Producers: []int{1}}}, nil, &Result{}))
+}
+
+// TestManyCoreBlockIsUpToDate renders the table of the run on a machine of
+// more cores from its committed JSON and fails when docs/benchmarks.md says
+// something else.
+func TestManyCoreBlockIsUpToDate(t *testing.T) {
+	runs, err := readResults("runs-16core/*.json")
+	require.NoError(t, err)
+	var want bytes.Buffer
+	last, _ := combined(runs)
+	require.NoError(t, writeManyCore(&want, last))
+	text, err := os.ReadFile("../../docs/benchmarks.md")
+	require.NoError(t, err)
+	got, err := report.BlockOf(string(text), manyCoreBegin, manyCoreEnd)
+	require.NoError(t, err, "docs/benchmarks.md")
+	require.Equal(t, want.String(), got,
+		"docs/benchmarks.md's many-core table differs from bench/contended/runs-16core/*.json; regenerate it with\n"+
+			"go run ./bench/contended -from 'bench/contended/runs-16core/*.json' -format manycore -o docs/benchmarks.md")
 }

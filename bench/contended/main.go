@@ -116,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	payloads := fs.String("payload", "8", "payload bytes per push, comma-separated for several tables: 8 (a uint64) or 32 (a 32-byte record)")
 	tableList := fs.String("tables", "", "the tables to measure, in order, as consumers/payload pairs (held/8,held/32,draining/8); overrides the product of -consumers and -payload")
 	shed := fs.Bool("shed", true, "also measure the shed path (rejected pushes on a full sink) for the sharded rows with a backend, at the first payload")
-	format := fs.String("format", "summary", "output format: summary (the front page's table for this run and its goals), markdown (every table, every column), json, svg, benchfmt (one line per trial, for benchstat) readme (the generated block of docs/benchmarks.md; with -o, replaces that block in the file) or headline (the README's table; with -o, replaces that block)")
+	format := fs.String("format", "summary", "output format: summary (the front page's table for this run and its goals), markdown (every table, every column), json, svg, benchfmt (one line per trial, for benchstat) readme (the generated block of docs/benchmarks.md; with -o, replaces that block in the file) headline (the README's table; with -o, replaces that block) or manycore (the front page's table for a run on a machine of more cores, for docs/benchmarks.md; with -o, replaces that block)")
 	out := fs.String("o", "", "write the output to this file, rewritten as each row finishes, instead of standard output")
 	quiet := fs.Bool("q", false, "do not print progress to standard error")
 	from := fs.String("from", "", "measure nothing: render the JSON of earlier -format json runs (comma-separated files or globs; the last file is the one tabulated, all of them make the stability table)")
@@ -209,7 +209,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			}
 		}
 	}
-	if o.format, err = report.ParseFormat(*format, report.Summary, report.Markdown, report.JSON, report.SVG, report.Benchfmt, report.Readme, report.Headline); err != nil {
+	if o.format, err = report.ParseFormat(*format, report.Summary, report.Markdown, report.JSON, report.SVG, report.Benchfmt, report.Readme, report.Headline, report.ManyCore); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -287,6 +287,9 @@ func emit(o *options, runs []*Result, stdout io.Writer) error {
 	if o.format == report.Headline {
 		return report.ReplaceBlock(o.out, headlineBegin, headlineEnd, buf.String())
 	}
+	if o.format == report.ManyCore {
+		return report.ReplaceBlock(o.out, manyCoreBegin, manyCoreEnd, buf.String())
+	}
 	return report.WriteFile(o.out, buf.Bytes())
 }
 
@@ -307,6 +310,8 @@ func render(w io.Writer, f report.Format, runs []*Result) error {
 		return writeHeadline(w, medianRun(headlineRuns(runs), last), headlineRuns(runs), last)
 	case report.Summary:
 		return writeSummary(w, last)
+	case report.ManyCore:
+		return writeManyCore(w, last)
 	default:
 		return writeMarkdown(w, runs)
 	}

@@ -47,19 +47,10 @@ func headlineRows(t *testing.T) []contendedRow {
 	}
 	var runs []run
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res struct {
-			Rows []contendedRow `json:"rows"`
-		}
-		if err := json.Unmarshal(data, &res); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res.Rows {
+		rows := contendedRows(t, p)
+		for _, r := range rows {
 			if r.Impl == "sharded-push" && r.Consumers == "held" && r.PayloadBytes == 8 && r.Producers == 64 {
-				runs = append(runs, run{res.Rows, r.CoreNs})
+				runs = append(runs, run{rows, r.CoreNs})
 			}
 		}
 	}
@@ -68,6 +59,22 @@ func headlineRows(t *testing.T) []contendedRow {
 	}
 	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Compare(a.ns, b.ns) })
 	return runs[(len(runs)-1)/2].rows
+}
+
+// contendedRows reads the rows of one bench/contended JSON run.
+func contendedRows(t *testing.T, path string) []contendedRow {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Rows []contendedRow `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return res.Rows
 }
 
 // contendedAt64 reads the held, 8-byte rows at 64 producers of the
@@ -289,7 +296,8 @@ func spanOf(t *testing.T, ratios map[string]float64, prefixes ...string) string 
 
 // TestTheReadmesProseFiguresAreTheCommittedRuns checks the figures the
 // README's prose gives outside the generated blocks: the sink's core-ns at
-// 4 and 256 producers in the headline run (what 2 cores can show), and
+// 4 and 256 producers in the headline run (what 2 cores can show), its
+// throughput against one shared ring's in the run on 16 cores, and
 // mpmc's cost against a Go channel in its single-goroutine rows and its
 // rows with four goroutines a side.
 func TestTheReadmesProseFiguresAreTheCommittedRuns(t *testing.T) {
@@ -311,6 +319,21 @@ func TestTheReadmesProseFiguresAreTheCommittedRuns(t *testing.T) {
 	want := fmt.Sprintf("the sink's %s core-ns at 4 producers and %s at 256", report.Sig3(coreNs[4]), report.Sig3(coreNs[256]))
 	if !strings.Contains(text, want) {
 		t.Errorf("README.md does not say %q (the bench/contended run the table shows)", want)
+	}
+
+	held16 := map[string]contendedRow{}
+	for _, r := range contendedRows(t, "../contended/runs-16core/held.json") {
+		if r.Consumers == "held" && r.PayloadBytes == 8 && r.Producers == 64 {
+			held16[r.Impl] = r
+		}
+	}
+	if held16["sharded-push"].Throughput == 0 || held16["single-vyukov"].Throughput == 0 {
+		t.Fatal("the committed 16-core run lacks sharded-push or single-vyukov at 64 producers")
+	}
+	want = fmt.Sprintf("Measured once on 16 cores, at 64 producers it moved %.0fx the pushes/s of one shared ring",
+		held16["sharded-push"].Throughput/held16["single-vyukov"].Throughput)
+	if !strings.Contains(text, want) {
+		t.Errorf("README.md does not say %q (bench/contended/runs-16core/held.json)", want)
 	}
 
 	ratios := channelRatios(t)

@@ -170,8 +170,8 @@ type Format string
 
 // The formats: a markdown table for people, JSON for machines, an SVG chart
 // where a command draws one, benchfmt lines for benchstat, the generated
-// documentation section where a command renders one, and the front page's
-// headline table.
+// documentation section where a command renders one, the front page's
+// headline table, and the table of a run on a many-core machine.
 const (
 	Markdown Format = "markdown"
 	JSON     Format = "json"
@@ -180,6 +180,7 @@ const (
 	Readme   Format = "readme"
 	Headline Format = "headline"
 	Summary  Format = "summary"
+	ManyCore Format = "manycore"
 )
 
 // ParseFormat checks the value of a -format flag against the formats a
