@@ -53,6 +53,15 @@ const (
 	frontReference = 1
 )
 
+// frontAtOf is the producer count the front page reads of a run with
+// config c: frontAt, or the largest count c has when it lacks frontAt.
+func frontAtOf(c Config) int {
+	if ps := c.Producers; !slices.Contains(ps, frontAt) && len(ps) > 0 {
+		return slices.Max(ps)
+	}
+	return frontAt
+}
+
 // medianRun returns, of the headline runs, the one whose sink cell (the
 // first front row's core-ns per push at frontAt producers, or at the
 // largest count a run has) is the median, the lower one of an even count;
@@ -65,10 +74,7 @@ func medianRun(runs []*Result, fallback *Result) *Result {
 	}
 	var cells []cell
 	for _, run := range runs {
-		at := frontAt
-		if ps := run.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
-			at = slices.Max(ps)
-		}
+		at := frontAtOf(run.Config)
 		if r, ok := find(rowsOf(run, headline), frontRows[0].impl, at); ok {
 			cells = append(cells, cell{run, r.CoreNsPerOp})
 		}
@@ -90,10 +96,7 @@ func medianRun(runs []*Result, fallback *Result) *Result {
 // had producers that took turns (the full tables call it invalid for
 // per-thread CPU).
 func writeHeadline(w io.Writer, res *Result, runs []*Result, all *Result) error {
-	at := frontAt
-	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
-		at = slices.Max(ps)
-	}
+	at := frontAtOf(res.Config)
 	r := res.Run
 	spread := ""
 	if len(runs) > 1 {
@@ -137,10 +140,7 @@ func sinkRange(runs []*Result, p int) string {
 // writeSummary is the default command's output: the front page's table for
 // the run at hand, the goals it can read, and where the full grid is.
 func writeSummary(w io.Writer, res *Result) error {
-	at := frontAt
-	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
-		at = slices.Max(ps)
-	}
+	at := frontAtOf(res.Config)
 	fmt.Fprintf(w, "%d producers push 8-byte values, nobody draining (%s); %s; Sink.Push on %s.\n\n",
 		at, windowShort(res.Config), res.Run.Machine, homesText(res.Config.Homes))
 	if err := writeFrontTable(w, res, res, at); err != nil {
@@ -218,10 +218,7 @@ const (
 // the load, the shards and the producers' scheduling policy, since that
 // run is the exception to the page's one machine.
 func writeManyCore(w io.Writer, res *Result) error {
-	at := frontAt
-	if ps := res.Config.Producers; !slices.Contains(ps, at) && len(ps) > 0 {
-		at = slices.Max(ps)
-	}
+	at := frontAtOf(res.Config)
 	policy := "–"
 	if r, ok := find(rowsOf(res, headline), frontRows[0].impl, at); ok {
 		policy = r.Scheduler

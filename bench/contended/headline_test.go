@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -14,18 +15,28 @@ import (
 // TestHeadlineIsUpToDate renders the front page's table from the committed
 // JSON and fails when README.md says something else.
 func TestHeadlineIsUpToDate(t *testing.T) {
-	runs, err := readResults("runs/*.json")
+	requireBlockIsRendered(t, "runs/*.json", "../../README.md", headlineBegin, headlineEnd,
+		func(w io.Writer, runs []*Result) error {
+			last, _ := combined(runs)
+			return writeHeadline(w, medianRun(headlineRuns(runs), last), headlineRuns(runs), last)
+		},
+		"go run ./bench/contended -from 'bench/contended/runs/*.json' -format headline -o README.md")
+}
+
+// requireBlockIsRendered renders the runs that glob names with render and
+// fails unless file's block between begin and end is exactly that, naming
+// the command that regenerates it.
+func requireBlockIsRendered(t *testing.T, glob, file, begin, end string, render func(io.Writer, []*Result) error, command string) {
+	t.Helper()
+	runs, err := readResults(glob)
 	require.NoError(t, err)
 	var want bytes.Buffer
-	last, _ := combined(runs)
-	require.NoError(t, writeHeadline(&want, medianRun(headlineRuns(runs), last), headlineRuns(runs), last))
-	text, err := os.ReadFile("../../README.md")
+	require.NoError(t, render(&want, runs))
+	text, err := os.ReadFile(file)
 	require.NoError(t, err)
-	got, err := report.BlockOf(string(text), headlineBegin, headlineEnd)
-	require.NoError(t, err, "README.md")
-	require.Equal(t, want.String(), got,
-		"README.md's headline table differs from bench/contended/runs/*.json; regenerate it with\n"+
-			"go run ./bench/contended -from 'bench/contended/runs/*.json' -format headline -o README.md")
+	got, err := report.BlockOf(string(text), begin, end)
+	require.NoError(t, err, file)
+	require.Equal(t, want.String(), got, "%s's block differs from %s; regenerate it with\n%s", file, glob, command)
 }
 
 func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
@@ -86,16 +97,10 @@ func TestHeadlineHasTheRowsThatWereMeasured(t *testing.T) {
 // more cores from its committed JSON and fails when docs/benchmarks.md says
 // something else.
 func TestManyCoreBlockIsUpToDate(t *testing.T) {
-	runs, err := readResults("runs-16core/*.json")
-	require.NoError(t, err)
-	var want bytes.Buffer
-	last, _ := combined(runs)
-	require.NoError(t, writeManyCore(&want, last))
-	text, err := os.ReadFile("../../docs/benchmarks.md")
-	require.NoError(t, err)
-	got, err := report.BlockOf(string(text), manyCoreBegin, manyCoreEnd)
-	require.NoError(t, err, "docs/benchmarks.md")
-	require.Equal(t, want.String(), got,
-		"docs/benchmarks.md's many-core table differs from bench/contended/runs-16core/*.json; regenerate it with\n"+
-			"go run ./bench/contended -from 'bench/contended/runs-16core/*.json' -format manycore -o docs/benchmarks.md")
+	requireBlockIsRendered(t, "runs-16core/*.json", "../../docs/benchmarks.md", manyCoreBegin, manyCoreEnd,
+		func(w io.Writer, runs []*Result) error {
+			last, _ := combined(runs)
+			return writeManyCore(w, last)
+		},
+		"go run ./bench/contended -from 'bench/contended/runs-16core/*.json' -format manycore -o docs/benchmarks.md")
 }
