@@ -109,7 +109,10 @@ func (s Stream) Begin(l slog.Level) bool {
 		runtime.Gosched()
 		q = st.queued.Load()
 	}
-	if q >= limit && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
+	// A fair hand-off queue (sink's Handle.HandOffFair) means that records
+	// parked for room have waited past a millisecond while callers that
+	// never parked took it: this one takes its turn behind them.
+	if (q >= limit || s.sh.HandOffFair()) && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
 		st.inflight.Add(-1)

@@ -27,7 +27,10 @@ type drainState struct {
 	// before (prev); the monitor rotates them (rotate).
 	curDrain, prevDrain int64
 	curLag, prevLag     int64
-	_                   [layout.CacheLine - 6*8]byte
+	// slowEnd is when the last Drain call that ran longer than SlowDrain
+	// ended, 0 before the first: the hand-off's fair mode follows it.
+	slowEnd int64
+	_       [layout.CacheLine - 7*8]byte
 }
 
 // drainBegan records the start of a Drain call at now.
@@ -37,6 +40,9 @@ func (d *drainState) drainBegan(now int64) { atomic.StoreInt64(&d.start, now) }
 // start.
 func (d *drainState) drainEnded(start, now int64) {
 	atomic.StoreInt64(&d.start, 0)
+	if now-start > int64(SlowDrain) {
+		atomic.StoreInt64(&d.slowEnd, now)
+	}
 	raise(&d.curDrain, now-start)
 }
 

@@ -49,6 +49,32 @@ import (
 // worker wakes as many parked pushes as it freed room for, oldest first
 // (handOffQueue.wake); a woken push that finds the room taken by one that
 // never parked goes back to the front.
+//
+// Fair mode, after a slow Drain call, as sync.Mutex's starvation mode.
+// When a Drain call that ran longer than SlowDrain returns (a stall of
+// the destination ends), every producer of the shard is running or parked
+// against a full ring. A woken push runs only once the scheduler gets to
+// it, and meanwhile callers that are running take the room it was woken
+// for: it lost that race for tens of milliseconds, woken 30 to 60 times
+// (zapsink's stalled-pipe probe, in the second after the stall: calls of
+// 125 to 240 ms, against 15 to 20 ms with the hand-off off, which sheds
+// nearly every record). So within handOffFairWindow of such a Drain call,
+// once a woken push that has waited handOffFairAfter finds no room, the
+// queue turns fair: a caller with an admission of its own
+// (Handle.HandOff, which logsink checks with Handle.HandOffFair, one
+// atomic load, on every record) joins the queue instead of taking room
+// first, and a push that joins while others are parked or woken parks
+// without trying, for at most handOffFairAfter before it looks (the
+// pushes ahead may have got in and the worker taken their values before
+// it was listed). The room then goes to the pushes the worker wakes for
+// it, oldest first. The queue turns unfair again once a push gets in
+// within handOffFairAfter with none parked behind it, once the last one
+// leaves, and once the window is over. Fair mode is kept to that window:
+// outside it, a queue made fair cost a push a wake-up per record, and
+// with two goroutines keeping both cores busy (zapsink's offered-rate
+// probe) the callers got through half the records they offered. Push
+// itself never looks (its listing is fixed): only a push that found its
+// ring full takes its turn.
 
 // SlowDrain is how long a Drain call runs before the sink takes its
 // destination to be slow: a push into a full ring of that shard then sheds
@@ -93,7 +119,15 @@ type handOffFields struct {
 	// wait's outcome.
 	_      [0]atomic.Uint64
 	parked uint64
+	// fair is 1 while the queue is fair (see the top of this file).
+	// Written under mu; a plain int32 used through sync/atomic's
+	// functions, so that callers load it without mu.
+	fair int32
 }
+
+// handOffFairAfter is how long a push waits, woken for room that others
+// took, before the queue turns fair: sync.Mutex's starvation threshold.
+const handOffFairAfter = time.Millisecond
 
 // handOffWaiter is one parked push: its place in the queue and the timer
 // that bounds its sleep. Pooled per sink (Sink.waiters).
@@ -102,35 +136,48 @@ type handOffWaiter struct {
 	t *time.Timer
 }
 
-// join parks w on q, at the back. The caller must call leave once it
-// gives up or gets in.
-func (q *handOffQueue) join(w *handOffWaiter) {
+// join parks w on q, at the back, and reports whether w must wait its
+// turn: q is fair and other pushes are parked or woken ahead of it. The
+// caller must call leave once it gives up or gets in.
+func (q *handOffQueue) join(w *handOffWaiter) (behind bool) {
 	q.mu.Lock()
+	behind = q.fair != 0 && q.n != 0
 	q.waiting.add(w.parked, false)
 	atomic.AddInt32(&q.n, 1)
 	q.mu.Unlock()
+	return behind
 }
 
 // requeue puts w, which is about to try again, back at the front of q if
 // wake took it off (it was the oldest, and found the room taken by a push
-// that never parked); a w still listed keeps its place.
-func (q *handOffQueue) requeue(w *handOffWaiter) {
+// that never parked); a w still listed keeps its place. It turns q fair
+// when fair is set.
+func (q *handOffQueue) requeue(w *handOffWaiter, fair bool) {
 	q.mu.Lock()
 	if !w.listed {
 		w.clearWake()
 		q.waiting.add(w.parked, true)
+	}
+	if fair && q.fair == 0 {
+		atomic.StoreInt32(&q.fair, 1)
 	}
 	q.mu.Unlock()
 }
 
 // leave takes w off q: out of waiting if it is still there, and its
 // token, if wake sent one that it has not received, out of its channel.
-func (q *handOffQueue) leave(w *handOffWaiter) {
+// A fair q turns unfair when w was the last, when w got in (in) within
+// handOffFairAfter of joining with none parked behind it, or when the
+// recovery from a slow Drain call that allowed it is over (done).
+func (q *handOffQueue) leave(w *handOffWaiter, in bool, waited time.Duration, done bool) {
 	q.mu.Lock()
 	if !q.waiting.remove(w.parked) {
 		w.clearWake()
 	}
-	atomic.AddInt32(&q.n, -1)
+	n := atomic.AddInt32(&q.n, -1)
+	if q.fair != 0 && (n == 0 || done || in && waited < handOffFairAfter && q.waiting.len() == 0) {
+		atomic.StoreInt32(&q.fair, 0)
+	}
 	q.mu.Unlock()
 }
 
@@ -194,10 +241,13 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 	began := s.now()
 	w := s.getWaiter()
 	defer s.waiters.Put(w)
-	q.join(w)
+	behind := q.join(w)
 	for parks := 0; ; parks++ {
-		if try() {
-			q.leave(w)
+		// Behind others in a fair queue, the first try is theirs: the
+		// push parks at once, until the worker's wake-ups reach it.
+		if (parks != 0 || !behind) && try() {
+			now := s.now()
+			q.leave(w, true, time.Duration(now-began), !s.recovering(i, now))
 			return true
 		}
 		if parks == 0 {
@@ -209,24 +259,48 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 				s.spill.wake()
 			}
 		}
-		w.t.Reset(s.recheckIn(i))
+		sleep := s.recheckIn(i)
+		if parks == 0 && behind {
+			// The pushes ahead may all have got in before this one was
+			// listed, and the worker taken their values: no wake-up
+			// may come for it.
+			sleep = min(sleep, handOffFairAfter)
+		}
+		w.t.Reset(sleep)
 		select {
 		case <-w.ready:
 		case <-w.t.C:
 		case <-s.stop:
 			w.t.Stop()
-			q.leave(w)
+			q.leave(w, false, 0, false)
 			return false
 		}
 		w.t.Stop()
 		now := s.now()
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
 			s.shedsNow(i, now) || s.isClosing() {
-			q.leave(w)
+			q.leave(w, false, 0, !s.recovering(i, now))
 			return try()
 		}
-		q.requeue(w)
+		q.requeue(w, now-began >= int64(handOffFairAfter) && s.recovering(i, now))
 	}
+}
+
+// handOffFairWindow is how long after a Drain call that ran longer than
+// SlowDrain the hand-off queue of its shard may turn fair.
+const handOffFairWindow = time.Second
+
+// recovering reports whether shard i is, at now, within handOffFairWindow
+// of the end of a Drain call that ran longer than SlowDrain.
+func (s *Sink[T]) recovering(i int, now int64) bool {
+	end := atomic.LoadInt64(&s.drains[i].slowEnd)
+	return end != 0 && now-end < int64(handOffFairWindow)
+}
+
+// handOffFair reports whether shard i's hand-off queue is fair (see the
+// top of this file): one atomic load.
+func (s *Sink[T]) handOffFair(i int) bool {
+	return s.handOffs != nil && atomic.LoadInt32(&s.handOffs[i].fair) != 0
 }
 
 // wakeHandOffs wakes up to k of the pushes parked on shard i, the oldest:
@@ -292,12 +366,31 @@ func (s *Sink[T]) drainSlow(i int, now int64) bool {
 // of its own in front of the ring (logsink's, which sheds records below
 // its KeepLevel before the ring is full): what Push does for a full ring,
 // such a caller does for its own limit. ready must not block.
+//
+// While the shard's queue is fair ([Handle.HandOffFair]), a caller joins
+// it before it calls ready, behind the pushes already parked, unless the
+// hand-off cannot wait (it is off, Shutdown has begun, Drain is slow): it
+// then reports ready's answer at once.
 func (h *Handle[T]) HandOff(ready func() bool) bool {
 	if h.sh == nil {
 		panicUnmade("Handle")
 	}
-	if ready() {
+	fair := h.s.handOffFair(h.shard)
+	if !fair && ready() {
 		return true
 	}
-	return h.s.handOff(h.shard, ready)
+	return h.s.handOff(h.shard, ready) || fair && ready()
+}
+
+// HandOffFair reports whether the handle's shard is recovering from a slow
+// Drain call and pushes parked on it have waited past a millisecond while
+// callers that never parked took the room they were woken for; a caller
+// with an admission of its own then goes through [Handle.HandOff] even
+// when its admission has room, and takes its turn. One atomic load; false
+// when the sink does not hand off.
+func (h *Handle[T]) HandOffFair() bool {
+	if h.sh == nil {
+		panicUnmade("Handle")
+	}
+	return h.s.handOffFair(h.shard)
 }

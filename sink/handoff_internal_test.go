@@ -1,7 +1,10 @@
 package sink
 
 import (
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/layout"
@@ -37,15 +40,15 @@ func TestHandOffQueueWakesTheOldestFirst(t *testing.T) {
 	if q.woke != 7 {
 		t.Fatalf("woke = %d, want the wake's time 7", q.woke)
 	}
-	q.requeue(a) // a found the room taken: back in front of b
-	q.requeue(b) // b is still listed: it keeps its place
+	q.requeue(a, false) // a found the room taken: back in front of b
+	q.requeue(b, false) // b is still listed: it keeps its place
 	q.wake(2, now)
 	if got := woken(a, b, c); !got[0] || !got[1] || got[2] {
 		t.Fatalf("wake(2) after a's requeue woke %v, want a and b", got)
 	}
-	q.leave(a)
-	q.leave(b)
-	q.leave(c)
+	q.leave(a, true, 0, false)
+	q.leave(b, true, 0, false)
+	q.leave(c, false, 0, false)
 	if q.n != 0 || q.waiting.len() != 0 {
 		t.Fatalf("after every leave: n %d, %d listed", q.n, q.waiting.len())
 	}
@@ -62,9 +65,98 @@ func TestHandOffQueueLeaveTakesAnUnreadToken(t *testing.T) {
 	w := newTestWaiter()
 	q.join(w)
 	q.wake(1, func() int64 { return 1 })
-	q.leave(w)
+	q.leave(w, false, 0, false)
 	if got := woken(w); got[0] {
 		t.Fatal("leave left the wake-up token in the waiter's channel")
+	}
+}
+
+// The queue turns fair when a woken push that found no room asks it to
+// (handOff does, within handOffFairWindow of a slow Drain call, for a
+// push that waited handOffFairAfter): a push that joins then waits its
+// turn behind those parked or woken, and the queue turns unfair again
+// once one gets in quickly with none parked behind it, once the window is
+// over, or once the last leaves.
+func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
+	var q handOffQueue
+	now := func() int64 { return 1 }
+	a, b := newTestWaiter(), newTestWaiter()
+	if q.join(a) {
+		t.Fatal("an unfair queue put the first push behind")
+	}
+	if q.join(b) {
+		t.Fatal("an unfair queue put a push behind others")
+	}
+	q.wake(1, now)
+	q.requeue(a, false)
+	if q.fair != 0 {
+		t.Fatal("the queue turned fair unasked")
+	}
+	woken(a)
+	q.wake(1, now)
+	q.requeue(a, true)
+	if q.fair == 0 {
+		t.Fatal("the queue stayed unfair when a push asked")
+	}
+	c := newTestWaiter()
+	if !q.join(c) {
+		t.Fatal("a push that joined a fair queue with others parked was not put behind")
+	}
+	woken(a, b, c)
+	q.wake(1, now)
+	if got := woken(a, b, c); !got[0] || got[1] || got[2] {
+		t.Fatalf("wake(1) in a fair queue woke %v, want a, the oldest", got)
+	}
+	q.leave(a, true, 2*handOffFairAfter, false)
+	if q.fair == 0 {
+		t.Fatal("the queue turned unfair while pushes are parked")
+	}
+	q.leave(b, true, handOffFairAfter/2, false) // c is still parked behind b
+	if q.fair == 0 {
+		t.Fatal("the queue turned unfair for a quick push with another parked behind it")
+	}
+	q.wake(1, now)
+	woken(c)
+	q.leave(c, true, handOffFairAfter/2, false)
+	if q.fair != 0 {
+		t.Fatal("the queue stayed fair after a push got in within handOffFairAfter, none behind")
+	}
+	if q.n != 0 || q.waiting.len() != 0 {
+		t.Fatalf("after every leave: n %d, %d listed", q.n, q.waiting.len())
+	}
+
+	d, e := newTestWaiter(), newTestWaiter()
+	q.join(d)
+	q.join(e)
+	q.requeue(d, true)
+	q.leave(d, true, 2*handOffFairAfter, true) // the window is over
+	if q.fair != 0 {
+		t.Fatal("the queue stayed fair after its window ended")
+	}
+	q.requeue(e, true)
+	q.leave(e, false, 0, false)
+	if q.fair != 0 {
+		t.Fatal("the queue stayed fair after its last push left")
+	}
+}
+
+// Only a Drain call that ran longer than SlowDrain opens the window in
+// which the queue may turn fair, and the window closes handOffFairWindow
+// after that call ended.
+func TestTheFairWindowFollowsASlowDrainCall(t *testing.T) {
+	s := &Sink[int]{drains: make([]drainState, 1)}
+	const start = 1000
+	s.drains[0].drainEnded(start, start+int64(SlowDrain))
+	if s.recovering(0, start+int64(SlowDrain)) {
+		t.Fatal("a Drain call of SlowDrain opened the fair window")
+	}
+	end := start + int64(SlowDrain) + 1 + int64(time.Second)
+	s.drains[0].drainEnded(end-int64(SlowDrain)-1, end)
+	if !s.recovering(0, end) || !s.recovering(0, end+int64(handOffFairWindow)-1) {
+		t.Fatal("a Drain call longer than SlowDrain did not open the fair window")
+	}
+	if s.recovering(0, end+int64(handOffFairWindow)) {
+		t.Fatal("the fair window outlasted handOffFairWindow")
 	}
 }
 
@@ -83,4 +175,41 @@ func TestTheShardQueuesFillWholeBlocks(t *testing.T) {
 			t.Errorf("%s is %d bytes, not a whole number of %d-byte blocks", name, size, layout.CacheLine)
 		}
 	}
+}
+
+// In a fair queue a caller with an admission of its own (Handle.HandOff)
+// that finds others parked ahead waits its turn even though its admission
+// has room: ready is not called until it has parked (here for
+// handOffFairAfter, no wake-up coming). In an unfair queue ready is called
+// at once.
+func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := bare(t, Config[int]{Shards: 1, RingCapacity: 8})
+		q := &s.handOffs[0]
+		ahead := newTestWaiter()
+		q.join(ahead)
+		q.requeue(ahead, true)
+		var calls atomic.Int32
+		ready := func() bool { calls.Add(1); return true }
+		began := time.Now()
+		var in atomic.Bool
+		go func() { in.Store(s.handles[0].HandOff(ready)) }()
+		synctest.Wait()
+		if n := calls.Load(); n != 0 || in.Load() {
+			t.Fatalf("behind a parked push, HandOff called ready %d times at once (in %v), want a park first", n, in.Load())
+		}
+		time.Sleep(handOffFairAfter)
+		synctest.Wait()
+		if !in.Load() || calls.Load() != 1 {
+			t.Fatalf("after handOffFairAfter: in %v, ready called %d times, want in after one call", in.Load(), calls.Load())
+		}
+		if waited := time.Since(began); waited != handOffFairAfter {
+			t.Fatalf("the caller waited %v, want handOffFairAfter", waited)
+		}
+		q.leave(ahead, false, 0, false)
+		calls.Store(0)
+		if !s.handles[0].HandOff(ready) || calls.Load() != 1 {
+			t.Fatalf("an unfair queue: ready called %d times, want once, at once", calls.Load())
+		}
+	})
 }
