@@ -1,7 +1,6 @@
 package sink
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +81,13 @@ type BytesCodec struct{}
 func (BytesCodec) Append(dst, v []byte) ([]byte, error) { return append(dst, v...), nil }
 
 // Decode returns a copy of p.
-func (BytesCodec) Decode(p []byte) ([]byte, error) { return bytes.Clone(p), nil }
+func (BytesCodec) Decode(p []byte) ([]byte, error) {
+	// make and copy, which the compiler turns into one allocation that it
+	// does not clear first: cheaper than bytes.Clone's append.
+	v := make([]byte, len(p))
+	copy(v, p)
+	return v, nil
+}
 
 // StringCodec is the [Codec] of string values.
 type StringCodec struct{}

@@ -111,7 +111,7 @@ func shutdownBench[T any](b *testing.B, s *sink.Sink[T]) {
 // BenchmarkSpillReplayHeap spills 1 GiB of 200-byte values (5,368,709 of
 // them) through a stalled Drain, then lets Drain read them back, and
 // reports the Go heap's peak over the whole run, sampled every 5 ms
-// (runtime/metrics, live heap objects): the backlog is read 64 KiB at a
+// (runtime/metrics, live heap objects): the backlog is read 256 KiB at a
 // time, never a whole segment.
 //
 //	go test -run '^$' -bench '^BenchmarkSpillReplayHeap$' -benchtime 1x ./sink/

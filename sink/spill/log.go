@@ -100,6 +100,12 @@ const (
 	magic      = "SHSPILL1"
 	frameSize  = 8 // length and checksum
 	bufferSize = 64 << 10
+	// readSize is the reader's window: larger than the appender's
+	// buffer, since a read holds no lock that an append waits for
+	// (replaying 200-byte values through a sink: 11-12 % less time per
+	// value than with 64 KiB), while a larger write buffer made the
+	// spiller's pushes wait longer (BenchmarkSpill/stalled: +32 %).
+	readSize   = 256 << 10
 	segSuffix  = ".seg"
 	cursorName = "cursor"
 	lockName   = "LOCK"
@@ -665,7 +671,7 @@ func (l *Log) window(off int64, n int, limit int64) ([]byte, error) {
 		i := off - l.rbufOff
 		return l.rbuf[i : i+int64(n)], nil
 	}
-	if n > bufferSize {
+	if n > readSize {
 		if cap(l.rec) < n {
 			l.rec = make([]byte, n)
 		}
@@ -676,9 +682,9 @@ func (l *Log) window(off int64, n int, limit int64) ([]byte, error) {
 		return l.rec, nil
 	}
 	if l.rbuf == nil {
-		l.rbuf = make([]byte, 0, bufferSize)
+		l.rbuf = make([]byte, 0, readSize)
 	}
-	size := int(min(int64(bufferSize), limit-off))
+	size := int(min(int64(readSize), limit-off))
 	l.rbuf = l.rbuf[:size]
 	if _, err := l.rfile.ReadAt(l.rbuf, off); err != nil {
 		l.rbuf = l.rbuf[:0]
