@@ -190,9 +190,9 @@ type spillShard struct {
 	// closed is set, under shard.mu, once Shutdown has closed the logs:
 	// what they hold is the next sink's.
 	closed bool
-	// offUntil is when a failed write's pause ends (Sink.now); the
-	// spiller's alone.
-	offUntil int64
+	// offUntil is when a failed write's pause ends (Sink.now): set by the
+	// spiller and the syncer, read by the spiller.
+	offUntil atomic.Int64
 	// blocked is 1 while the tier cannot take this shard's values (its
 	// share full, or off after a failed write); refused counts the
 	// pushes dropped for the disk meanwhile. Pushes that their ring
@@ -290,11 +290,20 @@ func (t *spillTier[T]) wake() {
 
 // run is the spiller's goroutine: every spillPoll while some Drain call
 // is in progress or pushes are parked, it moves the values of the shards
-// that are due (see due) to disk; every SyncInterval it syncs what
-// changed; otherwise it sleeps until a worker begins a Drain call. It
-// returns when the sink reaches phaseStopping.
+// that are due (see due) to disk; every SyncInterval it has its syncer
+// goroutine sync what changed; otherwise it sleeps until a worker begins
+// a Drain call. It returns when the sink reaches phaseStopping, once the
+// syncer has returned too.
 func (t *spillTier[T]) run(s *Sink[T]) {
 	defer close(t.exited)
+	// The syncs run on a goroutine of their own: an fsync takes tens of
+	// milliseconds, and the pushes parked on the spiller's moves would
+	// wait for it (a 200-byte value spilled through a stalled Drain:
+	// 347 ns with the fsyncs on this goroutine, 237 ns with the syncer).
+	syncDue := make(chan struct{}, 1)
+	synced := make(chan struct{})
+	go t.syncer(s, syncDue, synced)
+	defer func() { <-synced }()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	lastSync := s.now()
@@ -302,8 +311,11 @@ func (t *spillTier[T]) run(s *Sink[T]) {
 		now := s.now()
 		busy := t.pass(s, now)
 		if t.unsynced.Load() && now-lastSync >= int64(t.syncEvery) {
-			t.syncAll(s)
-			lastSync = s.now()
+			select {
+			case syncDue <- struct{}{}:
+			default: // the last one is still due
+			}
+			lastSync = now
 		}
 		var wait time.Duration
 		if busy {
@@ -377,7 +389,7 @@ func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
 // to Drain first, and the pushes would wait for all of them.
 func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
 	ts := &t.shards[i]
-	if ts.offUntil > now {
+	if ts.offUntil.Load() > now {
 		return false
 	}
 	n := s.shards[i].ring.Len()
@@ -470,7 +482,10 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 	var we *spill.WriteError
 	switch {
 	case err == nil:
-		atomic.StoreUint32(&ts.blocked, 0)
+		// A pause that the syncer began (a failed sync) meanwhile stands.
+		if atomic.LoadUint32(&ts.blocked) != 0 && ts.offUntil.Load() <= s.now() {
+			atomic.StoreUint32(&ts.blocked, 0)
+		}
 		t.unsynced.Store(true)
 		return true
 	case errors.Is(err, spill.ErrFull):
@@ -490,10 +505,11 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 // pause turns shard i's tier off for spillRetry after a failed write
 // (what, err), and reports it: the spiller moves nothing of the shard
 // meanwhile, and pushes that its ring refuses count as dropped for the
-// disk. The spiller's alone (or Shutdown's, once it has exited).
+// disk. The spiller's and the syncer's (or Shutdown's, once both have
+// exited).
 func (t *spillTier[T]) pause(s *Sink[T], i int, what string, err error) {
 	atomic.StoreUint32(&t.shards[i].blocked, 1)
-	t.shards[i].offUntil = s.now() + int64(spillRetry)
+	t.shards[i].offUntil.Store(s.now() + int64(spillRetry))
 	t.fault(s, i, what+"; spilling is off for a while", err)
 }
 
@@ -510,6 +526,20 @@ func (t *spillTier[T]) fault(s *Sink[T], i int, what string, err error) {
 		args = append(args, "shard", i)
 	}
 	s.log(slog.LevelError, "sink: spill: "+what, args...)
+}
+
+// syncer runs syncAll each time due fires, until the sink stops; it
+// closes done when it returns. Shutdown syncs what is left (close).
+func (t *spillTier[T]) syncer(s *Sink[T], due <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-due:
+			t.syncAll(s)
+		case <-s.stop:
+			return
+		}
+	}
 }
 
 // syncAll syncs every shard's log (its segment and the done position).

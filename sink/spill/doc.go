@@ -23,9 +23,12 @@
 // records have all been read and marked done ([Log.Done]) are deleted,
 // which gives their bytes back.
 //
-// [Log.Sync] writes the buffer, fsyncs the segment and records the read
-// position (the first record not marked done) in the cursor file, written
-// to a temporary file, fsynced and renamed. What a crash (SIGKILL, power
+// [Log.Sync] writes the buffer, fsyncs the segments written since the last
+// Sync (a segment closed for appends is fsynced by the next Sync, not when
+// it closes) and records the read position (the first record not marked
+// done) in the cursor file, written to a temporary file, fsynced and
+// renamed. It holds the Log's lock only to write the buffer and take what
+// it syncs, so that appends and reads go on while it waits for the disk. What a crash (SIGKILL, power
 // loss after the kernel's own writes) can lose: the records appended since
 // the last Sync. What a Log opened on the same directory afterwards hands
 // out twice: the records read and marked done since the last Sync (the

@@ -146,10 +146,18 @@ type Log struct {
 	// mu guards the segment list, the writer's state and the done
 	// position; the reader takes it only at a segment's end, when it needs
 	// the buffer written, and in Done.
-	mu         sync.Mutex
-	segs       []*segment // oldest first
-	w          *os.File   // the file of the last segment while it takes appends
-	buf        []byte     // appended records not yet written to w
+	mu   sync.Mutex
+	segs []*segment // oldest first
+	w    *os.File   // the file of the last segment while it takes appends
+	// unsynced are the segments closed for appends since the last Sync,
+	// their files still open: the next Sync fsyncs and closes them, or
+	// Done, removing one, closes its file (an open file keeps its bytes
+	// on the disk).
+	unsynced []sealedFile
+	// syncMu orders Sync and Close; a Sync holds it, not mu, while it
+	// fsyncs, so that appends and reads go on meanwhile.
+	syncMu     sync.Mutex
+	buf        []byte // appended records not yet written to w
 	bufRecords int
 	bytes      atomic.Int64
 	closed     bool
@@ -386,53 +394,118 @@ func (l *Log) flush() error {
 	// Best effort: a partial write past size is a torn record the reader
 	// would skip anyway.
 	_ = l.w.Truncate(s.size.Load())
-	_ = l.w.Close()
+	l.unsynced = append(l.unsynced, sealedFile{s, l.w}) // a Sync may be in its fsync
 	l.w = nil
 	s.sealed.Store(true)
 	l.lost.Add(uint64(lost))
 	return &WriteError{Lost: lost, Err: err}
 }
 
-// seal writes and fsyncs the last segment and closes it for appends.
-// l.mu is held.
+// seal writes the last segment and closes it for appends; the next Sync
+// fsyncs it. l.mu is held.
 func (l *Log) seal() error {
 	err := l.flush()
 	if l.w != nil {
-		if serr := l.w.Sync(); err == nil && serr != nil {
-			err = &WriteError{Err: serr}
-		}
-		_ = l.w.Close()
+		s := l.segs[len(l.segs)-1]
+		l.unsynced = append(l.unsynced, sealedFile{s, l.w})
 		l.w = nil
-		l.segs[len(l.segs)-1].sealed.Store(true)
+		s.sealed.Store(true)
 	}
 	return err
 }
 
-// Sync writes the buffer, fsyncs the segment it went to, and records the
-// done position in the cursor file: from its return, a crash loses none
-// of the records appended before the call, and a Log opened afterwards
-// does not hand out again those marked done before it.
-func (l *Log) Sync() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	return l.sync()
+// sealedFile is a segment closed for appends and its file, open until a
+// Sync has fsynced it (Log.unsynced).
+type sealedFile struct {
+	seg *segment
+	f   *os.File
 }
 
-func (l *Log) sync() error {
+// Sync writes the buffer, fsyncs the segments it and the appends since
+// the last Sync went to, and records the done position in the cursor
+// file: from its return, a crash loses none of the records appended
+// before the call, and a Log opened afterwards does not hand out again
+// those marked done before it. It holds the Log's lock only to write the
+// buffer and to take what it syncs: Append, Next and Done go on while it
+// waits for the disk. One Sync runs at a time.
+func (l *Log) Sync() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
 	err := l.flush()
-	if l.w != nil {
-		if serr := l.w.Sync(); serr != nil && err == nil {
+	files, cur := l.unsynced, l.w
+	l.unsynced = nil
+	id, off := l.doneID, l.doneOff
+	cursor := id != l.syncedID || off != l.syncedOff
+	l.mu.Unlock()
+
+	// cur may be sealed meanwhile: it is then in unsynced, open, for the
+	// next Sync to fsync again (at no cost) and close.
+	err = syncFiles(files, cur, err)
+	if cursor {
+		cerr := writeCursor(l.dir, id, off)
+		l.mu.Lock()
+		if cerr == nil {
+			l.syncedID, l.syncedOff = id, off
+			l.dirDirty = true
+		}
+		l.mu.Unlock()
+		if cerr != nil && err == nil {
+			err = &WriteError{Err: cerr}
+		}
+	}
+	l.mu.Lock()
+	dirty := l.dirDirty
+	l.dirDirty = false
+	l.mu.Unlock()
+	if dirty {
+		if derr := syncDir(l.dir); derr != nil {
+			l.mu.Lock()
+			l.dirDirty = true
+			l.mu.Unlock()
+			if err == nil {
+				err = &WriteError{Err: derr}
+			}
+		}
+	}
+	return err
+}
+
+// syncFiles fsyncs and closes files, the segments sealed since the last
+// Sync, and fsyncs cur, the segment taking appends (nil: none); it
+// returns err, or the first failure as a *WriteError when err is nil.
+func syncFiles(files []sealedFile, cur *os.File, err error) error {
+	for _, sf := range files {
+		if serr := sf.f.Sync(); serr != nil && err == nil {
+			err = &WriteError{Err: serr}
+		}
+		_ = sf.f.Close()
+	}
+	if cur != nil {
+		if serr := cur.Sync(); serr != nil && err == nil {
 			err = &WriteError{Err: serr}
 		}
 	}
+	return err
+}
+
+// sync is Close's Sync, with l.mu held throughout: nothing appends or
+// reads any more.
+func (l *Log) sync() error {
+	err := l.flush()
+	files := l.unsynced
+	l.unsynced = nil
+	err = syncFiles(files, l.w, err)
 	if l.doneID != l.syncedID || l.doneOff != l.syncedOff {
-		if cerr := l.writeCursor(); cerr != nil && err == nil {
+		if cerr := writeCursor(l.dir, l.doneID, l.doneOff); cerr != nil && err == nil {
 			err = &WriteError{Err: cerr}
 		} else if cerr == nil {
 			l.syncedID, l.syncedOff = l.doneID, l.doneOff
+			l.dirDirty = true
 		}
 	}
 	if l.dirDirty {
@@ -445,14 +518,15 @@ func (l *Log) sync() error {
 	return err
 }
 
-// writeCursor replaces the cursor file with the done position: a
-// temporary file, fsynced, renamed over it. l.mu is held.
-func (l *Log) writeCursor() error {
+// writeCursor replaces the cursor file in dir with the done position id,
+// off: a temporary file, fsynced, renamed over it. The caller marks the
+// directory dirty once it succeeds.
+func writeCursor(dir string, id, off uint64) error {
 	var b [20]byte
-	binary.LittleEndian.PutUint64(b[:], l.doneID)
-	binary.LittleEndian.PutUint64(b[8:], l.doneOff)
+	binary.LittleEndian.PutUint64(b[:], id)
+	binary.LittleEndian.PutUint64(b[8:], off)
 	binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
-	tmp := filepath.Join(l.dir, cursorName+".tmp")
+	tmp := filepath.Join(dir, cursorName+".tmp")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
@@ -465,10 +539,7 @@ func (l *Log) writeCursor() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(l.dir, cursorName))
-	}
-	if err == nil {
-		l.dirDirty = true
+		err = os.Rename(tmp, filepath.Join(dir, cursorName))
 	}
 	return err
 }
@@ -736,6 +807,15 @@ func (l *Log) removeFirst() error {
 	l.segs = l.segs[1:]
 	l.bytes.Add(-s.size.Load())
 	l.dirDirty = true
+	for i, sf := range l.unsynced {
+		if sf.seg == s {
+			// Removed: no fsync is owed, and its bytes come back only
+			// once the file is closed too.
+			_ = sf.f.Close()
+			l.unsynced = slices.Delete(l.unsynced, i, i+1)
+			break
+		}
+	}
 	return nil
 }
 
@@ -757,6 +837,8 @@ func (l *Log) Stats() Stats {
 
 // Close syncs the Log, closes its files and releases the directory.
 func (l *Log) Close() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

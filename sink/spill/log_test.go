@@ -435,3 +435,39 @@ func TestASegmentReadToItsEndGivesItsBytesBack(t *testing.T) {
 	appendN(t, l, n, n+100)
 	expectRun(t, readAll(t, l), n, n+100)
 }
+
+// A segment closed for appends stays open until the next Sync fsyncs and
+// closes it, and one that Done removes first is closed then (its bytes
+// come back only once no file holds it).
+func TestSealedSegmentsAreSyncedByTheNextSyncOrClosedWhenRemoved(t *testing.T) {
+	l := open(t, t.TempDir(), Options{MaxBytes: 8 << 20, SegmentBytes: MinSegmentBytes})
+	defer l.Close()
+	appendN(t, l, 0, 2000) // about 5 segments of 64 KiB
+	l.mu.Lock()
+	sealed := len(l.unsynced)
+	l.mu.Unlock()
+	if sealed < 2 {
+		t.Fatalf("%d segments waiting for a Sync after 2000 appends, want at least 2", sealed)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	left := len(l.unsynced)
+	l.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d sealed segments left after Sync, want 0", left)
+	}
+
+	appendN(t, l, 2000, 4000)
+	expectRun(t, readAll(t, l), 0, 4000)
+	if err := l.Done(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	left = len(l.unsynced)
+	l.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d sealed segments still open after Done removed them", left)
+	}
+}
