@@ -56,13 +56,14 @@ import (
 // against a full ring. A woken push runs only once the scheduler gets to
 // it, and meanwhile callers that are running take the room it was woken
 // for: it lost that race for tens of milliseconds, woken 30 to 60 times
-// (zapsink's stalled-pipe probe, in the second after the stall: calls of
-// 125 to 240 ms, against 15 to 20 ms with the hand-off off, which sheds
-// nearly every record). So within handOffFairWindow of such a Drain call,
+// (zapsink's stalled-pipe probe, go test -run '^$' -bench
+// 'StalledPipe/logger=zapsink-Core$' -benchtime 1x ./zapsink/, in the
+// second after the stall: calls of 125 to 240 ms, against 15 to 20 ms with
+// the hand-off off, which sheds nearly every record). So within handOffFairWindow of such a Drain call,
 // once a woken push that has waited handOffFairAfter finds no room, the
 // queue turns fair: a caller with an admission of its own
-// (Handle.HandOff, which logsink checks with Handle.HandOffFair, one
-// atomic load, on every record) joins the queue instead of taking room
+// (Handle.HandOff, which logsink checks with Handle.HandOffFair on every
+// record: one atomic load of a line that only parked pushes write) joins the queue instead of taking room
 // first, and a push that joins while others are parked or woken parks
 // without trying, for at most handOffFairAfter before it looks (the
 // pushes ahead may have got in and the worker taken their values before
@@ -72,7 +73,8 @@ import (
 // leaves, and once the window is over. Fair mode is kept to that window:
 // outside it, a queue made fair cost a push a wake-up per record, and
 // with two goroutines keeping both cores busy (zapsink's offered-rate
-// probe) the callers got through half the records they offered. Push
+// probe, -bench '^BenchmarkOffered$') the callers got 111 to 249 k
+// records/s through, against 250 to 321 k. Push
 // itself never looks (its listing is fixed): only a push that found its
 // ring full takes its turn.
 
@@ -166,16 +168,16 @@ func (q *handOffQueue) requeue(w *handOffWaiter, fair bool) {
 
 // leave takes w off q: out of waiting if it is still there, and its
 // token, if wake sent one that it has not received, out of its channel.
-// A fair q turns unfair when w was the last, when w got in (in) within
-// handOffFairAfter of joining with none parked behind it, or when the
-// recovery from a slow Drain call that allowed it is over (done).
-func (q *handOffQueue) leave(w *handOffWaiter, in bool, waited time.Duration, done bool) {
+// A fair q turns unfair when w was the last, when w got in within
+// handOffFairAfter of joining (quick) with none parked behind it, or when
+// the window after a slow Drain call that allowed it is over.
+func (q *handOffQueue) leave(w *handOffWaiter, quick, windowOver bool) {
 	q.mu.Lock()
 	if !q.waiting.remove(w.parked) {
 		w.clearWake()
 	}
 	n := atomic.AddInt32(&q.n, -1)
-	if q.fair != 0 && (n == 0 || done || in && waited < handOffFairAfter && q.waiting.len() == 0) {
+	if q.fair != 0 && (n == 0 || windowOver || quick && q.waiting.len() == 0) {
 		atomic.StoreInt32(&q.fair, 0)
 	}
 	q.mu.Unlock()
@@ -247,7 +249,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		// push parks at once, until the worker's wake-ups reach it.
 		if (parks != 0 || !behind) && try() {
 			now := s.now()
-			q.leave(w, true, time.Duration(now-began), !s.recovering(i, now))
+			q.leave(w, now-began < int64(handOffFairAfter), !s.recovering(i, now))
 			return true
 		}
 		if parks == 0 {
@@ -272,14 +274,14 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		case <-w.t.C:
 		case <-s.stop:
 			w.t.Stop()
-			q.leave(w, false, 0, false)
+			q.leave(w, false, false)
 			return false
 		}
 		w.t.Stop()
 		now := s.now()
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
 			s.shedsNow(i, now) || s.isClosing() {
-			q.leave(w, false, 0, !s.recovering(i, now))
+			q.leave(w, false, !s.recovering(i, now))
 			return try()
 		}
 		q.requeue(w, now-began >= int64(handOffFairAfter) && s.recovering(i, now))
@@ -386,8 +388,9 @@ func (h *Handle[T]) HandOff(ready func() bool) bool {
 // Drain call and pushes parked on it have waited past a millisecond while
 // callers that never parked took the room they were woken for; a caller
 // with an admission of its own then goes through [Handle.HandOff] even
-// when its admission has room, and takes its turn. One atomic load; false
-// when the sink does not hand off.
+// when its admission has room, and takes its turn. One atomic load, of a
+// line that only parked pushes write; false when the sink does not hand
+// off.
 func (h *Handle[T]) HandOffFair() bool {
 	if h.sh == nil {
 		panicUnmade("Handle")

@@ -46,9 +46,9 @@ func TestHandOffQueueWakesTheOldestFirst(t *testing.T) {
 	if got := woken(a, b, c); !got[0] || !got[1] || got[2] {
 		t.Fatalf("wake(2) after a's requeue woke %v, want a and b", got)
 	}
-	q.leave(a, true, 0, false)
-	q.leave(b, true, 0, false)
-	q.leave(c, false, 0, false)
+	q.leave(a, true, false)
+	q.leave(b, true, false)
+	q.leave(c, false, false)
 	if q.n != 0 || q.waiting.len() != 0 {
 		t.Fatalf("after every leave: n %d, %d listed", q.n, q.waiting.len())
 	}
@@ -65,7 +65,7 @@ func TestHandOffQueueLeaveTakesAnUnreadToken(t *testing.T) {
 	w := newTestWaiter()
 	q.join(w)
 	q.wake(1, func() int64 { return 1 })
-	q.leave(w, false, 0, false)
+	q.leave(w, false, false)
 	if got := woken(w); got[0] {
 		t.Fatal("leave left the wake-up token in the waiter's channel")
 	}
@@ -107,17 +107,17 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	if got := woken(a, b, c); !got[0] || got[1] || got[2] {
 		t.Fatalf("wake(1) in a fair queue woke %v, want a, the oldest", got)
 	}
-	q.leave(a, true, 2*handOffFairAfter, false)
+	q.leave(a, false, false)
 	if q.fair == 0 {
 		t.Fatal("the queue turned unfair while pushes are parked")
 	}
-	q.leave(b, true, handOffFairAfter/2, false) // c is still parked behind b
+	q.leave(b, true, false) // quick, but c is still parked behind b
 	if q.fair == 0 {
 		t.Fatal("the queue turned unfair for a quick push with another parked behind it")
 	}
 	q.wake(1, now)
 	woken(c)
-	q.leave(c, true, handOffFairAfter/2, false)
+	q.leave(c, true, false)
 	if q.fair != 0 {
 		t.Fatal("the queue stayed fair after a push got in within handOffFairAfter, none behind")
 	}
@@ -129,12 +129,12 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	q.join(d)
 	q.join(e)
 	q.requeue(d, true)
-	q.leave(d, true, 2*handOffFairAfter, true) // the window is over
+	q.leave(d, false, true) // the window is over
 	if q.fair != 0 {
 		t.Fatal("the queue stayed fair after its window ended")
 	}
 	q.requeue(e, true)
-	q.leave(e, false, 0, false)
+	q.leave(e, false, false)
 	if q.fair != 0 {
 		t.Fatal("the queue stayed fair after its last push left")
 	}
@@ -206,7 +206,7 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 		if waited := time.Since(began); waited != handOffFairAfter {
 			t.Fatalf("the caller waited %v, want handOffFairAfter", waited)
 		}
-		q.leave(ahead, false, 0, false)
+		q.leave(ahead, false, false)
 		calls.Store(0)
 		if !s.handles[0].HandOff(ready) || calls.Load() != 1 {
 			t.Fatalf("an unfair queue: ready called %d times, want once, at once", calls.Load())

@@ -102,9 +102,10 @@ const (
 	bufferSize = 64 << 10
 	// readSize is the reader's window: larger than the appender's
 	// buffer, since a read holds no lock that an append waits for
-	// (replaying 200-byte values through a sink: 11-12 % less time per
-	// value than with 64 KiB), while a larger write buffer made the
-	// spiller's pushes wait longer (BenchmarkSpill/stalled: +32 %).
+	// (replaying 200-byte values through a sink, -bench
+	// '^BenchmarkSpill$/replay' ./sink/: 300 ns a value against 333 ns
+	// with 64 KiB), while a larger write buffer made the spiller's
+	// pushes wait longer (-bench '^BenchmarkSpill$/stalled': +32 %).
 	readSize   = 256 << 10
 	segSuffix  = ".seg"
 	cursorName = "cursor"
@@ -432,44 +433,54 @@ func (l *Log) Sync() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.closed {
-		l.mu.Unlock()
 		return ErrClosed
+	}
+	return l.sync(false)
+}
+
+// sync is Sync's work, for Sync and Close. l.mu is held on entry and on
+// return, and l.syncMu throughout; unless hold is set (Close, when
+// nothing appends or reads any more), l.mu is released while the disk
+// works.
+func (l *Log) sync(hold bool) error {
+	unlock, lock := l.mu.Unlock, l.mu.Lock
+	if hold {
+		unlock, lock = func() {}, func() {}
 	}
 	err := l.flush()
 	files, cur := l.unsynced, l.w
 	l.unsynced = nil
 	id, off := l.doneID, l.doneOff
 	cursor := id != l.syncedID || off != l.syncedOff
-	l.mu.Unlock()
-
+	unlock()
 	// cur may be sealed meanwhile: it is then in unsynced, open, for the
 	// next Sync to fsync again (at no cost) and close.
 	err = syncFiles(files, cur, err)
+	var cerr error
 	if cursor {
-		cerr := writeCursor(l.dir, id, off)
-		l.mu.Lock()
-		if cerr == nil {
-			l.syncedID, l.syncedOff = id, off
-			l.dirDirty = true
-		}
-		l.mu.Unlock()
-		if cerr != nil && err == nil {
-			err = &WriteError{Err: cerr}
-		}
+		cerr = writeCursor(l.dir, id, off)
 	}
-	l.mu.Lock()
+	lock()
+	if cursor && cerr == nil {
+		l.syncedID, l.syncedOff = id, off
+		l.dirDirty = true
+	} else if cerr != nil && err == nil {
+		err = &WriteError{Err: cerr}
+	}
 	dirty := l.dirDirty
 	l.dirDirty = false
-	l.mu.Unlock()
+	unlock()
+	var derr error
 	if dirty {
-		if derr := syncDir(l.dir); derr != nil {
-			l.mu.Lock()
-			l.dirDirty = true
-			l.mu.Unlock()
-			if err == nil {
-				err = &WriteError{Err: derr}
-			}
+		derr = syncDir(l.dir)
+	}
+	lock()
+	if derr != nil {
+		l.dirDirty = true
+		if err == nil {
+			err = &WriteError{Err: derr}
 		}
 	}
 	return err
@@ -488,31 +499,6 @@ func syncFiles(files []sealedFile, cur *os.File, err error) error {
 	if cur != nil {
 		if serr := cur.Sync(); serr != nil && err == nil {
 			err = &WriteError{Err: serr}
-		}
-	}
-	return err
-}
-
-// sync is Close's Sync, with l.mu held throughout: nothing appends or
-// reads any more.
-func (l *Log) sync() error {
-	err := l.flush()
-	files := l.unsynced
-	l.unsynced = nil
-	err = syncFiles(files, l.w, err)
-	if l.doneID != l.syncedID || l.doneOff != l.syncedOff {
-		if cerr := writeCursor(l.dir, l.doneID, l.doneOff); cerr != nil && err == nil {
-			err = &WriteError{Err: cerr}
-		} else if cerr == nil {
-			l.syncedID, l.syncedOff = l.doneID, l.doneOff
-			l.dirDirty = true
-		}
-	}
-	if l.dirDirty {
-		if derr := syncDir(l.dir); derr != nil && err == nil {
-			err = &WriteError{Err: derr}
-		} else if derr == nil {
-			l.dirDirty = false
 		}
 	}
 	return err
@@ -844,7 +830,7 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	err := l.sync()
+	err := l.sync(true)
 	if l.w != nil {
 		_ = l.w.Close()
 		l.w = nil
