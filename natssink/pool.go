@@ -1,6 +1,7 @@
 package natssink
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -8,14 +9,21 @@ import (
 // pool hands out the free slots and bounds the values in flight twice: in
 // number (the slots, MaxInFlight) and in payload bytes (MaxInFlightBytes).
 //
-// The free slots are a LIFO stack: a slot freed is the next one taken, so
-// the slots in use stay among the lowest indices and a sink whose load
-// never needed many slots touches, and scans, only those (highWater). A sink's
-// slots array is allocated whole by New but its pages are touched only
-// as slots are first used.
+// A take hands out the lowest free slot, so the slots in use stay among
+// the lowest indices: a sink whose load never needed many slots touches,
+// and scans, only those (highWater), and once an outage's backlog clears
+// the values in flight gather in the lowest chunks again, which lets
+// shrink give the others back. (A stack of free slots, freed first taken
+// first, kept handing steady traffic the slot an outage's last ack had
+// freed, high up, and shrink never found the chunks above it free.) A
+// sink's slots array is allocated whole by New but its pages are touched
+// only as slots are first used.
 type pool struct {
-	mu   sync.Mutex
-	free []int32 // the free slots' indices; the top is the last
+	mu sync.Mutex
+	// free has bit i%64 of word i/64 set while slot i is free; every word
+	// below lowest has none set. Under mu.
+	free   []uint64
+	lowest int
 
 	// room has one buffered token: a put (or a waiter that took a slot
 	// and left room behind it) sends one, without waiting, so that a
@@ -31,42 +39,51 @@ type pool struct {
 }
 
 func newPool(slots int, maxBytes int64, ensure func(int32)) *pool {
-	p := &pool{free: make([]int32, slots), room: make(chan struct{}, 1), maxBytes: maxBytes, ensure: ensure}
+	p := &pool{free: make([]uint64, (slots+63)/64), room: make(chan struct{}, 1), maxBytes: maxBytes, ensure: ensure}
 	for i := range p.free {
-		p.free[i] = int32(slots - 1 - i) // slot 0 on top
+		p.free[i] = ^uint64(0)
+	}
+	if r := slots % 64; r != 0 {
+		p.free[len(p.free)-1] = 1<<r - 1
 	}
 	return p
 }
 
-// take returns a free slot, or false when none is free or the values in
-// flight hold MaxInFlightBytes or more. A value's bytes are counted once
-// it is encoded (add), so the bound may be passed by one value per drain
-// worker.
+// take returns the lowest free slot, or false when none is free or the
+// values in flight hold MaxInFlightBytes or more. A value's bytes are
+// counted once it is encoded (add), so the bound may be passed by one
+// value per drain worker. It looks at the words of free from lowest up,
+// and moves lowest to the word it takes from: once per word filled, and
+// again after a put below it.
 func (p *pool) take() (int32, bool) {
 	if p.bytes.Load() >= p.maxBytes {
 		return 0, false
 	}
 	p.mu.Lock()
-	n := len(p.free)
-	if n == 0 {
-		p.mu.Unlock()
-		return 0, false
-	}
-	idx := p.free[n-1]
-	p.free = p.free[:n-1]
-	if idx >= p.highWater.Load() {
-		p.ensure(idx)
-		p.highWater.Store(idx + 1) // under mu: only here
+	for ; p.lowest < len(p.free); p.lowest++ {
+		if word := p.free[p.lowest]; word != 0 {
+			bit := bits.TrailingZeros64(word)
+			p.free[p.lowest] = word &^ (1 << bit)
+			idx := int32(p.lowest*64 + bit)
+			if idx >= p.highWater.Load() {
+				p.ensure(idx)
+				p.highWater.Store(idx + 1) // under mu: only here
+			}
+			p.mu.Unlock()
+			return idx, true
+		}
 	}
 	p.mu.Unlock()
-	return idx, true
+	return 0, false
 }
 
 // put frees slot idx and gives back the bytes its value held.
 func (p *pool) put(idx int32, bytes int) {
 	p.bytes.Add(-int64(bytes))
 	p.mu.Lock()
-	p.free = append(p.free, idx) // never grows: idx was taken
+	w := int(idx / 64)
+	p.free[w] |= 1 << (idx % 64)
+	p.lowest = min(p.lowest, w)
 	p.mu.Unlock()
 	// A waiter counts itself before it looks (take), and this looks after
 	// the push: either it finds the slot or this sees it and signals.
@@ -84,13 +101,13 @@ func (p *pool) signal() {
 }
 
 // shrink gives back the chunks of slots that an outage (or a burst) needed
-// and steady traffic does not: it rebuilds the free list lowest index
-// first, so that the values in flight gather in the lowest chunks, and
-// drops every chunk above the highest slot in use (drop frees chunk ci of
-// the slot table); those slots count as never taken again, and a take of
-// one allocates its chunk anew. It costs one pass over the MaxInFlight
-// indices under the pool's lock (about a millisecond at the default), so
-// the retry goroutine calls it once per shrinkEvery.
+// and steady traffic does not: it drops every chunk above the highest slot
+// in use (drop frees chunk ci of the slot table); those slots count as
+// never taken again, and a take of one allocates its chunk anew. Since a
+// take hands out the lowest free slot, the values in flight after an
+// outage gather in the lowest chunks. It looks at the words of free below
+// highWater under the pool's lock (at most 4,096 at the default
+// MaxInFlight), once per shrinkEvery from the retry goroutine.
 func (p *pool) shrink(drop func(ci int)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -98,24 +115,15 @@ func (p *pool) shrink(drop func(ci int)) {
 	if hw <= chunkLen {
 		return
 	}
-	free := make([]bool, hw)
-	for _, idx := range p.free {
-		if idx < hw {
-			free[idx] = true
-		}
-	}
 	top := int32(-1) // the highest slot in use
-	for i := hw - 1; i >= 0; i-- {
-		if !free[i] {
-			top = i
-			break
+	for w := (int(hw) - 1) / 64; w >= 0; w-- {
+		used := ^p.free[w]
+		if end := int(hw) - w*64; end < 64 {
+			used &= 1<<end - 1 // slots at or above hw are never taken
 		}
-	}
-	n := int32(cap(p.free))
-	p.free = p.free[:0]
-	for i := n - 1; i >= 0; i-- {
-		if i >= hw || free[i] {
-			p.free = append(p.free, i)
+		if used != 0 {
+			top = int32(w*64 + 63 - bits.LeadingZeros64(used))
+			break
 		}
 	}
 	keep := max((top+chunkLen)>>chunkBits, 1) // chunks that stay: up to top's, and at least the first
