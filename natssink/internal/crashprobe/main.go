@@ -37,6 +37,9 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 
+	// The load before the run: read before nats-server is built and the
+	// three servers start, which would count in it.
+	load, _ := os.ReadFile("/proc/loadavg")
 	dir, err := os.MkdirTemp("", "crashprobe-")
 	if err != nil {
 		log.Fatal(err)
@@ -53,7 +56,6 @@ func main() {
 	if *verbose {
 		o.Logf = log.Printf
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("# %s GOMAXPROCS=%d producers=%d rate=%d/s for=%v kill=%v restart=%v lose_acks=%v load=%s",
 		runtime.Version(), runtime.GOMAXPROCS(0), *producers, *rate, *dur, *kill, *restart, *loseAcks, load)
 	res, err := crash.Run(ctx, o)
