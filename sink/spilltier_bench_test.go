@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardedsink/shardedsink/internal/cputime"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -14,8 +15,9 @@ import (
 //
 //   - healthy/tier=off and tier=on: producers (RunParallel) push into a
 //     sink whose Drain returns at once, and the run ends once every value
-//     is drained: ns per push and the share dropped. The tier should cost
-//     nothing here: nothing spills.
+//     is drained: ns per push, the process's CPU per push (cpu-ns/op:
+//     the producers', the workers' and the spiller's) and the share
+//     dropped. The tier should cost nothing here: nothing spills.
 //
 //   - stalled: one producer pushes while Drain stalls, so every value but
 //     the first batch goes to disk through the spiller (the push parks
@@ -42,6 +44,10 @@ func BenchmarkSpill(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(value)))
+			cpu0, err := cputime.Process()
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					s.Push(value)
@@ -51,10 +57,37 @@ func BenchmarkSpill(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
+			cpu1, err := cputime.Process()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			st := s.Stats()
 			b.ReportMetric(100*float64(st.Dropped)/float64(b.N), "dropped%")
 			b.ReportMetric(float64(st.Spilled)/float64(b.N), "spilled/op")
 			shutdownBench(b, s)
+		})
+	}
+	for _, tier := range []string{"off", "on"} {
+		b.Run("paced/tier="+tier, func(b *testing.B) {
+			cfg := sink.Config[[]byte]{Logger: quiet}
+			if tier == "on" {
+				cfg.Spill = sink.Spill[[]byte]{Dir: b.TempDir(), MaxBytes: 1 << 30, Codec: sink.BytesCodec{}}
+			}
+			s, err := sink.New(cfg, sink.ActionFunc[[]byte](func(context.Context, [][]byte) {}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer shutdownBench(b, s)
+			h := s.Handle()
+			for b.Loop() {
+				cpu := pacedCPU(b, func() {
+					for range pacedPerTick {
+						h.Push(value)
+					}
+				})
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(pacedTicks*pacedPerTick), "cpu-ns/value")
+			}
 		})
 	}
 	for _, phase := range []string{"stalled", "replay"} {
@@ -179,4 +212,32 @@ func sampleHeap(peak *atomic.Uint64) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-exited }
+}
+
+// The paced rows: 100 values every 1 ms from one goroutine (100,000 a
+// second), for 2 s.
+const (
+	pacedPerTick = 100
+	pacedTicks   = 2000
+)
+
+// pacedCPU calls push every millisecond, pacedTicks times, and returns the
+// process's CPU time over the run: what a sink costs at a steady rate that
+// leaves the cores mostly idle.
+func pacedCPU(b *testing.B, push func()) time.Duration {
+	cpu0, err := cputime.Process()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for range pacedTicks {
+		<-tick.C
+		push()
+	}
+	cpu1, err := cputime.Process()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu1 - cpu0
 }
