@@ -145,6 +145,14 @@ type Options struct {
 	// written later in order. Default off.
 	SpillDir   string
 	SpillBytes int64
+	// DisableHandOff turns logsink's hand-off off
+	// (logsink.Options.DisableHandOff): a record whose ring is full is
+	// shed at once, even when the drain worker is only short of CPU. By
+	// default such a call waits for the worker, up to the moment the
+	// Write in progress has run sink.SlowDrain (10 ms), so that loggers
+	// that outnumber the cores lose nothing into a destination that keeps
+	// up.
+	DisableHandOff bool
 
 	// OnError, when set, is called with every error of a Write to the
 	// writer and of the Format handler, one call at a time, outside every
@@ -209,6 +217,7 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 			MaxQueuedBytes: o.MaxQueuedBytes,
 			SpillDir:       o.SpillDir,
 			SpillBytes:     o.SpillBytes,
+			DisableHandOff: o.DisableHandOff,
 			OnError:        o.OnError,
 			Logger:         o.Logger,
 			Name:           "slogsink",

@@ -40,7 +40,7 @@ func zapLevel(l slog.Level) zapcore.Level {
 }
 
 func options(o logsink.Options) *zapsink.Options {
-	zo := &zapsink.Options{Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, MaxDelay: o.MaxDelay, MaxQueuedBytes: o.MaxQueuedBytes}
+	zo := &zapsink.Options{Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, MaxDelay: o.MaxDelay, MaxQueuedBytes: o.MaxQueuedBytes, DisableHandOff: o.DisableHandOff}
 	if o.KeepLevel != nil {
 		zo.KeepLevel = zapLevel(o.KeepLevel.Level())
 	}

@@ -17,7 +17,10 @@
 // Those of logsink (its package doc): a logging call never waits for the
 // destination (an event at or above KeepLevel whose ring is full waits up
 // to Options.KeepWait, default 1 ms, for room, and is then shed and
-// counted in Stats().WaitedOut); when the destination falls behind,
+// counted in Stats().WaitedOut; a call whose ring is full while the drain
+// worker is only short of CPU waits for it, until the Write in progress
+// has run sink.SlowDrain at most: logsink's hand-off, which
+// Options.DisableHandOff turns off); when the destination falls behind,
 // events are shed,
 // counted, and reported in the stream by an event at warn level that
 // zerolog itself formats, with zerolog's field names,

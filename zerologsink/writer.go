@@ -62,6 +62,14 @@ type Options struct {
 	// written later in order. Default off.
 	SpillDir   string
 	SpillBytes int64
+	// DisableHandOff turns logsink's hand-off off
+	// (logsink.Options.DisableHandOff): a record whose ring is full is
+	// shed at once, even when the drain worker is only short of CPU. By
+	// default such a call waits for the worker, up to the moment the
+	// Write in progress has run sink.SlowDrain (10 ms), so that loggers
+	// that outnumber the cores lose nothing into a destination that keeps
+	// up.
+	DisableHandOff bool
 	// OnError gets every error of a Write to the destination, one call at
 	// a time, outside every lock (logsink.Options).
 	OnError func(error)
@@ -98,6 +106,7 @@ func New(dst io.Writer, opts *Options) (*Writer, error) {
 		MaxQueuedBytes: opts.MaxQueuedBytes,
 		SpillDir:       opts.SpillDir,
 		SpillBytes:     opts.SpillBytes,
+		DisableHandOff: opts.DisableHandOff,
 		OnError:        opts.OnError,
 		Logger:         opts.Logger,
 		KeepLevel:      opts.KeepLevel,

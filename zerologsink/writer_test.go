@@ -47,7 +47,7 @@ func logAt(lg zerolog.Logger) func(slog.Level, int) {
 func TestWriterContract(t *testing.T) {
 	logsinktest.Run(t, logsinktest.Front{
 		New: func(t *testing.T, dst io.Writer, o logsink.Options) logsinktest.Subject {
-			w, err := zerologsink.New(dst, &zerologsink.Options{Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, KeepLevel: o.KeepLevel})
+			w, err := zerologsink.New(dst, &zerologsink.Options{Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, KeepLevel: o.KeepLevel, DisableHandOff: o.DisableHandOff})
 			if err != nil {
 				t.Fatal(err)
 			}

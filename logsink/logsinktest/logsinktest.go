@@ -12,7 +12,11 @@
 //     record, each record at most once, and the drop reports in the
 //     stream sum to Stats.Dropped;
 //   - KeepLevel: records at or above it that fit the reserve are kept
-//     while the records below it are shed.
+//     while the records below it are shed;
+//   - the hand-off: a call whose ring is full waits for the drain worker
+//     until the Write in progress has run sink.SlowDrain, and with
+//     Options.DisableHandOff (which the front-end must pass on) is shed
+//     at once.
 package logsinktest
 
 import (
@@ -21,13 +25,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // Subject is a front-end under test, writing into a destination through a
@@ -76,6 +83,7 @@ func Run(t *testing.T, f Front) {
 	t.Run("StalledDestinationShedsCountsAndKeepsErrors", func(t *testing.T) { stalled(t, f) })
 	t.Run("FailingDestinationCountsErrors", func(t *testing.T) { failing(t, f) })
 	t.Run("CloseWithinCtx", func(t *testing.T) { closeWithin(t, f) })
+	t.Run("HandOffWaitsUntilTheWriteIsSlowUnlessDisabled", func(t *testing.T) { handOff(t, f) })
 }
 
 func byteExact(t *testing.T, f Front) {
@@ -235,6 +243,39 @@ func stalled(t *testing.T, f Front) {
 		if levelOf(i) == slog.LevelError && !p.seen[i] {
 			t.Fatalf("ERROR record %d is not in the destination", i)
 		}
+	}
+}
+
+// handOff logs Info records into a stalled destination until one is shed,
+// on synctest's clock, so that the wait is exact: with the hand-off on,
+// the call that finds the ring full parks until the Write in progress has
+// run sink.SlowDrain, then is shed; with it off, it is shed at once.
+func handOff(t *testing.T, f Front) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableHandOff=%t", off), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dst := &gated{open: make(chan struct{})}
+				s := f.New(t, dst, logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, DisableHandOff: off})
+				start := time.Now()
+				calls := 0
+				for s.Stats().Dropped == 0 {
+					s.Log(slog.LevelInfo, calls)
+					calls++
+				}
+				waited := time.Since(start)
+				close(dst.open)
+				if err := s.Close(context.Background()); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				balance(t, s.Stats(), calls)
+				if off && waited != 0 {
+					t.Fatalf("with the hand-off off, the calls into a full ring waited %v; want none", waited)
+				}
+				if !off && waited < sink.SlowDrain {
+					t.Fatalf("with the hand-off on, the first record was shed after %v; want it to wait for sink.SlowDrain (%v)", waited, sink.SlowDrain)
+				}
+			})
+		})
 	}
 }
 
