@@ -103,15 +103,22 @@ func isReport(line []byte) bool {
 //
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zapsink/
 func BenchmarkStalledPipe(b *testing.B) {
-	// The spill tier: the stalled pipe's records go to disk, up to 1 GiB.
-	spilling := logprobe.Mode{Name: "zapsink-Core-SpillDir", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
-		core, err := zapsink.NewCore(benchEncoder(), w, zapcore.DebugLevel, &zapsink.Options{SpillDir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return probeLogger(zap.New(core), func() { closeWithin(b, core.Close) }), statsOf(core.Stats)
-	}}
-	for _, m := range append(modes, spilling) {
+	core := func(name string, opts func(b *testing.B) *zapsink.Options) logprobe.Mode {
+		return logprobe.Mode{Name: name, Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+			core, err := zapsink.NewCore(benchEncoder(), w, zapcore.DebugLevel, opts(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return probeLogger(zap.New(core), func() { closeWithin(b, core.Close) }), statsOf(core.Stats)
+		}}
+	}
+	stalledOnly := []logprobe.Mode{
+		// The hand-off off: what the longest call was before it.
+		core("zapsink-Core-NoHandOff", func(*testing.B) *zapsink.Options { return &zapsink.Options{DisableHandOff: true} }),
+		// The spill tier: the stalled pipe's records go to disk, up to 1 GiB.
+		core("zapsink-Core-SpillDir", func(b *testing.B) *zapsink.Options { return &zapsink.Options{SpillDir: b.TempDir()} }),
+	}
+	for _, m := range append(modes[:len(modes):len(modes)], stalledOnly...) {
 		b.Run("logger="+m.Name, func(b *testing.B) {
 			for b.Loop() {
 				var counts logprobe.Counts

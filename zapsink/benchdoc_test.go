@@ -25,7 +25,7 @@ func TestBenchmarksDocMatchesBenchTxt(t *testing.T) {
 		t.Fatal(err)
 	}
 	modes := []string{"floor-zap-Discard", "zap-AddSync", "zap-BufferedWriteSyncer", "zapsink-Core", "zapsink-WriteSyncer"}
-	want, err := logprobe.Table(raw, "bash zapsink/testdata/bench.sh", modes, []string{"zap", "zapsink-Core"}, []string{"floor-none", "zapsink-Core"})
+	want, err := logprobe.Table(raw, "bash zapsink/testdata/bench.sh", modes, []string{"zapsink-Core-NoHandOff", "zapsink-Core-SpillDir"}, []string{"zap", "zapsink-Core"}, []string{"floor-none", "zapsink-Core"})
 	if err != nil {
 		t.Fatalf("testdata/bench.txt: %v", err)
 	}

@@ -121,11 +121,17 @@ func isReport(line []byte) bool { return bytes.Contains(line, []byte(zerologsink
 //
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zerologsink/
 func BenchmarkStalledPipe(b *testing.B) {
-	// The spill tier: the stalled pipe's events go to disk, up to 1 GiB.
-	spilling := logprobe.Mode{Name: "zerologsink-SpillDir", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
-		return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, SpillDir: b.TempDir()})
-	}}
-	for _, m := range append(modes, spilling) {
+	stalledOnly := []logprobe.Mode{
+		// The hand-off off: what the longest call was before it.
+		{Name: "zerologsink-NoHandOff", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+			return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, DisableHandOff: true})
+		}},
+		// The spill tier: the stalled pipe's events go to disk, up to 1 GiB.
+		{Name: "zerologsink-SpillDir", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
+			return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, SpillDir: b.TempDir()})
+		}},
+	}
+	for _, m := range append(modes[:len(modes):len(modes)], stalledOnly...) {
 		b.Run("logger="+m.Name, func(b *testing.B) {
 			for b.Loop() {
 				var counts logprobe.Counts

@@ -25,7 +25,7 @@ func TestBenchmarksDocMatchesBenchTxt(t *testing.T) {
 		t.Fatal(err)
 	}
 	modes := []string{"floor-zerolog-Discard", "zerolog", "zerolog-diode", "zerologsink"}
-	want, err := logprobe.Table(raw, "bash zerologsink/testdata/bench.sh", modes, []string{"zerolog", "zerologsink"}, []string{"floor-none", "zerolog-diode", "zerologsink"})
+	want, err := logprobe.Table(raw, "bash zerologsink/testdata/bench.sh", modes, []string{"zerologsink-NoHandOff", "zerologsink-SpillDir"}, []string{"zerolog", "zerologsink"}, []string{"floor-none", "zerolog-diode", "zerologsink"})
 	if err != nil {
 		t.Fatalf("testdata/bench.txt: %v", err)
 	}

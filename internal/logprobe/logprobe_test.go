@@ -77,6 +77,7 @@ func TestTableRendersEveryRowAndRefusesAMissingOne(t *testing.T) {
 	raw := []byte(`# go1.26 linux/amd64, header
 cpu: test
 BenchmarkStalledPipe/logger=a-2 1 1 ns/op 100 calls 50 %reached 1000 p99-call-ns 2000000 max-call-ns 3 kept-calls 1 kept-lost 0 unaccounted
+BenchmarkStalledPipe/logger=a-spill-2 1 1 ns/op 200 calls 100 %reached 1000 p99-call-ns 9000000 max-call-ns 3 kept-calls 0 kept-lost 0 unaccounted
 BenchmarkFile/logger=a/goroutines=1-2 1 1 ns/op 1000000 calls/s 1000000 written/s 100 %reached 900 p99-call-ns 5000 max-call-ns
 BenchmarkFile/logger=a/goroutines=16-2 1 1 ns/op 1500000 calls/s 1500000 written/s 100 %reached 900 p99-call-ns 5000 max-call-ns
 BenchmarkFile/logger=a/goroutines=64-2 1 1 ns/op 1500000 calls/s 1200000 written/s 80 %reached 900 p99-call-ns 5000 max-call-ns
@@ -87,17 +88,20 @@ BenchmarkDiscard/logger=a-2 100 250 ns/op 0 B/op 2 allocs/op
 BenchmarkIdle/logger=a-2 1 1 ns/op 0.05 %core-idle
 # end load
 `)
-	out, err := Table(raw, "bash x.sh", []string{"a"}, []string{"a"}, []string{"a"})
+	out, err := Table(raw, "bash x.sh", []string{"a"}, []string{"a-spill"}, []string{"a"}, []string{"a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| a | 1 | 0.100 k | 0.0500 k | 50.0 % | 1.00 µs | 2.00 ms | 1 / 3 | 0 |", "| a | 64 | 1 | 1.50 M | 1.20 M | 80.0 % | 900 ns | 5.00 µs |",
+	for _, want := range []string{"| a | 1 | 0.100 k | 0.0500 k | 50.0 % | 1.00 µs | 2.00 ms | 1 / 3 | 0 |", "| a-spill | 1 | 0.200 k | 0.200 k | 100 % | 1.00 µs | 9.00 ms | 0 / 3 | 0 |", "| a | 64 | 1 | 1.50 M | 1.20 M | 80.0 % | 900 ns | 5.00 µs |",
 		"| a | 1 | 80.0 k | 80.0 k | 0 | 900 ns | 5.00 µs |", "| a | 1 | 180 k | 170 k | 12 | 900 ns | 5.00 µs |", "| a | 1 | 250 ns | 2 | 1.00x |", "| a | 1 | 0.0500 % |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := Table(raw, "bash x.sh", []string{"a", "b"}, nil, nil); err == nil {
+	if _, err := Table(raw, "bash x.sh", []string{"a", "b"}, nil, nil, nil); err == nil {
 		t.Error("a logger with no run rendered without an error")
+	}
+	if _, err := Table(raw, "bash x.sh", []string{"a"}, []string{"b"}, nil, nil); err == nil {
+		t.Error("a stalled-pipe logger with no run rendered without an error")
 	}
 }

@@ -12,10 +12,12 @@ import (
 // Table renders the goal tables of a front-end from a bench.sh run
 // (benchtxt format): the stalled pipe and the file, a row per logger of
 // modes (the names after "logger=" in BenchmarkStalledPipe and
-// BenchmarkFile), then the caller's cost into io.Discard and the idle CPU,
-// a row per logger of discard and idle. Every cell is the median of the
-// runs; script is the command that wrote raw.
-func Table(raw []byte, script string, modes, discard, idle []string) (string, error) {
+// BenchmarkFile), and in the stalled pipe's a row per logger of stalled
+// too (variants that only it runs: the hand-off off, a spill directory);
+// then the caller's cost into io.Discard and the idle CPU, a row per
+// logger of discard and idle. Every cell is the median of the runs;
+// script is the command that wrote raw.
+func Table(raw []byte, script string, modes, stalled, discard, idle []string) (string, error) {
 	r, err := benchtxt.Parse(raw)
 	if err != nil {
 		return "", err
@@ -31,7 +33,7 @@ func Table(raw []byte, script string, modes, discard, idle []string) (string, er
 	fmt.Fprintf(&b, "Measured by `%s`: %s, %s; medians of the runs. At the end: %s.\n\n", script, r.Header, r.CPU, r.End)
 	b.WriteString("Stalled pipe (64 goroutines for 2 s, the reader stalled for the first second; 1 call in 100 during the stall at ERROR; records reached: those the reader got, all after the stall):\n\n" +
 		"| logger | runs | calls | records reached | reached the reader | p99 call | max call | ERROR lost / logged in the stall | calls not counted |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, m := range modes {
+	for _, m := range append(modes[:len(modes):len(modes)], stalled...) {
 		name := "BenchmarkStalledPipe/logger=" + m
 		calls, runs, err := get(name, "calls")
 		if err != nil {
