@@ -55,14 +55,15 @@ func TestShrinkDropsTheChunksAboveTheHighestSlotInUse(t *testing.T) {
 		require.True(t, ok)
 	}
 	for i := range int32(3*chunkLen + 10) {
-		if i != 2*chunkLen+5 {
+		if i != 5 && i != 2*chunkLen+5 {
 			p.put(i, 0)
 		}
 	}
 	var dropped []int
 	p.shrink(func(ci int) { dropped = append(dropped, ci) })
-	require.Equal(t, []int{3}, dropped, "slot 2*chunkLen+5 is in use: chunks 0 to 2 stay")
+	require.Equal(t, []int{3}, dropped, "slots 5 and 2*chunkLen+5 are in use: chunks 0 to 2 stay")
 	require.Equal(t, int32(3*chunkLen), p.highWater.Load())
+	p.put(5, 0)
 	p.put(2*chunkLen+5, 0)
 	dropped = nil
 	p.shrink(func(ci int) { dropped = append(dropped, ci) })
@@ -103,4 +104,23 @@ func BenchmarkPool(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(idxs)), "ns/value")
 	})
+}
+
+// shrink reads only the slots below highWater: in a pool whose size is
+// not a multiple of 64, the bits past the last slot are not slots in use.
+func TestShrinkIgnoresTheBitsPastTheLastSlot(t *testing.T) {
+	const slots = 3*chunkLen + 10
+	p := newPool(slots, 1<<40, func(int32) {})
+	for range slots {
+		_, ok := p.take()
+		require.True(t, ok)
+	}
+	for i := range int32(slots) {
+		if i != 5 {
+			p.put(i, 0)
+		}
+	}
+	var dropped []int
+	p.shrink(func(ci int) { dropped = append(dropped, ci) })
+	require.Equal(t, []int{1, 2, 3}, dropped, "only slot 5 is in use: the first chunk stays")
 }

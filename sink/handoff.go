@@ -58,25 +58,25 @@ import (
 // for: it lost that race for tens of milliseconds, woken 30 to 60 times
 // (zapsink's stalled-pipe probe, go test -run '^$' -bench
 // 'StalledPipe/logger=zapsink-Core$' -benchtime 1x ./zapsink/, in the
-// second after the stall: calls of 125 to 240 ms, against 15 to 20 ms with
-// the hand-off off, which sheds nearly every record). So within handOffFairWindow of such a Drain call,
-// once a woken push that has waited handOffFairAfter finds no room, the
-// queue turns fair: a caller with an admission of its own
-// (Handle.HandOff, which logsink checks with Handle.HandOffFair on every
-// record: one atomic load of a line that only parked pushes write) joins the queue instead of taking room
-// first, and a push that joins while others are parked or woken parks
-// without trying, for at most handOffFairAfter before it looks (the
-// pushes ahead may have got in and the worker taken their values before
-// it was listed). The room then goes to the pushes the worker wakes for
-// it, oldest first. The queue turns unfair again once a push gets in
-// within handOffFairAfter with none parked behind it, once the last one
-// leaves, and once the window is over. Fair mode is kept to that window:
-// outside it, a queue made fair cost a push a wake-up per record, and
-// with two goroutines keeping both cores busy (zapsink's offered-rate
-// probe, -bench '^BenchmarkOffered$') the callers got 111 to 249 k
-// records/s through, against 250 to 321 k. Push
-// itself never looks (its listing is fixed): only a push that found its
-// ring full takes its turn.
+// second after the stall: calls of 125 to 240 ms, against 15 to 20 ms
+// with the hand-off off, which sheds nearly every record). So within
+// handOffFairWindow of such a Drain call, once a woken push that has
+// waited handOffFairAfter finds no room, the queue turns fair: a caller
+// with an admission of its own (Handle.HandOff, which logsink checks with
+// Handle.HandOffFair on every record: one atomic load of a line that only
+// parked pushes write) joins the queue instead of taking room first, and
+// a push that joins while others are parked or woken parks without
+// trying, for at most handOffFairAfter before it looks (the pushes ahead
+// may have got in and the worker taken their values before it was
+// listed). The room then goes to the pushes the worker wakes for it,
+// oldest first. The queue turns unfair again once a push gets in within
+// handOffFairAfter with none parked behind it, once the last one leaves,
+// and once the window is over. Fair mode is kept to that window: outside
+// it, a queue made fair cost a push a wake-up per record, and with two
+// goroutines keeping both cores busy (zapsink's offered-rate probe, -bench
+// '^BenchmarkOffered$') the callers got 111 to 249 k records/s through,
+// against 250 to 321 k. Push itself never looks (its listing is fixed):
+// only a push that found its ring full takes its turn.
 
 // SlowDrain is how long a Drain call runs before the sink takes its
 // destination to be slow: a push into a full ring of that shard then sheds

@@ -103,7 +103,7 @@ func isReport(line []byte) bool {
 //
 //	go test -run '^$' -bench StalledPipe -benchtime 1x ./zapsink/
 func BenchmarkStalledPipe(b *testing.B) {
-	core := func(name string, opts func(b *testing.B) *zapsink.Options) logprobe.Mode {
+	coreMode := func(name string, opts func(b *testing.B) *zapsink.Options) logprobe.Mode {
 		return logprobe.Mode{Name: name, Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
 			core, err := zapsink.NewCore(benchEncoder(), w, zapcore.DebugLevel, opts(b))
 			if err != nil {
@@ -114,9 +114,9 @@ func BenchmarkStalledPipe(b *testing.B) {
 	}
 	stalledOnly := []logprobe.Mode{
 		// The hand-off off: what the longest call was before it.
-		core("zapsink-Core-NoHandOff", func(*testing.B) *zapsink.Options { return &zapsink.Options{DisableHandOff: true} }),
+		coreMode("zapsink-Core-NoHandOff", func(*testing.B) *zapsink.Options { return &zapsink.Options{DisableHandOff: true} }),
 		// The spill tier: the stalled pipe's records go to disk, up to 1 GiB.
-		core("zapsink-Core-SpillDir", func(b *testing.B) *zapsink.Options { return &zapsink.Options{SpillDir: b.TempDir()} }),
+		coreMode("zapsink-Core-SpillDir", func(b *testing.B) *zapsink.Options { return &zapsink.Options{SpillDir: b.TempDir()} }),
 	}
 	for _, m := range append(modes[:len(modes):len(modes)], stalledOnly...) {
 		b.Run("logger="+m.Name, func(b *testing.B) {
