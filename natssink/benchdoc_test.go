@@ -26,6 +26,15 @@ func TestBenchmarksDocMatchesBenchTxt(t *testing.T) {
 	want, err := renderBenchTable(raw)
 	require.NoError(t, err, "testdata/bench.txt")
 	require.NoError(t, benchtxt.SyncBlock(filepath.Join("..", "docs", "benchmarks.md"), "natssink", want, *update))
+
+	var runs [2][]byte
+	for i, name := range []string{"bench-16core.txt", "bench-16core-procs4.txt"} {
+		runs[i], err = os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(t, err)
+	}
+	want, err = renderManycoreTable(runs[0], runs[1])
+	require.NoError(t, err, "testdata/bench-16core*.txt")
+	require.NoError(t, benchtxt.SyncBlock(filepath.Join("..", "docs", "benchmarks.md"), "natssink-manycore", want, *update))
 }
 
 // benchRows are the table's rows: BenchmarkProducers' impls.
@@ -66,6 +75,51 @@ func renderBenchTable(raw []byte) (string, error) {
 	}
 	if d := values["BenchmarkDrainPath"]["allocs/op"]; len(d) > 0 {
 		fmt.Fprintf(&b, "\nThe drain path alone (BenchmarkDrainPath): %s allocations per value.\n", spread(d, 1, 0, ""))
+	}
+	return b.String(), nil
+}
+
+// renderManycoreTable renders the run on a machine of many cores
+// (testdata/manycore.sh): BenchmarkProducers at GOMAXPROCS=16 (all) and at
+// GOMAXPROCS=4 (few), side by side.
+func renderManycoreTable(all, few []byte) (string, error) {
+	var runs [2]*benchtxt.Run
+	for i, raw := range [][]byte{all, few} {
+		var err error
+		if runs[i], err = benchtxt.Parse(raw); err != nil {
+			return "", err
+		}
+	}
+	spread := benchtxt.Spread
+	get := func(run *benchtxt.Run, impl, unit string) []float64 {
+		return run.Values["BenchmarkProducers/impl="+impl][unit]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured once, on a machine lent to this work for minutes, by `natssink/testdata/manycore.sh` "+
+		"(natssink/testdata/bench-16core.txt and bench-16core-procs4.txt): %s; %s; %s. The GOMAXPROCS=4 columns, on the same "+
+		"machine: %s; %s. As in the table above: 64 producer goroutines, ~195-byte values, an embedded server with a memory "+
+		"stream, medians (min-max) of the runs, CPU of the whole process per acked value (at GOMAXPROCS=16).\n\n",
+		runs[0].CPU, runs[0].Header, runs[0].End, runs[1].Header, runs[1].End)
+	b.WriteString("| producers push through | acked/s, GOMAXPROCS=16 | vs natssink | dropped | CPU per acked value | acked/s, GOMAXPROCS=4 | vs natssink | dropped |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	var ours [2]float64
+	for i, run := range runs {
+		ours[i] = benchtxt.Median(get(run, "natssink", "acked/s"))
+	}
+	for _, r := range benchRows {
+		fmt.Fprintf(&b, "| %s |", r.label)
+		for i, run := range runs {
+			acked := get(run, r.impl, "acked/s")
+			if len(acked) == 0 {
+				return "", fmt.Errorf("no acked/s for impl=%s in run %q", r.impl, run.Header)
+			}
+			fmt.Fprintf(&b, " %s | %.2fx | %s |", spread(acked, 1e-3, 1, " k"), ours[i]/benchtxt.Median(acked),
+				spread(get(run, r.impl, "drop-%"), 1, 1, " %"))
+			if i == 0 {
+				fmt.Fprintf(&b, " %s |", spread(get(run, r.impl, "cpu-ns/acked"), 1e-3, 1, " µs"))
+			}
+		}
+		b.WriteString("\n")
 	}
 	return b.String(), nil
 }

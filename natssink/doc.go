@@ -185,7 +185,10 @@
 // reading of each ack allocates nats.go's message. BenchmarkProducers
 // compares the sink, with and without fast batches, with producers
 // calling js.Publish and js.PublishAsync (64 producers, 195-byte values,
-// an embedded server; the figures in docs/benchmarks.md):
+// an embedded server; the figures in docs/benchmarks.md, on 2 cores and
+// once on 16). The server's stream sets the ceiling for every publisher;
+// what the sink gains over producers that call js.PublishAsync grows with
+// the cores, since those producers share one connection:
 //
 //	go test -run '^$' -bench Producers -benchtime 200000x ./natssink
 package natssink
