@@ -129,7 +129,8 @@
 // makes the shard's queue fair, as sync.Mutex's starvation mode: callers
 // that check [Handle.HandOffFair] (logsink's do) take their turn behind
 // the parked pushes instead of the room they were woken for, so that no
-// call waits long behind the stall's backlog. The protocol:
+// call waits long behind the stall's backlog; in that second a push waits
+// half of SlowDrain at most, and is then shed. The protocol:
 // sink/handoff.go.
 //
 // # The spill tier

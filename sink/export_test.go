@@ -28,3 +28,6 @@ func CPUGroup[T any](s *Sink[T], cpu int) (first, size int) {
 	e := s.cpuEntry(uint32(cpu))
 	return int(e & firstMask), max(int(e>>groupShift), 1)
 }
+
+// HandOffRecoveringCap is handOffRecoveringCap.
+const HandOffRecoveringCap = handOffRecoveringCap

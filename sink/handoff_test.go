@@ -105,6 +105,57 @@ func TestAPushIntoAStalledDrainShedsAfterSlowDrainAtMost(t *testing.T) {
 	})
 }
 
+// stepper is an Action whose Drain calls each wait for a token of step
+// (or the end of ctx) before they take their batch.
+type stepper struct {
+	collector[ev]
+	step chan struct{}
+}
+
+func (a *stepper) Drain(ctx context.Context, batch []ev) {
+	select {
+	case <-a.step:
+	case <-ctx.Done():
+	}
+	a.collector.Drain(ctx, batch)
+}
+
+// After a Drain call that ran longer than SlowDrain, a push into a full
+// ring waits at most HandOffRecoveringCap in all, although the Drain call
+// in progress is younger than SlowDrain: the destination has just been
+// slow. Without the cap it would wait until that call passes SlowDrain.
+func TestAfterAStallAPushWaitsNoLongerThanTheRecoveringCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testCfg(1, 4, 1)
+		cfg.HandOffWait = time.Second
+		a := &stepper{step: make(chan struct{})}
+		s, err := sink.New(cfg, a)
+		require.NoError(t, err)
+		h := s.Handle()
+		require.True(t, h.Push(ev{0}))
+		synctest.Wait() // the worker is in a Drain call of ev 0
+		time.Sleep(sink.SlowDrain + time.Millisecond)
+		a.step <- struct{}{} // a Drain call longer than SlowDrain returns
+		synctest.Wait()
+		require.True(t, h.Push(ev{1}))
+		synctest.Wait() // the worker is in a young Drain call of ev 1
+		for i := range 4 {
+			require.True(t, h.Push(ev{i + 2}))
+		}
+		t0 := time.Now()
+		require.False(t, h.Push(ev{6}), "a push into a full ring went in")
+		waited := time.Since(t0)
+		require.Greater(t, waited, time.Duration(0), "the push did not hand off")
+		require.LessOrEqual(t, waited, sink.HandOffRecoveringCap+time.Millisecond, "after a stall a push waited past the cap")
+		require.Less(t, waited, sink.SlowDrain, "after a stall a push waited until the young Drain call turned slow")
+		close(a.step)
+		require.NoError(t, s.Shutdown(context.Background()))
+		st := s.Stats()
+		require.Equal(t, uint64(1), st.Dropped)
+		require.Equal(t, uint64(6), st.Drained)
+	})
+}
+
 // A push parked on a worker short of CPU goes in once the worker takes
 // values: the wake-up comes from the take, not from the timer.
 func TestAParkedPushGoesInWhenTheWorkerTakes(t *testing.T) {
