@@ -82,7 +82,8 @@ import (
 // all, fair or not: the destination has just been slow, and pushes woken
 // again and again for room that others took made the longest calls of
 // zerologsink's stalled-pipe probe 23 to 47 ms, against 12 to 20 ms with
-// the hand-off off.
+// the hand-off off. A spill tier that takes the shard's values lifts the
+// cap: there a push waits for the spiller rather than be shed.
 
 // SlowDrain is how long a Drain call runs before the sink takes its
 // destination to be slow: a push into a full ring of that shard then sheds
@@ -268,7 +269,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 			}
 		}
 		sleep := s.recheckIn(i)
-		if now := s.now(); s.recovering(i, now) {
+		if now := s.now(); s.waitCapped(i, now) {
 			// After a stall, a push waits no longer than handOffRecoveringCap
 			// in all: the destination has just been slow.
 			sleep = min(sleep, max(time.Duration(began+int64(handOffRecoveringCap)-now), 0)+time.Microsecond)
@@ -291,7 +292,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		w.t.Stop()
 		now := s.now()
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
-			now-began >= int64(handOffRecoveringCap) && s.recovering(i, now) || s.shedsNow(i, now) || s.isClosing() {
+			now-began >= int64(handOffRecoveringCap) && s.waitCapped(i, now) || s.shedsNow(i, now) || s.isClosing() {
 			q.leave(w, false, !s.recovering(i, now))
 			return try()
 		}
@@ -309,6 +310,14 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 // hand-off off; cd zerologsink && go test -run '^$' -bench
 // 'StalledPipe/logger=zerologsink(-NoHandOff)?$' -benchtime 1x).
 const handOffRecoveringCap = SlowDrain / 2
+
+// waitCapped reports whether a push parked on shard i waits no longer
+// than handOffRecoveringCap in all at now: within handOffFairWindow of a
+// slow Drain call, unless a spill tier takes the shard's values (a push
+// then waits for the spiller, which spills what Drain cannot take).
+func (s *Sink[T]) waitCapped(i int, now int64) bool {
+	return s.recovering(i, now) && !s.spillTakes(i)
+}
 
 // handOffFairWindow is how long after a Drain call that ran longer than
 // SlowDrain the hand-off queue of its shard may turn fair.

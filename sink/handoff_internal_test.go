@@ -160,6 +160,30 @@ func TestTheFairWindowFollowsASlowDrainCall(t *testing.T) {
 	}
 }
 
+// Within the window after a slow Drain call a parked push's wait is
+// capped, unless a spill tier takes the shard's values; a blocked tier
+// (a full or failing disk) does not lift the cap.
+func TestTheRecoveringCapIsLiftedByASpillTierThatTakes(t *testing.T) {
+	s := &Sink[int]{drains: make([]drainState, 1)}
+	const start = 1000
+	end := start + int64(SlowDrain) + 1
+	s.drains[0].drainEnded(start, end)
+	if !s.waitCapped(0, end) {
+		t.Fatal("no cap after a slow Drain call, without a spill tier")
+	}
+	if s.waitCapped(0, end+int64(handOffFairWindow)) {
+		t.Fatal("the cap outlasted the window")
+	}
+	s.spill = &spillTier[int]{shards: make([]spillShard, 1)}
+	if s.waitCapped(0, end) {
+		t.Fatal("a cap while a spill tier takes the shard's values")
+	}
+	s.spill.shards[0].blocked = 1
+	if !s.waitCapped(0, end) {
+		t.Fatal("no cap while the shard's spill tier is blocked")
+	}
+}
+
 func newTestWaiter() *handOffWaiter {
 	return &handOffWaiter{parked: newParked(0)}
 }
