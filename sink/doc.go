@@ -125,8 +125,9 @@
 // overload report, tell the two causes apart. [Config.DisableHandOff]
 // makes every push into a full ring shed at once. Parked pushes are
 // woken oldest first; for a second after a Drain call that passed
-// SlowDrain (a stall that ended), a push that has waited a millisecond
-// makes the shard's queue fair, as sync.Mutex's starvation mode: callers
+// SlowDrain (a stall that ended), and while a spill tier takes what such
+// a call leaves, a push that has waited a millisecond makes the shard's
+// queue fair, as sync.Mutex's starvation mode: callers
 // that check [Handle.HandOffFair] (logsink's do) take their turn behind
 // the parked pushes instead of the room they were woken for, so that no
 // call waits long behind the stall's backlog; in that second a push waits

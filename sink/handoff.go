@@ -78,6 +78,13 @@ import (
 // against 250 to 321 k. Push itself never looks (its listing is fixed):
 // only a push that found its ring full takes its turn.
 //
+// The same race, and the same fair mode, while a spill tier takes what a
+// slow Drain call leaves in the ring (mayTurnFair): there the pushes park
+// on the spiller's moves, and a push woken for room that others took
+// waited for several of them (with a SpillDir, the stalled-pipe probes'
+// longest calls were 59 to 100 ms in fair mode's absence, 14 to 33 ms
+// with it; the same run without the tier 14 to 20 ms).
+//
 // Within the window a push waits no longer than handOffRecoveringCap in
 // all, fair or not: the destination has just been slow, and pushes woken
 // again and again for room that others took made the longest calls of
@@ -256,7 +263,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		// push parks at once, until the worker's wake-ups reach it.
 		if (parks != 0 || !behind) && try() {
 			now := s.now()
-			q.leave(w, now-began < int64(handOffFairAfter), !s.recovering(i, now))
+			q.leave(w, now-began < int64(handOffFairAfter), !s.mayTurnFair(i, now))
 			return true
 		}
 		if parks == 0 {
@@ -293,10 +300,10 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		now := s.now()
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
 			now-began >= int64(handOffRecoveringCap) && s.waitCapped(i, now) || s.shedsNow(i, now) || s.isClosing() {
-			q.leave(w, false, !s.recovering(i, now))
+			q.leave(w, false, !s.mayTurnFair(i, now))
 			return try()
 		}
-		q.requeue(w, now-began >= int64(handOffFairAfter) && s.recovering(i, now))
+		q.requeue(w, now-began >= int64(handOffFairAfter) && s.mayTurnFair(i, now))
 	}
 }
 
@@ -310,6 +317,13 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 // hand-off off; cd zerologsink && go test -run '^$' -bench
 // 'StalledPipe/logger=zerologsink(-NoHandOff)?$' -benchtime 1x).
 const handOffRecoveringCap = SlowDrain / 2
+
+// mayTurnFair reports whether shard i's queue may turn fair at now:
+// within handOffFairWindow of a slow Drain call, and while a spill tier
+// takes the values that a slow Drain call in progress leaves in the ring.
+func (s *Sink[T]) mayTurnFair(i int, now int64) bool {
+	return s.recovering(i, now) || s.drainSlow(i, now) && s.spillTakes(i)
+}
 
 // waitCapped reports whether a push parked on shard i waits no longer
 // than handOffRecoveringCap in all at now: within handOffFairWindow of a

@@ -184,6 +184,30 @@ func TestTheRecoveringCapIsLiftedByASpillTierThatTakes(t *testing.T) {
 	}
 }
 
+// The queue may turn fair within the window after a slow Drain call, and
+// while a spill tier takes what a slow Drain call in progress leaves: not
+// while that call is young, nor without a tier, nor with a blocked one.
+func TestTheQueueMayTurnFairWhileASpillTierTakes(t *testing.T) {
+	s := &Sink[int]{drains: make([]drainState, 1)}
+	const start = 1000
+	s.drains[0].start = start
+	slow := start + int64(SlowDrain) + 1
+	if s.mayTurnFair(0, slow) {
+		t.Fatal("fair while a slow Drain call runs, without a spill tier")
+	}
+	s.spill = &spillTier[int]{shards: make([]spillShard, 1)}
+	if s.mayTurnFair(0, start+1) {
+		t.Fatal("fair while a young Drain call runs")
+	}
+	if !s.mayTurnFair(0, slow) {
+		t.Fatal("not fair while a spill tier takes what a slow Drain call leaves")
+	}
+	s.spill.shards[0].blocked = 1
+	if s.mayTurnFair(0, slow) {
+		t.Fatal("fair while the shard's spill tier is blocked")
+	}
+}
+
 func newTestWaiter() *handOffWaiter {
 	return &handOffWaiter{parked: newParked(0)}
 }
