@@ -160,10 +160,18 @@ type spillTier[T any] struct {
 	syncEvery time.Duration
 	shards    []spillShard
 	// sleeping is 1 while the spiller sleeps with no Drain call in
-	// progress; a worker that begins one loads it and rings bell. The
-	// Dekker pair: the worker stores drainState.start before it loads
-	// sleeping, the spiller stores sleeping before its last look at the
-	// starts.
+	// progress and no push parked; what may need it loads sleeping and
+	// rings bell: a push that parks (the hand-off, PushWait), and, with
+	// the hand-off off, a worker that begins a Drain call (with it on,
+	// a slow Drain call leaves its ring to the hand-off until a push
+	// parks, so a healthy sink's Drain calls do not wake the spiller:
+	// see spillLinger). The Dekker pairs: the worker stores
+	// drainState.start, a hand-off push raises its queue's n, before it
+	// loads sleeping; the spiller stores sleeping before its last look at
+	// the starts and the queues. A PushWait caller parks only beside a
+	// full ring, while a Drain call is in progress or about to begin, and
+	// rings after its enqueue: the spiller either sees that call's start
+	// (and does not sleep) or slept before the caller's load.
 	sleeping atomic.Uint32
 	bell     chan struct{}
 	exited   chan struct{} // closed when the spiller's goroutine returns
@@ -302,7 +310,8 @@ func (t *spillTier[T]) wake() {
 // is in progress or pushes are parked, and spillLinger after, it
 // moves the values of the shards that are due (see due) to disk; every
 // SyncInterval it has its syncer goroutine sync what changed; otherwise it
-// sleeps until a worker begins a Drain call. It returns when the sink
+// sleeps until a push parks (or, with the hand-off off, a worker begins
+// a Drain call). It returns when the sink
 // reaches phaseStopping, once the syncer has returned too.
 func (t *spillTier[T]) run(s *Sink[T]) {
 	defer close(t.exited)

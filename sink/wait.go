@@ -132,6 +132,9 @@ func (s *Sink[T]) pushWait(ctx context.Context, i int, v T) error {
 		if hook := s.cfg.exp.parkHook; hook != nil {
 			hook(i)
 		}
+		if s.spill != nil {
+			s.spill.wake() // see spillTier.sleeping
+		}
 		select {
 		case <-w.ready:
 			woken = true // the worker took w out of the queue

@@ -430,7 +430,7 @@ func (w *worker[T]) drainOne(ctx context.Context, end int) {
 	returned := false
 	start := w.s.now()
 	w.d.drainBegan(start)
-	if t := w.s.spill; t != nil {
+	if t := w.s.spill; t != nil && w.s.cfg.handOffWait == 0 {
 		t.wake() // after the store of start: see spillTier.sleeping
 	}
 	defer func() {
