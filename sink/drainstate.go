@@ -29,8 +29,10 @@ type drainState struct {
 	curLag, prevLag     int64
 	// slowEnd is when the last Drain call that ran longer than SlowDrain
 	// ended, 0 before the first: the hand-off's fair mode follows it.
-	slowEnd int64
-	_       [layout.CacheLine - 7*8]byte
+	// stallEnd is the same for a call longer than handOffStall: the
+	// hand-off's wait cap follows it.
+	slowEnd, stallEnd int64
+	_                 [layout.CacheLine - 8*8]byte
 }
 
 // drainBegan records the start of a Drain call at now.
@@ -42,6 +44,9 @@ func (d *drainState) drainEnded(start, now int64) {
 	atomic.StoreInt64(&d.start, 0)
 	if now-start > int64(SlowDrain) {
 		atomic.StoreInt64(&d.slowEnd, now)
+	}
+	if now-start > int64(handOffStall) {
+		atomic.StoreInt64(&d.stallEnd, now)
 	}
 	raise(&d.curDrain, now-start)
 }

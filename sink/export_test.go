@@ -31,3 +31,6 @@ func CPUGroup[T any](s *Sink[T], cpu int) (first, size int) {
 
 // HandOffRecoveringCap is handOffRecoveringCap.
 const HandOffRecoveringCap = handOffRecoveringCap
+
+// HandOffStall is handOffStall.
+const HandOffStall = handOffStall

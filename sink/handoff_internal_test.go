@@ -160,14 +160,20 @@ func TestTheFairWindowFollowsASlowDrainCall(t *testing.T) {
 	}
 }
 
-// Within the window after a slow Drain call a parked push's wait is
-// capped, unless a spill tier takes the shard's values; a blocked tier
-// (a full or failing disk) does not lift the cap.
+// Within the window after a Drain call longer than handOffStall (not one
+// that only passed SlowDrain) a parked push's wait is capped, unless a
+// spill tier takes the shard's values; a blocked tier (a full or failing
+// disk) does not lift the cap.
 func TestTheRecoveringCapIsLiftedByASpillTierThatTakes(t *testing.T) {
 	s := &Sink[int]{drains: make([]drainState, 1)}
 	const start = 1000
-	end := start + int64(SlowDrain) + 1
-	s.drains[0].drainEnded(start, end)
+	slow := start + int64(SlowDrain) + 1
+	s.drains[0].drainEnded(start, slow)
+	if s.waitCapped(0, slow) {
+		t.Fatal("a cap after a Drain call that passed SlowDrain but not handOffStall")
+	}
+	end := slow + int64(handOffStall) + 1
+	s.drains[0].drainEnded(slow, end)
 	if !s.waitCapped(0, end) {
 		t.Fatal("no cap after a slow Drain call, without a spill tier")
 	}

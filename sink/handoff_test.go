@@ -120,40 +120,57 @@ func (a *stepper) Drain(ctx context.Context, batch []ev) {
 	a.collector.Drain(ctx, batch)
 }
 
-// After a Drain call that ran longer than SlowDrain, a push into a full
-// ring waits at most HandOffRecoveringCap in all, although the Drain call
-// in progress is younger than SlowDrain: the destination has just been
-// slow. Without the cap it would wait until that call passes SlowDrain.
+// After a Drain call that ran longer than HandOffStall (a stall of the
+// destination), a push into a full ring waits at most HandOffRecoveringCap
+// in all, although the Drain call in progress is younger than SlowDrain:
+// the destination has just been slow. After a call that passed SlowDrain
+// but not HandOffStall (which a worker short of CPU can make) there is no
+// cap: the push waits until the call in progress passes SlowDrain.
 func TestAfterAStallAPushWaitsNoLongerThanTheRecoveringCap(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cfg := testCfg(1, 4, 1)
-		cfg.HandOffWait = time.Second
-		a := &stepper{step: make(chan struct{})}
-		s, err := sink.New(cfg, a)
-		require.NoError(t, err)
-		h := s.Handle()
-		require.True(t, h.Push(ev{0}))
-		synctest.Wait() // the worker is in a Drain call of ev 0
-		time.Sleep(sink.SlowDrain + time.Millisecond)
-		a.step <- struct{}{} // a Drain call longer than SlowDrain returns
-		synctest.Wait()
-		require.True(t, h.Push(ev{1}))
-		synctest.Wait() // the worker is in a young Drain call of ev 1
-		for i := range 4 {
-			require.True(t, h.Push(ev{i + 2}))
-		}
-		t0 := time.Now()
-		require.False(t, h.Push(ev{6}), "a push into a full ring went in")
-		waited := time.Since(t0)
-		require.Greater(t, waited, time.Duration(0), "the push did not hand off")
-		require.LessOrEqual(t, waited, sink.HandOffRecoveringCap+time.Millisecond, "after a stall a push waited past the cap")
-		require.Less(t, waited, sink.SlowDrain, "after a stall a push waited until the young Drain call turned slow")
-		close(a.step)
-		require.NoError(t, s.Shutdown(context.Background()))
-		st := s.Stats()
-		require.Equal(t, uint64(1), st.Dropped)
-		require.Equal(t, uint64(6), st.Drained)
-	})
+	for _, c := range []struct {
+		name   string
+		before time.Duration // the Drain call before the one in progress
+		capped bool
+	}{
+		{"after a stall", sink.HandOffStall + time.Millisecond, true},
+		{"after a slow call", sink.SlowDrain + time.Millisecond, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testCfg(1, 4, 1)
+				cfg.HandOffWait = time.Second
+				a := &stepper{step: make(chan struct{})}
+				s, err := sink.New(cfg, a)
+				require.NoError(t, err)
+				h := s.Handle()
+				require.True(t, h.Push(ev{0}))
+				synctest.Wait() // the worker is in a Drain call of ev 0
+				time.Sleep(c.before)
+				a.step <- struct{}{} // that call returns
+				synctest.Wait()
+				require.True(t, h.Push(ev{1}))
+				synctest.Wait() // the worker is in a young Drain call of ev 1
+				for i := range 4 {
+					require.True(t, h.Push(ev{i + 2}))
+				}
+				t0 := time.Now()
+				require.False(t, h.Push(ev{6}), "a push into a full ring went in")
+				waited := time.Since(t0)
+				require.Greater(t, waited, time.Duration(0), "the push did not hand off")
+				if c.capped {
+					require.LessOrEqual(t, waited, sink.HandOffRecoveringCap+time.Millisecond, "after a stall a push waited past the cap")
+					require.Less(t, waited, sink.SlowDrain, "after a stall a push waited until the young Drain call turned slow")
+				} else {
+					require.GreaterOrEqual(t, waited, sink.SlowDrain, "after a call short of a stall a push was capped")
+				}
+				close(a.step)
+				require.NoError(t, s.Shutdown(context.Background()))
+				st := s.Stats()
+				require.Equal(t, uint64(1), st.Dropped)
+				require.Equal(t, uint64(6), st.Drained)
+			})
+		})
+	}
 }
 
 // A push parked on a worker short of CPU goes in once the worker takes
