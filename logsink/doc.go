@@ -38,7 +38,9 @@
 //     parks until the worker has written a batch, for as long as it keeps
 //     writing (sink's hand-off; Options.DisableHandOff turns it off): so
 //     loggers that outnumber the cores lose nothing into a destination
-//     that keeps up. Otherwise: one copy of the bytes into a pooled
+//     that keeps up. In the second after a Write of over 100 ms (a
+//     stall), it waits 5 ms at most, unless a spill directory takes the
+//     records. Otherwise: one copy of the bytes into a pooled
 //     record buffer and one push of its pointer into one ring, no lock of
 //     the Writer's. A record of up to 352 bytes allocates nothing but when
 //     the pool is empty (after a garbage collection emptied it, or while

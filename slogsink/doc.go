@@ -30,7 +30,9 @@
 //     that outnumber the cores and never block): a call whose ring is
 //     full then parks until the worker writes (logsink's hand-off,
 //     Options.DisableHandOff), so the log stays complete while the writer
-//     keeps up. It formats the
+//     keeps up (in the second after a Write of over 100 ms, a stall, it
+//     parks 5 ms at most, unless Options.SpillDir takes the records). It
+//     formats the
 //     record (as the synchronous Format handler would, plus one copy of
 //     the bytes) and makes one push into one ring. With [JSON] and [Text]
 //     (the default) it takes no lock of slogsink's: goroutines format in
