@@ -218,11 +218,15 @@ func TestTheReadmesMeasuredLinesAreTheCommittedRuns(t *testing.T) {
 	if overlaps(t, nats, producers+"natssink", producers+"publishasync-msgid", "acked/s") {
 		tie = " (the ranges overlap)"
 	}
+	nats16 := benchRun(t, "../../natssink/testdata/bench-16core.txt")
+	nats16Acked := median(t, nats16, producers+"natssink", "acked/s")
 	fmt.Fprintf(&compared, "- **`js.PublishAsync`**, if producers must not wait for acks, nor a retry store twice: natssink, "+
 		"rings holding the burst, acked %.2fx the values/s of `PublishAsync` with a `Nats-Msg-Id`%s; default rings dropped "+
-		"%.1f %%. Cost: plain `PublishAsync` (a retry may store twice) acked %.2fx natssink's.\n",
+		"%.1f %%. Cost: plain `PublishAsync` (a retry may store twice) acked %.2fx natssink's. On 16 cores (one run, "+
+		"docs/benchmarks.md) natssink acked %.2fx and %.2fx theirs.\n",
 		natsAcked/median(t, nats, producers+"publishasync-msgid", "acked/s"), tie,
-		median(t, nats, producers+"natssink-default-rings", "drop-%"), median(t, nats, producers+"publishasync", "acked/s")/natsAcked)
+		median(t, nats, producers+"natssink-default-rings", "drop-%"), median(t, nats, producers+"publishasync", "acked/s")/natsAcked,
+		nats16Acked/median(t, nats16, producers+"publishasync-msgid", "acked/s"), nats16Acked/median(t, nats16, producers+"publishasync", "acked/s"))
 
 	var integrations strings.Builder
 	ratio := func(records, unit string) float64 {
