@@ -308,8 +308,8 @@ type Config[T any] struct {
 	// of its shard has run longer than [SlowDrain] (10 ms): a destination
 	// that is slow or stalls makes pushes shed at once, as they would
 	// without the hand-off, and for a second after a Drain call of over
-	// 100 ms a push waits half of SlowDrain at most. A push that parks wakes a polling worker
-	// (IdlePoll) from its sleep, as Flush does.
+	// 100 ms a push waits half of SlowDrain at most. A push that parks
+	// wakes a polling worker (IdlePoll) from its sleep, as Flush does.
 	HandOffWait time.Duration
 	// DisableHandOff turns the hand-off off: a push into a full ring sheds
 	// at once whatever the reason, as the sink did before it had one.

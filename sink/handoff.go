@@ -83,7 +83,10 @@ import (
 // on the spiller's moves, and a push woken for room that others took
 // waited for several of them (with a SpillDir, the stalled-pipe probes'
 // longest calls were 59 to 100 ms in fair mode's absence, 14 to 33 ms
-// with it; the same run without the tier 14 to 20 ms).
+// with it; the same run without the tier 14 to 20 ms: 4 interleaved runs,
+// -bench 'StalledPipe/logger=zerologsink(-SpillDir)?$' -benchtime 1x
+// ./zerologsink/ and 'StalledPipe/logger=zapsink-Core(-SpillDir)?$'
+// ./zapsink/).
 //
 // Within the window after a Drain call that ran longer than handOffStall
 // (a stall, not a worker short of CPU) a push waits no longer than
@@ -333,7 +336,9 @@ func (s *Sink[T]) mayTurnFair(i int, now int64) bool {
 // by the run queue passes SlowDrain now and then, and with the cap after
 // every such call, logsink's TestLoggersThatOutnumberTheCoresLoseNothing
 // (64 goroutines into an in-memory writer) shed records in 2 runs of 35
-// (178 and 7,217 of 256,000), against none in 20 before the cap.
+// (178 and 7,217 of 256,000), against none in 20 before the cap and none
+// in 30 with it after a stall only (go test -c ./logsink, then -test.run
+// TestLoggersThatOutnumberTheCoresLoseNothing -test.v, run by run).
 const handOffStall = 100 * time.Millisecond
 
 // waitCapped reports whether a push parked on shard i waits no longer
@@ -342,8 +347,7 @@ const handOffStall = 100 * time.Millisecond
 // the shard's values (a push then waits for the spiller, which spills what
 // Drain cannot take).
 func (s *Sink[T]) waitCapped(i int, now int64) bool {
-	end := atomic.LoadInt64(&s.drains[i].stallEnd)
-	return end != 0 && now-end < int64(handOffFairWindow) && !s.spillTakes(i)
+	return inWindow(atomic.LoadInt64(&s.drains[i].stallEnd), now) && !s.spillTakes(i)
 }
 
 // handOffFairWindow is how long after a Drain call that ran longer than
@@ -353,9 +357,12 @@ const handOffFairWindow = time.Second
 // recovering reports whether shard i is, at now, within handOffFairWindow
 // of the end of a Drain call that ran longer than SlowDrain.
 func (s *Sink[T]) recovering(i int, now int64) bool {
-	end := atomic.LoadInt64(&s.drains[i].slowEnd)
-	return end != 0 && now-end < int64(handOffFairWindow)
+	return inWindow(atomic.LoadInt64(&s.drains[i].slowEnd), now)
 }
+
+// inWindow reports whether now is within handOffFairWindow of end, the
+// end of a Drain call (0: none yet).
+func inWindow(end, now int64) bool { return end != 0 && now-end < int64(handOffFairWindow) }
 
 // handOffFair reports whether shard i's hand-off queue is fair (see the
 // top of this file): one atomic load.

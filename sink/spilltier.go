@@ -139,13 +139,14 @@ const (
 	spillPoll = time.Millisecond
 	// spillLinger is how long the spiller keeps looking every spillPoll
 	// after it last found a Drain call in progress or a push parked, or
-	// was woken by a worker that began one, before it sleeps until the
-	// next one. A healthy sink's Drain calls are short and many: a spiller
-	// that slept as soon as it found none in progress was woken by the
-	// next one's bell, 128,000 times a second (-bench
+	// was rung, before it sleeps until it is rung again. With the hand-off
+	// off a worker rings it as each Drain call begins, and a healthy
+	// sink's Drain calls are short and many: a spiller that slept as soon
+	// as it found none in progress was rung 128,000 times a second (-bench
 	// '^BenchmarkSpill$/healthy/tier=on' ./sink/, counted with a temporary
-	// counter); one more look first makes that 270, and a sink whose
-	// Drain calls are rare pays one look for each.
+	// counter, when every sink rang it so); one more look first makes
+	// that 270, and a sink whose Drain calls are rare pays one look for
+	// each.
 	spillLinger = spillPoll
 	// spillChunk is the most values it moves under one hold of a shard's
 	// consumer mutex.
@@ -307,11 +308,10 @@ func (t *spillTier[T]) wake() {
 }
 
 // run is the spiller's goroutine: every spillPoll while some Drain call
-// is in progress or pushes are parked, and spillLinger after, it
-// moves the values of the shards that are due (see due) to disk; every
-// SyncInterval it has its syncer goroutine sync what changed; otherwise it
-// sleeps until a push parks (or, with the hand-off off, a worker begins
-// a Drain call). It returns when the sink
+// is in progress or pushes are parked, and spillLinger after, it moves
+// the values of the shards that are due (see due) to disk; every
+// SyncInterval it has its syncer goroutine sync what changed; otherwise
+// it sleeps until it is rung (see sleeping). It returns when the sink
 // reaches phaseStopping, once the syncer has returned too.
 func (t *spillTier[T]) run(s *Sink[T]) {
 	defer close(t.exited)
@@ -364,7 +364,7 @@ func (t *spillTier[T]) run(s *Sink[T]) {
 		}
 		select {
 		case <-t.bell:
-			lastBusy = s.now() // a Drain call began
+			lastBusy = s.now() // a push parked, or a Drain call began
 		case <-tick:
 		case <-s.stop:
 			timer.Stop()

@@ -257,3 +257,27 @@ func TestASpilledValueGivesItsBytesBack(t *testing.T) {
 	requireInOrderPerProducer(t, g.values(), 1, n)
 	require.Zero(t, s.Stats().QueuedBytes)
 }
+
+// A PushWait into a full ring behind a stalled Drain, with no other push
+// parked, wakes the sleeping spiller (with the hand-off on, a Drain call
+// does not): it gets in once the spiller moves the ring to disk, and
+// Drain gets every value in order once it comes back.
+func TestAPushWaitWakesASleepingSpiller(t *testing.T) {
+	cfg := spillCfg(t.TempDir(), 1)
+	g := newGate[uint64]()
+	s := newSink(t, cfg, g)
+	time.Sleep(50 * time.Millisecond) // past spillLinger: the spiller sleeps
+	h := s.Handle()
+	require.True(t, h.Push(0))
+	g.waitEntered(t)
+	for i := range cfg.RingCapacity {
+		require.True(t, h.Push(uint64(i+1)), "the ring filled early")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, h.PushWait(ctx, uint64(cfg.RingCapacity+1)), "the PushWait did not get in")
+	require.Positive(t, s.Stats().Spilled, "the ring was not spilled")
+	g.release()
+	require.NoError(t, s.Flush(t.Context()))
+	requireInOrderPerProducer(t, g.values(), 1, cfg.RingCapacity+2)
+}

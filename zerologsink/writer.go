@@ -65,10 +65,8 @@ type Options struct {
 	// DisableHandOff turns logsink's hand-off off
 	// (logsink.Options.DisableHandOff): a record whose ring is full is
 	// shed at once, even when the drain worker is only short of CPU. By
-	// default such a call waits for the worker, up to the moment the
-	// Write in progress has run sink.SlowDrain (10 ms), so that loggers
-	// that outnumber the cores lose nothing into a destination that keeps
-	// up.
+	// default such a call waits for the worker, within the bounds of
+	// logsink's guarantee 1.
 	DisableHandOff bool
 	// OnError gets every error of a Write to the destination, one call at
 	// a time, outside every lock (logsink.Options).
