@@ -340,6 +340,9 @@ type experiments struct {
 	// parkHook, when set, runs just before a PushWait caller blocks: it
 	// lets a test free room at the worst instant.
 	parkHook func(shard int)
+	// reclaimHook, when set, runs where a worker is about to remove the
+	// spill segments that its batch finished (spillTier.reclaim).
+	reclaimHook func(shard int)
 }
 
 // settings is a Config after defaults, validation and normalisation.

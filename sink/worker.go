@@ -252,8 +252,9 @@ func (w *worker[T]) spillDone() {
 	}
 	w.fromDisk = false
 	w.sh.mu.Lock()
-	w.s.spill.done(w.s, w.home)
+	reclaim := w.s.spill.done(w.s, w.home)
 	w.sh.mu.Unlock()
+	w.s.spill.reclaim(w.s, w.home, reclaim)
 }
 
 // steal tops the batch up from other shards: it visits them in round-robin

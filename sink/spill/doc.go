@@ -21,7 +21,9 @@
 // the next append starts a new one. [Log.Append] refuses a record that
 // would take the files past Options.MaxBytes ([ErrFull]); segments whose
 // records have all been read and marked done ([Log.Done]) are deleted,
-// which gives their bytes back.
+// which gives their bytes back. [Log.MarkDone] and [Log.Reclaim] are
+// Done's two halves, for a caller that must not hold a lock while the
+// file system frees a file.
 //
 // [Log.Sync] writes the buffer, fsyncs the segments written since the last
 // Sync (a segment closed for appends is fsynced by the next Sync, not when

@@ -471,3 +471,66 @@ func TestSealedSegmentsAreSyncedByTheNextSyncOrClosedWhenRemoved(t *testing.T) {
 		t.Fatalf("%d sealed segments still open after Done removed them", left)
 	}
 }
+
+// MarkDone takes the done segments out without touching the disk: their
+// files and bytes stay until Reclaim, which appends do not wait for. A
+// file that cannot be removed (here a directory in a segment's place)
+// stays, counted, for the next Reclaim; Close reclaims what is left.
+func TestMarkDoneLeavesTheFilesToReclaim(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir, Options{MaxBytes: 8 << 20, SegmentBytes: MinSegmentBytes})
+	appendN(t, l, 0, 2000) // about 5 segments of 64 KiB
+	expectRun(t, readAll(t, l), 0, 2000)
+	before := l.Stats()
+	files := segments(t, dir)
+	if err := l.MarkDone(); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Stats(); st.Bytes != before.Bytes || st.Segments != before.Segments {
+		t.Fatalf("after MarkDone: %+v, want the bytes and segments of before: %+v", st, before)
+	}
+	if got := segments(t, dir); len(got) != len(files) {
+		t.Fatalf("MarkDone removed files: %v, before %v", got, files)
+	}
+	// The oldest segment's file cannot go: a non-empty directory in its
+	// place.
+	oldest := files[0]
+	if err := os.Remove(oldest); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(oldest, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 2000, 2001) // appends go on meanwhile
+	if err := l.Reclaim(); err == nil {
+		t.Fatal("Reclaim of a segment that cannot be removed returned no error")
+	}
+	if st := l.Stats(); st.Bytes != before.Bytes+int64(len(record(2000)))+frameSize {
+		t.Fatalf("after a failed Reclaim: %d bytes, want all of them still counted", st.Bytes)
+	}
+	if err := os.RemoveAll(filepath.Join(oldest, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reclaim(); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Stats(); st.Segments != 1 || st.Bytes >= MinSegmentBytes {
+		t.Fatalf("after Reclaim: %+v, want only the segment that takes appends", st)
+	}
+	if got := segments(t, dir); len(got) != 1 {
+		t.Fatalf("after Reclaim the files are %v, want one", got)
+	}
+
+	// Close removes what MarkDone left.
+	appendN(t, l, 2001, 4000)
+	expectRun(t, readAll(t, l), 2000, 4000)
+	if err := l.MarkDone(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := segments(t, dir); len(got) > 1 {
+		t.Fatalf("after Close the files are %v, want at most the last", got)
+	}
+}
