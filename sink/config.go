@@ -340,8 +340,8 @@ type experiments struct {
 	// parkHook, when set, runs just before a PushWait caller blocks: it
 	// lets a test free room at the worst instant.
 	parkHook func(shard int)
-	// reclaimHook, when set, runs where a worker is about to remove the
-	// spill segments that its batch finished (spillTier.reclaim).
+	// reclaimHook, when set, runs where the spill tier is about to remove
+	// a shard's done segments (spillTier.reclaimAll).
 	reclaimHook func(shard int)
 }
 

@@ -94,6 +94,11 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	if err != nil {
 		return s.flushGaveUp(err, began)
 	}
+	if s.spill != nil {
+		// The files of the segments the values came from go before Flush
+		// returns, so that the tier's figures (SpillBytes) are final.
+		s.spill.reclaimAll(s)
+	}
 	return nil
 }
 

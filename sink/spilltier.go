@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -176,6 +177,11 @@ type spillTier[T any] struct {
 	sleeping atomic.Uint32
 	bell     chan struct{}
 	exited   chan struct{} // closed when the spiller's goroutine returns
+	// reclaimDue rings the reclaimer goroutine: a worker marked segments
+	// done (see reclaimAll). reclaimMu is held while their files are
+	// removed, by the reclaimer or by Flush.
+	reclaimDue chan struct{}
+	reclaimMu  sync.Mutex
 	// unsynced is set by an append or a worker's done, and cleared by the
 	// spiller's sync.
 	unsynced atomic.Bool
@@ -240,11 +246,12 @@ func shardDir(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf(
 func openSpill[T any](st settings[T]) (_ *spillTier[T], err error) {
 	cfg := st.spill
 	t := &spillTier[T]{
-		codec:     cfg.Codec,
-		syncEvery: cfg.SyncInterval,
-		shards:    make([]spillShard, st.shards),
-		bell:      make(chan struct{}, 1),
-		exited:    make(chan struct{}),
+		codec:      cfg.Codec,
+		syncEvery:  cfg.SyncInterval,
+		shards:     make([]spillShard, st.shards),
+		bell:       make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		reclaimDue: make(chan struct{}, 1),
 	}
 	defer func() {
 		if err != nil {
@@ -323,7 +330,9 @@ func (t *spillTier[T]) run(s *Sink[T]) {
 	syncDue := make(chan struct{}, 1)
 	synced := make(chan struct{})
 	go t.syncer(s, syncDue, synced)
-	defer func() { <-synced }()
+	reclaimed := make(chan struct{})
+	go t.reclaimer(s, reclaimed)
+	defer func() { <-synced; <-reclaimed }()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	lastSync := s.now()
@@ -651,27 +660,20 @@ func (ts *spillShard) next() ([]byte, bool, error) {
 
 // done marks what shard i's worker read from the tier as done, once the
 // Drain calls that got it have returned: the logs take out the segments
-// it read, and the logs of an earlier sink read to the end are removed.
-// It returns the logs whose segments wait for Reclaim, which the worker
-// calls once it has let go of shard.mu: a file's removal takes the file
-// system milliseconds, and the spiller's moves wait for shard.mu (a
-// stalled pipe through slogsink with a spill directory, traced: one
-// 18.6 ms unlink under it parked every push for 9-19 ms). shard.mu is
-// held.
-func (t *spillTier[T]) done(s *Sink[T], i int) (reclaim [2]*spill.Log) {
+// it read, whose files the reclaimer removes (reclaimAll), and the logs
+// of an earlier sink read to the end are removed. shard.mu is held.
+func (t *spillTier[T]) done(s *Sink[T], i int) {
 	ts := &t.shards[i]
 	if ts.closed {
-		return reclaim
+		return
 	}
 	if err := ts.own.MarkDone(); err != nil {
 		t.fault(s, i, "a segment could not be removed", err)
 	}
-	reclaim[0] = ts.own
 	if len(ts.earlier) > 0 {
 		if err := ts.earlier[0].MarkDone(); err != nil {
 			t.fault(s, i, "a segment could not be removed", err)
 		}
-		reclaim[1] = ts.earlier[0]
 	}
 	for _, l := range ts.spent {
 		dir := l.Dir()
@@ -684,22 +686,59 @@ func (t *spillTier[T]) done(s *Sink[T], i int) (reclaim [2]*spill.Log) {
 	}
 	ts.spent = nil
 	t.unsynced.Store(true)
-	return reclaim
+	select {
+	case t.reclaimDue <- struct{}{}:
+	default: // rung already
+	}
 }
 
-// reclaim removes the files of the segments that done took out of logs
-// (Log.Reclaim), with shard.mu not held. A log that Shutdown closed
-// meanwhile reclaimed them itself.
-func (t *spillTier[T]) reclaim(s *Sink[T], i int, logs [2]*spill.Log) {
-	if hook := s.cfg.exp.reclaimHook; hook != nil {
-		hook(i)
-	}
-	for _, l := range logs {
-		if l == nil {
-			continue
+// reclaimer runs reclaimAll each time a worker rings reclaimDue, until
+// the sink stops; it closes done when it returns. Shutdown's Log.Close
+// removes what is left.
+func (t *spillTier[T]) reclaimer(s *Sink[T], done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-t.reclaimDue:
+			t.reclaimAll(s)
+		case <-s.stop:
+			return
 		}
-		if err := l.Reclaim(); err != nil {
-			t.fault(s, i, "a segment could not be removed", err)
+	}
+}
+
+// reclaimAll removes the files of the segments that the workers marked
+// done (Log.Reclaim) and gives their bytes back to the budget, holding no
+// shard's mutex while it does: removing a file takes the file system
+// milliseconds (an unlink of a read-out 64 MiB segment took 18.6 ms in a
+// trace of slogsink's stalled-pipe probe with a spill directory), which
+// under the shard's mutex stopped the spiller, and with it every push
+// parked for room, and on the worker stopped its Drain calls (reading 200-
+// byte values back, -bench '^BenchmarkSpill$/replay': 233 ns a value
+// with this goroutine, 279 ns with the worker removing them). A log that
+// Shutdown closed meanwhile removed them itself.
+func (t *spillTier[T]) reclaimAll(s *Sink[T]) {
+	t.reclaimMu.Lock()
+	defer t.reclaimMu.Unlock()
+	for i := range t.shards {
+		ts := &t.shards[i]
+		logs := [2]*spill.Log{ts.own}
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		if len(ts.earlier) > 0 {
+			logs[1] = ts.earlier[0]
+		}
+		sh.mu.Unlock()
+		if hook := s.cfg.exp.reclaimHook; hook != nil {
+			hook(i)
+		}
+		for _, l := range logs {
+			if l == nil {
+				continue
+			}
+			if err := l.Reclaim(); err != nil {
+				t.fault(s, i, "a segment could not be removed", err)
+			}
 		}
 	}
 }

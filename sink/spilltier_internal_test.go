@@ -48,37 +48,43 @@ func TestADrainCallWakesTheSpillerOnlyWithTheHandOffOff(t *testing.T) {
 	}
 }
 
-// A worker removes the segment files its batch finished without holding
-// its shard's consumer mutex, for which the spiller's moves wait: an
-// unlink takes the file system milliseconds (traced at 18.6 ms for a
-// 64 MiB segment), and every push parked on the spiller waited that long
-// while the worker held the mutex through it. Here Drain stalls until
-// the tier holds several 64 KiB segments; once it runs again, each time
-// the worker is about to remove segments the hook checks that the
-// mutex is free.
-func TestAWorkerRemovesSpentSegmentsWithoutTheShardsMutex(t *testing.T) {
+// The files of the segments a worker finished are removed off the
+// worker, with no shard's mutex held: an unlink takes the file system
+// milliseconds (traced at 18.6 ms for a 64 MiB segment), and under the
+// shard's mutex it stopped the spiller, and every push parked on it, for
+// that long. Here Drain stalls until the tier holds several 64 KiB
+// segments; once it runs again, the first removal waits in the hook
+// until the worker has handed Drain more values, which a worker that
+// removes them itself, or waits for a mutex the remover holds, cannot.
+func TestTheTierRemovesSpentSegmentsOffTheWorker(t *testing.T) {
 	release := make(chan struct{})
 	var got atomic.Int64
 	const n = 300
-	reclaims, heldAt := 0, 0
-	var s *Sink[[]byte]
+	checked, stuck := false, false
 	var exp experiments
-	exp.reclaimHook = func(i int) {
-		reclaims++
-		if !s.shards[i].mu.TryLock() {
-			heldAt++
-			return
+	exp.reclaimHook = func(int) {
+		before := got.Load()
+		if checked || before == n {
+			return // checked once already, or Flush's call
 		}
-		s.shards[i].mu.Unlock()
+		checked = true
+		for deadline := time.Now().Add(5 * time.Second); got.Load() == before; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				stuck = true
+				return
+			}
+		}
 	}
 	s, err := newTuned(Config[[]byte]{
 		Shards:       1,
 		RingCapacity: 64,
+		BatchSize:    16, // a segment is done after 4 batches, 15 are left
 		Logger:       slog.New(slog.DiscardHandler),
 		// 8 segments of 64 KiB: the 300 values of 1 KiB fill 4 or 5.
 		Spill: Spill[[]byte]{Dir: t.TempDir(), MaxBytes: 8 * MinSpillShardBytes, Codec: BytesCodec{}},
 	}, ActionFunc[[]byte](func(_ context.Context, b [][]byte) {
 		<-release
+		time.Sleep(200 * time.Microsecond) // the remover's runway
 		got.Add(int64(len(b)))
 	}), exp, false)
 	if err != nil {
@@ -94,13 +100,19 @@ func TestAWorkerRemovesSpentSegmentsWithoutTheShardsMutex(t *testing.T) {
 		t.Fatalf("the tier holds %d segments, want at least 3", segs)
 	}
 	close(release)
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.SpillBytes >= MinSpillShardBytes {
+		t.Fatalf("after Flush the tier holds %d bytes, want at most the last segment's", st.SpillBytes)
+	}
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got.Load() != n {
 		t.Fatalf("Drain got %d values, want %d", got.Load(), n)
 	}
-	if reclaims == 0 || heldAt > 0 {
-		t.Fatalf("the worker removed segments %d times, %d of them holding the shard's mutex", reclaims, heldAt)
+	if !checked || stuck {
+		t.Fatalf("a removal while values were left: %v; the worker stopped during it: %v", checked, stuck)
 	}
 }

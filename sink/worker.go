@@ -252,9 +252,8 @@ func (w *worker[T]) spillDone() {
 	}
 	w.fromDisk = false
 	w.sh.mu.Lock()
-	reclaim := w.s.spill.done(w.s, w.home)
+	w.s.spill.done(w.s, w.home)
 	w.sh.mu.Unlock()
-	w.s.spill.reclaim(w.s, w.home, reclaim)
 }
 
 // steal tops the batch up from other shards: it visits them in round-robin
