@@ -13,7 +13,7 @@ import (
 // 60 ns or 290 to 340 ns, and flips between runs seconds apart; the
 // sinks hand each record from a producer's core to the worker's, and
 // write fewer records per second in the second state
-// (zapsink/README.md).
+// (docs/benchmarks.md, "zapsink").
 //
 //	go test -run '^$' -bench CoreToCore -count 5 ./internal/machine/
 func BenchmarkCoreToCoreRoundTrip(b *testing.B) {

@@ -534,3 +534,47 @@ func TestMarkDoneLeavesTheFilesToReclaim(t *testing.T) {
 		t.Fatalf("after Close the files are %v, want at most the last", got)
 	}
 }
+
+// A crash after the cursor was synced past segments marked done, but
+// before their files were removed, leaves them on disk: the next Log
+// removes them when it opens and counts only what is left.
+func TestOpenRemovesTheSegmentsBeforeTheCursor(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir, Options{MaxBytes: 8 << 20, SegmentBytes: MinSegmentBytes})
+	appendN(t, l, 0, 2000) // about 5 segments of 64 KiB
+	for i := range 1500 {
+		rec, err := l.Next()
+		if err != nil {
+			t.Fatalf("Next %d: %v", i, err)
+		}
+		if got := index(t, rec); got != i {
+			t.Fatalf("record %d read as %d", i, got)
+		}
+	}
+	if err := l.MarkDone(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	before := len(segments(t, dir))
+	// The crash: the files stay, the lock goes.
+	l.mu.Lock()
+	dead := len(l.dead)
+	l.w.Close()
+	l.mu.Unlock()
+	l.closeReader()
+	l.release()
+	if dead < 2 {
+		t.Fatalf("%d segments marked done, want at least 2", dead)
+	}
+	l2 := open(t, dir, Options{MaxBytes: 8 << 20, SegmentBytes: MinSegmentBytes})
+	defer l2.Close()
+	if got := len(segments(t, dir)); got != before-dead {
+		t.Fatalf("%d segment files after the reopen, want %d: %d before, %d done", got, before-dead, before, dead)
+	}
+	if st := l2.Stats(); st.Segments != before-dead {
+		t.Fatalf("the reopened Log counts %d segments, want %d", st.Segments, before-dead)
+	}
+	expectRun(t, readAll(t, l2), 1500, 2000)
+}
