@@ -7,7 +7,14 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/shardedsink/shardedsink/internal/machine"
 )
+
+// placementRoundTrips is how many cache-line round trips benchFile times
+// before each run (machine.CoreRoundTrip): 6 to 34 ms on the project's
+// 2-core VMs, against a run of seconds.
+const placementRoundTrips = 100_000
 
 // Mode is one logger of a front-end's probes: Open makes it on w and
 // returns with it the counts of its writer (nil for a logger without
@@ -79,8 +86,10 @@ func BenchOffered(b *testing.B, modes []Mode, sync string, goroutines int, d tim
 }
 
 // benchFile runs probe once per b.Loop on a new file in b's temporary
-// directory, with the logger of m, and reports its result; a calibration
-// runs once and reports nothing.
+// directory, with the logger of m, and reports its result, with the
+// cores' round trip measured just before it (core-rt-ns: the VM's
+// placement of the cores, which the sinks' throughput follows); a
+// calibration runs once and reports nothing.
 func benchFile(b *testing.B, m Mode, isReport func([]byte) bool, probe func(open func(io.Writer) Logger, f *os.File) (Result, error), calibration bool) {
 	run := func() {
 		f, err := os.Create(filepath.Join(b.TempDir(), "log.json"))
@@ -89,6 +98,10 @@ func benchFile(b *testing.B, m Mode, isReport func([]byte) bool, probe func(open
 		}
 		var counts Counts
 		var lg Logger
+		var rt time.Duration
+		if !calibration {
+			rt = machine.CoreRoundTrip(placementRoundTrips)
+		}
 		res, err := probe(func(w io.Writer) Logger {
 			lg, counts = m.Open(b, w)
 			return lg
@@ -101,6 +114,9 @@ func benchFile(b *testing.B, m Mode, isReport func([]byte) bool, probe func(open
 			return
 		}
 		res.Report(b, counts)
+		if rt > 0 {
+			b.ReportMetric(float64(rt.Nanoseconds()), "core-rt-ns")
+		}
 		if lg.Metrics != nil {
 			lg.Metrics(b)
 		}

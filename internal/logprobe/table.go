@@ -3,6 +3,7 @@ package logprobe
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,19 @@ func Table(raw []byte, script string, modes, stalled, discard, idle []string) (s
 		}
 		return benchtxt.Median(v), len(v), nil
 	}
+	// placement is the range of the cores' round trips measured before
+	// a row's runs (core-rt-ns), or a dash for a run without them.
+	placement := func(bench string) string {
+		v := r.Values[bench]["core-rt-ns"]
+		if len(v) == 0 {
+			return "–"
+		}
+		lo, hi := slices.Min(v), slices.Max(v)
+		if lo == hi {
+			return nanos(lo)
+		}
+		return sig(lo) + "–" + nanos(hi)
+	}
 	fmt.Fprintf(&b, "Measured by `%s`: %s, %s; medians of the runs. At the end: %s.\n\n", script, r.Header, r.CPU, r.End)
 	b.WriteString("Stalled pipe (64 goroutines for 2 s, the reader stalled for the first second; 1 call in 100 during the stall at ERROR; records reached: those the reader got, all after the stall):\n\n" +
 		"| logger | runs | calls | records reached | reached the reader | p99 call | max call | ERROR lost / logged in the stall | calls not counted |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -51,8 +65,8 @@ func Table(raw []byte, script string, modes, stalled, discard, idle []string) (s
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s %% | %s | %s | %s / %s | %s |\n", m, runs, kilo(calls), kilo(calls*reached/100), sig(reached), nanos(p99), nanos(mx),
 			strconv.FormatFloat(lost, 'f', 0, 64), strconv.FormatFloat(kept, 'f', 0, 64), unacc)
 	}
-	b.WriteString("\nHealthy file (goroutines logging flat out for 2 s; written/s: records that reached the file per second, Close included):\n\n" +
-		"| logger | goroutines | runs | calls/s | written/s | reached the file | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\nHealthy file (goroutines logging flat out for 2 s; written/s: records that reached the file per second, Close included; cores' round trip: a cache line's, measured before each run, lowest–highest of the row's runs, the VM's placement of its two cores, which the sinks' rows follow):\n\n" +
+		"| logger | goroutines | runs | calls/s | written/s | reached the file | p99 call | max call | cores' round trip |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, g := range []string{"1", "16", "64", "256"} {
 		for _, m := range modes {
 			name := "BenchmarkFile/logger=" + m + "/goroutines=" + g
@@ -64,7 +78,7 @@ func Table(raw []byte, script string, modes, stalled, discard, idle []string) (s
 			reached, _, _ := get(name, "%reached")
 			p99, _, _ := get(name, "p99-call-ns")
 			mx, _, _ := get(name, "max-call-ns")
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s %% | %s | %s |\n", m, g, runs, kilo(rate), kilo(written), sig(reached), nanos(p99), nanos(mx))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s %% | %s | %s | %s |\n", m, g, runs, kilo(rate), kilo(written), sig(reached), nanos(p99), nanos(mx), placement(name))
 		}
 	}
 	// The busy process and the offered rate: one table each, of the same
@@ -76,7 +90,7 @@ func Table(raw []byte, script string, modes, stalled, discard, idle []string) (s
 		if _, _, err := get(sec.bench+"/logger="+modes[0], sec.first); err != nil {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s:\n\n| logger | runs | %s | written/s | lost | p99 call | max call |\n|---|---:|---:|---:|---:|---:|---:|\n", sec.title, sec.first)
+		fmt.Fprintf(&b, "\n%s:\n\n| logger | runs | %s | written/s | lost | p99 call | max call | cores' round trip |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", sec.title, sec.first)
 		for _, m := range modes {
 			name := sec.bench + "/logger=" + m
 			rate, runs, err := get(name, sec.first)
@@ -87,7 +101,7 @@ func Table(raw []byte, script string, modes, stalled, discard, idle []string) (s
 			lost, _, _ := get(name, "lost")
 			p99, _, _ := get(name, "p99-call-ns")
 			mx, _, _ := get(name, "max-call-ns")
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, runs, kilo(rate), kilo(written), whole(lost), nanos(p99), nanos(mx))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", m, runs, kilo(rate), kilo(written), whole(lost), nanos(p99), nanos(mx), placement(name))
 		}
 	}
 	b.WriteString("\nThe caller's cost into io.Discard, one goroutine:\n\n| logger | runs | time | allocations | time / first row's |\n|---|---:|---:|---:|---:|\n")

@@ -2,7 +2,9 @@
 // that Go offers no intrinsic for: a release store, and the number of the
 // CPU the calling thread runs on. Everything here is a few instructions of
 // assembly on amd64 with a pure-Go path for every other platform; the hot
-// paths of ring/vyukov, mpmc and sink call it.
+// paths of ring/vyukov, mpmc and sink call it. [CoreRoundTrip], for the
+// benchmarks only, measures how far apart the VM has placed two of its
+// cores.
 //
 // # Release stores
 //
