@@ -381,9 +381,9 @@ func (s *Sink[T]) wakeHandOffs(i, k int) {
 	}
 }
 
-// handOffYield is how often a worker with pushes parked on its shard
-// yields the processor after a batch (worker.yieldDue): well under the
-// runtime's 10 ms preemption slice.
+// handOffYield is how long a worker runs before it yields the processor
+// between batches (worker.yieldDue): well under the runtime's 10 ms
+// preemption slice.
 const handOffYield = 2 * time.Millisecond
 
 // handOffsParked reports whether pushes are parked on shard i's worker.
