@@ -89,7 +89,7 @@
 //  6. A drain turn is bounded: a worker takes at most BatchSize records
 //     (default 1024) and writes them in Writes of at most 256 KiB from a
 //     buffer of that size (a longer record is written alone, from its own
-//     bytes), then yields. Writes never overlap.
+//     bytes). Writes never overlap.
 //  7. Options.OnError gets every error of a Write, one call at a time,
 //     outside every lock of the Writer's; a slow OnError holds up only the
 //     goroutine that calls it.

@@ -9,8 +9,8 @@ import (
 )
 
 // maxWrite is the most bytes the drain worker puts into one Write (a longer
-// record is written alone). It bounds how long one drain turn copies and
-// writes before it yields: copying 256 KiB takes tens of microseconds, and a
+// record is written alone). It bounds how long one Write call copies and
+// writes: copying 256 KiB takes tens of microseconds, and a
 // Write of it to a local file a few hundred at most (the package doc has the
 // measurement).
 const maxWrite = 256 << 10

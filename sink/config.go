@@ -62,9 +62,9 @@ type IdleMode int
 
 const (
 	// IdleWake, the default, parks an idle worker until a producer rings
-	// its shard's doorbell. After a few empty rounds in which it yields the
-	// processor, the worker sets its shard's sleeping flag, looks at its ring
-	// once more and blocks on a one-slot doorbell channel. A producer whose
+	// its shard's doorbell. At the first round that finds nothing, the
+	// worker sets its shard's sleeping flag, looks at its ring once more
+	// and blocks on a one-slot doorbell channel. A producer whose
 	// push succeeds loads that flag (a read of a cache line that is written
 	// only when the worker falls asleep or wakes) and, when it is set, clears
 	// it with a compare-and-swap and sends on the doorbell without blocking;

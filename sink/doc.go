@@ -62,8 +62,10 @@
 //     dropped. Every PushWait, waiting or new, returns [ErrShutdown] at
 //     once and counts its value. A push that races the close either lands
 //     before it and is drained, or fails and is counted.
-//  8. A worker yields the processor after every batch, so a Drain that never
-//     blocks cannot starve other goroutines or timers on its P.
+//  8. A worker that has run for 2 ms yields the processor before its next
+//     batch, so a Drain that never blocks cannot starve other goroutines
+//     or timers on its P; it yields no more often than that, because a
+//     yield puts it behind every busy goroutine of the process.
 //  9. A panic in Drain, or a call of runtime.Goexit, is recovered, counted
 //     in Stats().DrainPanics and logged (with its stack, at most once a
 //     minute); that batch is lost and the shard's worker goes on (in a new
@@ -195,7 +197,7 @@
 // batch up by stealing from other shards (bounded by StealVictims and
 // StealItems; stealing never waits and never touches the producer path),
 // calls Drain with it at once ([Config.MaxDelay] batches a trickle by size or
-// time instead) and yields. [Config.Overflow] chooses which value a full ring
+// time instead), and yields once it has run for 2 ms. [Config.Overflow] chooses which value a full ring
 // sheds, [DropNewest] (the push fails) or [DropOldest] (it displaces the
 // oldest): both count it, and a push that finds room costs the same.
 //
