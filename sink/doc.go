@@ -197,9 +197,10 @@
 // batch up by stealing from other shards (bounded by StealVictims and
 // StealItems; stealing never waits and never touches the producer path),
 // calls Drain with it at once ([Config.MaxDelay] batches a trickle by size or
-// time instead), and yields once it has run for 2 ms. [Config.Overflow] chooses which value a full ring
-// sheds, [DropNewest] (the push fails) or [DropOldest] (it displaces the
-// oldest): both count it, and a push that finds room costs the same.
+// time instead), and yields once it has run for 2 ms. [Config.Overflow]
+// chooses which value a full ring sheds, [DropNewest] (the push fails) or
+// [DropOldest] (it displaces the oldest): both count it, and a push that
+// finds room costs the same.
 //
 // An idle worker parks until a producer rings its doorbell ([IdleWake], the
 // default) or polls every IdleSleep ([IdlePoll]). An idle

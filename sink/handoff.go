@@ -381,11 +381,6 @@ func (s *Sink[T]) wakeHandOffs(i, k int) {
 	}
 }
 
-// handOffYield is how long a worker runs before it yields the processor
-// between batches (worker.yieldDue): well under the runtime's 10 ms
-// preemption slice.
-const handOffYield = 2 * time.Millisecond
-
 // handOffsParked reports whether pushes are parked on shard i's worker.
 func (s *Sink[T]) handOffsParked(i int) bool {
 	return s.handOffs != nil && atomic.LoadInt32(&s.handOffs[i].n) != 0

@@ -24,15 +24,10 @@ func (w *worker[T]) idleWait() {
 }
 
 // park is IdleWake: sleep on the doorbell, at the first round that finds
-// nothing. It does not yield first: runtime.Gosched puts the worker on the
-// global run queue, behind every goroutine that keeps a processor busy,
-// and a worker that yielded a few rounds before it parked (to be found
-// awake by the next value) waited there 20 to 30 ms at a time while two
-// goroutines kept both cores busy: zerologsink's offered-rate probe made
-// 550 to 565 k of its 880 k calls, some waiting 0.3 to 0.5 s on a full
-// ring, where a worker that parks at once is woken by the push into the
-// pusher's processor, next in line (2-core AMD EPYC; the numbers and the
-// command are in yieldDue's doc).
+// nothing. It does not yield first (runtime.Gosched, to be found awake by
+// the next value): a yield puts the worker behind every busy goroutine,
+// while a worker that parks is woken by the push onto the pusher's
+// processor, next in line. yieldDue's doc has the measurement.
 func (w *worker[T]) park() {
 	sh := w.sh
 	// The doorbell's Dekker pair, the one home of its argument (the
@@ -62,7 +57,6 @@ func (w *worker[T]) park() {
 		// Woken by a producer (which cleared the flag), by another worker
 		// whose ring is backing up, or by Flush.
 		w.timer.Stop()
-		w.idleRounds = 0
 	case <-recheck:
 		// The safety net. Park again at once if the round finds nothing.
 	case <-w.s.stop:

