@@ -116,7 +116,7 @@ func (w *Writer) close(ctx context.Context) error {
 			st := &w.shards[i]
 			if p := st.takePending(); p.total != 0 {
 				if b := w.formatReport(p); b != nil {
-					w.write(b.Bytes(), 0)
+					w.write(nil, b.Bytes(), 0)
 					PutRecord(b)
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime/debug"
 	"time"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // maxWrite is the most bytes the drain worker puts into one Write (a longer
@@ -66,6 +68,7 @@ func (w *Writer) drain(ctx context.Context, batch []*Record) {
 		st.out = make([]byte, 0, maxWrite) // once: the drain never allocates
 	}
 	out, n := st.out[:0], 0
+	calls := sink.CallTimerOf(ctx)
 	for pos < len(batch) {
 		e := &batch[pos].e
 		p := e.bytes()
@@ -75,7 +78,7 @@ func (w *Writer) drain(ctx context.Context, batch []*Record) {
 		}
 		if len(out)+len(p) > maxWrite {
 			if len(out) > 0 {
-				w.write(out, n)
+				w.write(calls, out, n)
 				out, n = out[:0], 0
 				if ctx.Err() != nil {
 					break // Close's ctx has ended: give up on the rest
@@ -83,7 +86,7 @@ func (w *Writer) drain(ctx context.Context, batch []*Record) {
 			}
 			if len(p) > maxWrite {
 				pos++
-				w.write(p, rec)
+				w.write(calls, p, rec)
 				if ctx.Err() != nil {
 					break
 				}
@@ -98,7 +101,7 @@ func (w *Writer) drain(ctx context.Context, batch []*Record) {
 		w.abandoned.Add(uint64(records(batch[pos:])))
 		pos = len(batch)
 	}
-	w.write(out, n)
+	w.write(calls, out, n)
 	returned = true
 	for _, r := range batch {
 		PutRecord(r) // the sink holds no copy: Drain's values are its own
@@ -117,16 +120,21 @@ func (w *Writer) timeTurn(start time.Time) {
 // counts them: written, or failed when the Write fails, panics or calls
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
 // sink nor Close's caller. An error is queued for OnError, which the
-// caller calls once its own locks are released (deliverErrors).
-func (w *Writer) write(p []byte, n int) {
+// caller calls once its own locks are released (deliverErrors). calls,
+// the Drain call's timer (nil outside one), times the wait for the writer
+// and the Write: the sink then tells a slow destination from a worker
+// that lacks CPU between Writes (sink.CallTimer).
+func (w *Writer) write(calls *sink.CallTimer, p []byte, n int) {
 	if len(p) == 0 {
 		return // n is 0: no record is empty (Stream counts those in Stats.Empty)
 	}
+	calls.Begin()
 	w.wmu.Lock()
 	returned := false
 	defer func() {
 		if !returned {
 			w.writeStart.Store(0)
+			calls.End()
 		}
 		w.wmu.Unlock()
 		if !returned {
@@ -138,6 +146,7 @@ func (w *Writer) write(p []byte, n int) {
 	m, err := w.dst.Write(p)
 	returned = true
 	w.writeStart.Store(0)
+	calls.End()
 	if err == nil && m < len(p) {
 		err = io.ErrShortWrite
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+
+	"github.com/shardedsink/shardedsink/sink"
 )
 
 // The export batch. The drain workers take items from their rings (each up
@@ -22,12 +24,18 @@ type drainAction[T any] struct{ c *core[T] }
 
 // Drain appends batch to the export batch, exporting it each time it fills
 // (and, with a zero batch timeout, whatever it holds at the end). Failed
-// exports go to otel.Handle once exportMu is released.
+// exports go to otel.Handle once exportMu is released. The wait for
+// exportMu (another worker's export, or the timer's) and each export are
+// timed as calls into the destination (sink.CallTimer), so that a worker
+// short of CPU between them does not read as a slow exporter.
 func (a drainAction[T]) Drain(ctx context.Context, batch []T) {
 	c := a.c
 	var failed [2]error
 	func() {
+		calls := sink.CallTimerOf(ctx)
+		calls.Begin()
 		c.exportMu.Lock()
+		calls.End()
 		defer c.exportMu.Unlock()
 		failed = c.assemble(ctx, batch)
 	}()
@@ -81,11 +89,15 @@ func (c *core[T]) add(items []T) {
 }
 
 // exportBatch hands the export batch to the exporter and starts a new one,
-// also when the exporter calls runtime.Goexit. exportMu is held.
+// also when the exporter calls runtime.Goexit. exportMu is held. The
+// export is timed when ctx is a Drain call's (sink.CallTimerOf).
 func (c *core[T]) exportBatch(ctx context.Context) error {
 	c.timer.Stop()
 	n := len(c.batch)
+	calls := sink.CallTimerOf(ctx)
+	calls.Begin()
 	defer func() {
+		calls.End()
 		clear(c.batch[:n]) // let the garbage collector have the items
 		c.batch = c.batch[:0]
 	}()

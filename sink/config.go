@@ -305,7 +305,8 @@ type Config[T any] struct {
 	// (at least once per HandOffWait), for at most ten HandOffWaits in
 	// all, and sheds when it does not. Default
 	// [DefaultHandOffWait] (100 ms). A push waits only while no Drain call
-	// of its shard has run longer than [SlowDrain] (10 ms): a destination
+	// of its shard (with a [CallTimer], no call into the destination) has
+	// run longer than [SlowDrain] (10 ms): a destination
 	// that is slow or stalls makes pushes shed at once, as they would
 	// without the hand-off, and for a second after a Drain call of over
 	// 100 ms a push waits half of SlowDrain at most. A push that parks

@@ -3,19 +3,28 @@ package sink
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // drainState is what a shard's home worker records about its Drain calls
-// and its backlog: whether a Drain call is running (the hand-off's test of
-// a slow destination), and two recent maxima that tell a slow destination
-// from a worker short of CPU (Stats.MaxDrainTime and Stats.MaxTakeLag, the
-// overload report). One per shard, on cache lines of its own: the worker
-// writes it twice per Drain call, pushes read it only when their ring
-// refused them, Stats and the monitor when they run. Every field is a plain
-// int64 used through sync/atomic's functions; times are Sink.now's.
+// and its backlog: whether a Drain call is running (the hand-off's and
+// the spiller's test of a slow destination), and two recent maxima that
+// tell a slow destination from a worker short of CPU (Stats.MaxDrainTime
+// and Stats.MaxTakeLag, the overload report). One per shard, on cache
+// lines of its own: the worker writes it twice per Drain call (and twice
+// per call into the destination that the Action times), pushes read it
+// only when their ring refused them, Stats and the monitor when they run.
 type drainState struct {
+	drainFields
+	_ [layout.CacheLine - unsafe.Sizeof(drainFields{})%layout.CacheLine]byte
+}
+
+// drainFields are drainState's fields, apart so that its padding follows
+// their size on every architecture. Every field is a plain integer used
+// through sync/atomic's functions; times are Sink.now's.
+type drainFields struct {
 	// start is when the Drain call in progress began, 0 between calls.
 	start int64
 	// behind is when a Drain call returned with values still in the ring,
@@ -27,28 +36,95 @@ type drainState struct {
 	// before (prev); the monitor rotates them (rotate).
 	curDrain, prevDrain int64
 	curLag, prevLag     int64
-	// slowEnd is when the last Drain call that ran longer than SlowDrain
-	// ended, 0 before the first: the hand-off's fair mode follows it.
-	// stallEnd is the same for a call longer than handOffStall: the
-	// hand-off's wait cap follows it.
+	// slowEnd is when the last Drain call that was slow (see slowness)
+	// for longer than SlowDrain ended, 0 before the first: the hand-off's
+	// fair mode follows it. stallEnd is the same for longer than
+	// handOffStall: the hand-off's wait cap follows it.
 	slowEnd, stallEnd int64
-	_                 [layout.CacheLine - 8*8]byte
+	// call is when the call into the destination in progress began
+	// (CallTimer.Begin), 0 when none; longestCall is the longest that
+	// ended within the Drain call in progress. timed is 1 once the
+	// Action has timed a call of this shard: from then on its Drain calls
+	// are judged by their calls into the destination (see slowness).
+	call, longestCall int64
+	timed             int32
+}
+
+// The slowness of a shard's destination, the one home of the rule that
+// the hand-off (shedsNow, recheckIn, the windows of handoff.go) and the
+// spiller (spillTier.due) follow. By default a Drain call in progress is
+// slow once it has run longer than SlowDrain, and a Drain call that
+// returned was slow for as long as it ran. But a worker short of CPU makes
+// long Drain calls too: preempted between two Writes, it waits in the run
+// queue, up to the runtime's 10 ms slice per goroutine ahead of it, and
+// pushes that read that as a slow destination shed into a file that keeps
+// up (zapsink's offered-rate probe, where every such shed happened with no
+// Write in progress). So once an Action times its calls into the
+// destination (CallTimer), only those count: a Drain call in progress is
+// slow once the call into the destination in progress has run longer than
+// SlowDrain, and a Drain call that returned was slow for as long as its
+// longest call into the destination.
+
+// pending returns, at now, for how long the wait that decides the
+// destination's slowness has lasted, and false when there is none: the
+// call into the destination in progress, once the Action times its calls;
+// the Drain call in progress otherwise.
+func (d *drainState) pending(now int64) (age int64, ok bool) {
+	since := atomic.LoadInt64(&d.start)
+	if atomic.LoadInt32(&d.timed) != 0 {
+		since = atomic.LoadInt64(&d.call)
+	}
+	return now - since, since != 0
+}
+
+// slow reports whether the destination is slow at now: the wait of
+// pending has lasted longer than SlowDrain.
+func (d *drainState) slow(now int64) bool {
+	age, ok := d.pending(now)
+	return ok && age > int64(SlowDrain)
 }
 
 // drainBegan records the start of a Drain call at now.
-func (d *drainState) drainBegan(now int64) { atomic.StoreInt64(&d.start, now) }
+func (d *drainState) drainBegan(now int64) {
+	atomic.StoreInt64(&d.longestCall, 0)
+	atomic.StoreInt64(&d.start, now)
+}
 
 // drainEnded records the end, at now, of the Drain call that began at
-// start.
+// start: its slowness (see above) opens the windows of slowEnd and
+// stallEnd, and its length counts in the recent maximum.
 func (d *drainState) drainEnded(start, now int64) {
 	atomic.StoreInt64(&d.start, 0)
-	if now-start > int64(SlowDrain) {
+	slowFor := now - start
+	if atomic.LoadInt32(&d.timed) != 0 {
+		slowFor = atomic.LoadInt64(&d.longestCall)
+		if c := atomic.SwapInt64(&d.call, 0); c != 0 {
+			slowFor = max(slowFor, now-c) // a call that the Action did not end
+		}
+	}
+	if slowFor > int64(SlowDrain) {
 		atomic.StoreInt64(&d.slowEnd, now)
 	}
-	if now-start > int64(handOffStall) {
+	if slowFor > int64(handOffStall) {
 		atomic.StoreInt64(&d.stallEnd, now)
 	}
 	raise(&d.curDrain, now-start)
+}
+
+// callBegan records the start of a call into the destination at now.
+func (d *drainState) callBegan(now int64) {
+	if atomic.LoadInt32(&d.timed) == 0 {
+		atomic.StoreInt32(&d.timed, 1)
+	}
+	atomic.StoreInt64(&d.call, now)
+}
+
+// callEnded records the end, at now, of the call into the destination in
+// progress, if one is.
+func (d *drainState) callEnded(now int64) {
+	if c := atomic.SwapInt64(&d.call, 0); c != 0 {
+		raise(&d.longestCall, now-c)
+	}
 }
 
 // leftBehind records that the worker, at now, left its ring holding

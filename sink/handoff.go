@@ -21,7 +21,9 @@ import (
 // help there: the producers go on running and the worker stays starved.
 //
 // So a push refused for a full ring, while no Drain call of its shard has
-// been running for longer than SlowDrain, parks until the shard's worker
+// been running for longer than SlowDrain (for an Action that times its
+// calls into the destination, no such call: drainstate.go has the rule
+// that tells a slow destination), parks until the shard's worker
 // takes values (or a Drain call of it returns), and then tries again. A
 // parked producer leaves the run queue; once the producers of a shard are
 // parked, the worker runs. A push waits only while the worker makes
@@ -98,9 +100,10 @@ import (
 // than be shed.
 
 // SlowDrain is how long a Drain call runs before the sink takes its
-// destination to be slow: a push into a full ring of that shard then sheds
-// at once instead of handing off (see Config.HandOffWait), and a parked
-// push stops waiting. A Drain call of a worker short of CPU runs long too
+// destination to be slow (for an Action that times its calls into the
+// destination, how long such a call runs: [CallTimer]): a push into a
+// full ring of that shard then sheds at once instead of handing off (see
+// Config.HandOffWait), and a parked push stops waiting. A Drain call of a worker short of CPU runs long too
 // (its Write returns to find its processor given away, and it waits in the
 // run queue, behind goroutines that may each run for the runtime's 10 ms
 // slice), and a shorter threshold misreads it as a slow destination: at 1
@@ -387,20 +390,26 @@ func (s *Sink[T]) handOffsParked(i int) bool {
 }
 
 // recheckIn returns how long a push parked on shard i sleeps, unless
-// woken, before it looks at the shard again: until the Drain call in
-// progress would pass SlowDrain, or SlowDrain when none is in progress.
+// woken, before it looks at the shard again: until the wait that decides
+// the destination's slowness (drainState.pending: the call into the
+// destination or the Drain call in progress) would pass SlowDrain, or
+// SlowDrain when none is in progress.
 func (s *Sink[T]) recheckIn(i int) time.Duration {
-	start := atomic.LoadInt64(&s.drains[i].start)
-	if start == 0 || s.spillTakes(i) {
+	age, ok := s.drains[i].pending(s.now())
+	if !ok || s.spillTakes(i) {
 		return SlowDrain
 	}
-	return max(time.Duration(start+int64(SlowDrain)-s.now()), 0) + time.Microsecond
+	return max(SlowDrain-time.Duration(age), 0) + time.Microsecond
 }
 
 // now returns the time since the sink was made, in nanoseconds, plus one,
 // so that no time it returns is 0, which drainState reads as none: the
 // clock of drainState and of the hand-off's deadlines.
-func (s *Sink[T]) now() int64 { return int64(time.Since(s.epoch)) + 1 }
+func (s *Sink[T]) now() int64 { return sinceEpoch(s.epoch) }
+
+// sinceEpoch returns the time since epoch in nanoseconds, plus one: the
+// clock of Sink.now and CallTimer.
+func sinceEpoch(epoch time.Time) int64 { return int64(time.Since(epoch)) + 1 }
 
 // shedsNow reports whether a push into shard i's full ring sheds at now
 // rather than park: a Drain call of its worker has run longer than
@@ -410,12 +419,10 @@ func (s *Sink[T]) shedsNow(i int, now int64) bool {
 	return s.drainSlow(i, now) && !s.spillTakes(i)
 }
 
-// drainSlow reports whether a Drain call of shard i's worker, in
-// progress at now, has run longer than SlowDrain.
-func (s *Sink[T]) drainSlow(i int, now int64) bool {
-	start := atomic.LoadInt64(&s.drains[i].start)
-	return start != 0 && now-start > int64(SlowDrain)
-}
+// drainSlow reports whether shard i's destination is slow at now (see
+// drainState.slow): a Drain call in progress, or with a CallTimer the call
+// into the destination in progress, has run longer than SlowDrain.
+func (s *Sink[T]) drainSlow(i int, now int64) bool { return s.drains[i].slow(now) }
 
 // HandOff parks the caller, when the sink hands off (Config.HandOffWait)
 // and the handle's shard is backed up for want of CPU rather than because

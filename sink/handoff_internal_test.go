@@ -267,3 +267,38 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 		}
 	})
 }
+
+// Once the Action times its calls into the destination, a Drain call that
+// returned opens the windows after a slow call (fair mode, the wait cap)
+// only by its longest call: a long Drain call whose calls were quick (a
+// worker short of CPU between them) opens none, and a call the Action
+// left open counts until the Drain call's end.
+func TestATimedDrainCallOpensTheWindowsByItsLongestCall(t *testing.T) {
+	s := &Sink[int]{drains: make([]drainState, 1)}
+	d := &s.drains[0]
+	const start = 1000
+	end := start + 2*int64(handOffStall)
+	d.drainBegan(start)
+	d.callBegan(start)
+	d.callEnded(start + int64(SlowDrain))
+	if s.drainSlow(0, end) {
+		t.Fatal("slow with no call in progress")
+	}
+	d.drainEnded(start, end)
+	if s.recovering(0, end) || s.waitCapped(0, end) {
+		t.Fatal("a long Drain call of quick calls opened a window")
+	}
+	d.drainBegan(end)
+	d.callBegan(end + 1)
+	if !s.drainSlow(0, end+1+int64(SlowDrain)+1) {
+		t.Fatal("not slow with a call in progress past SlowDrain")
+	}
+	later := end + 1 + int64(handOffStall) + 1
+	d.drainEnded(end, later)
+	if !s.recovering(0, later) || !s.waitCapped(0, later) {
+		t.Fatal("a call left open past handOffStall opened no window")
+	}
+	if _, ok := d.pending(later); ok {
+		t.Fatal("a call still pending after its Drain call ended")
+	}
+}

@@ -25,8 +25,9 @@ import (
 // Dir/shard-NNNN. One goroutine per sink, the spiller, moves values from
 // the head of a ring to the tail of its shard's log, under the shard's
 // consumer mutex (shard.mu), while the ring is half full or pushes are
-// parked on it and either a Drain call of that shard is slow (longer than
-// SlowDrain; with the hand-off off, any Drain call in progress) or the
+// parked on it and either the shard's destination is slow (drainstate.go:
+// a Drain call, or the timed call into the destination it is in, longer
+// than SlowDrain; with the hand-off off, any Drain call in progress) or the
 // tier still holds values (the worker hands those to Drain first, and
 // the pushes would otherwise wait for all of them).
 // Producers never touch the disk: a push is still one TryPush, and only a
@@ -416,9 +417,10 @@ func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
 
 // due reports whether shard i's ring should spill at now: it holds
 // values, its tier is not paused by a failed write, the ring is half full
-// or pushes are parked on it, and either a Drain call of the shard is in
-// progress and slow (with the hand-off on, a Drain call that is not slow
-// leaves a full ring to the hand-off, which parks the pushes until the
+// or pushes are parked on it, and either the shard's destination is slow
+// (drainState.slow; with the hand-off off, any Drain call in progress
+// counts: with it on, a destination that is not slow leaves a full ring
+// to the hand-off, which parks the pushes until the
 // worker takes), or the tier still holds values: the worker hands those
 // to Drain first, and the pushes would wait for all of them.
 func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
@@ -430,8 +432,8 @@ func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
 	if n == 0 || n < s.cfg.ringCapacity/2 && !s.handOffsParked(i) {
 		return false
 	}
-	start := atomic.LoadInt64(&s.drains[i].start)
-	slow := start != 0 && (s.cfg.handOffWait == 0 || now-start > int64(SlowDrain))
+	d := &s.drains[i]
+	slow := d.slow(now) || s.cfg.handOffWait == 0 && atomic.LoadInt64(&d.start) != 0
 	return slow || ts.hasDisk.Load()
 }
 

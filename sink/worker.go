@@ -51,6 +51,13 @@ type worker[T any] struct {
 	d       *drainState
 	lastEnd int64
 
+	// calls times this worker's calls into the destination, for an Action
+	// that asks (CallTimerOf); callsCtx is the ctx of its Drain calls,
+	// callsParent's with calls in it, made once per parent (the running
+	// ctx, then the final drain's).
+	calls                 CallTimer
+	callsCtx, callsParent context.Context
+
 	// lastYield is when the worker last gave up its processor (Sink.now):
 	// a yield after a batch, or a wait of idle.go (blocked).
 	lastYield int64
@@ -79,6 +86,7 @@ func newWorker[T any](s *Sink[T], home int, att *attempt) *worker[T] {
 		att:    att,
 		d:      &s.drains[home],
 	}
+	w.calls = CallTimer{d: w.d, epoch: s.epoch}
 	if s.cfg.sizeOf != nil {
 		w.meta = make([]valueMeta, 0, s.cfg.batchSize)
 	}
@@ -398,6 +406,10 @@ func (w *worker[T]) replace() {
 // (each at most MaxBatchBytes, or one larger value alone). It leaves the
 // batch empty.
 func (w *worker[T]) drain(ctx context.Context) {
+	if ctx != w.callsParent {
+		w.callsCtx, w.callsParent = context.WithValue(ctx, callTimerKey{}, &w.calls), ctx
+	}
+	ctx = w.callsCtx
 	for w.off < len(w.batch) {
 		w.drainOne(ctx, w.cut())
 	}

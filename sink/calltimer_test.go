@@ -1,0 +1,163 @@
+package sink_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// fullInACall returns, inside a synctest bubble, a sink of a (one shard,
+// a ring of 4, one value a batch, a HandOffWait of a second) whose worker
+// is blocked in the Drain call of its first value and whose ring is full.
+func fullInACall(t *testing.T, a sink.Action[ev]) (*sink.Sink[ev], *sink.Handle[ev]) {
+	t.Helper()
+	cfg := testCfg(1, 4, 1)
+	cfg.HandOffWait = time.Second
+	s, err := sink.New(cfg, a)
+	require.NoError(t, err)
+	h := s.Handle()
+	require.True(t, h.Push(ev{0}))
+	synctest.Wait()
+	for i := range 4 {
+		require.True(t, h.Push(ev{i + 1}))
+	}
+	return s, h
+}
+
+// betweenCalls is an Action whose Drain calls make a call into the
+// destination (timed when timed is set), then wait for a token of step
+// outside any call, as a worker that lacks CPU between two Writes waits
+// in the run queue, and then make another call.
+type betweenCalls struct {
+	collector[ev]
+	timed bool
+	step  chan struct{}
+}
+
+func (a *betweenCalls) Drain(ctx context.Context, batch []ev) {
+	calls := sink.CallTimerOf(ctx)
+	if !a.timed {
+		calls = nil
+	}
+	calls.Begin()
+	calls.End()
+	select {
+	case <-a.step:
+	case <-ctx.Done():
+	}
+	calls.Begin()
+	a.collector.Drain(ctx, batch)
+	calls.End()
+}
+
+// A Drain call that runs long between its calls into the destination,
+// all of them quick, does not make pushes shed once it times them: a push
+// into the full ring parks past SlowDrain and goes in when the worker
+// takes. The same Drain untimed is judged by the Drain call, and the push
+// sheds at SlowDrain.
+func TestATimedDrainLongBetweenCallsDoesNotMakePushesShed(t *testing.T) {
+	for _, timed := range []bool{true, false} {
+		name := map[bool]string{true: "timed", false: "untimed"}[timed]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := &betweenCalls{timed: timed, step: make(chan struct{})}
+				s, h := fullInACall(t, a) // between the calls of ev 0
+				go func() {
+					time.Sleep(3 * sink.SlowDrain)
+					close(a.step) // the worker runs again
+				}()
+				t0 := time.Now()
+				in := h.Push(ev{5})
+				waited := time.Since(t0)
+				if timed {
+					require.True(t, in, "a push into a full ring of a timed Drain between quick calls was shed")
+					require.Equal(t, 3*sink.SlowDrain, waited, "the push did not wait for the worker's take")
+				} else {
+					require.False(t, in, "a push into a full ring of an untimed Drain older than SlowDrain went in")
+					require.LessOrEqual(t, waited, sink.SlowDrain+time.Microsecond)
+				}
+				require.NoError(t, s.Shutdown(context.Background()))
+				st := s.Stats()
+				require.Equal(t, map[bool]uint64{true: 0, false: 1}[timed], st.Dropped)
+				require.Equal(t, uint64(6)-st.Dropped, st.Drained)
+				require.GreaterOrEqual(t, st.MaxDrainTime, 3*sink.SlowDrain, "MaxDrainTime is the Drain call's, timed or not")
+			})
+		})
+	}
+}
+
+// stalledCall is an Action whose Drain calls make one timed call into the
+// destination that waits for a token of step: a destination that stalls.
+type stalledCall struct {
+	collector[ev]
+	step chan struct{}
+}
+
+func (a *stalledCall) Drain(ctx context.Context, batch []ev) {
+	calls := sink.CallTimerOf(ctx)
+	calls.Begin()
+	defer calls.End()
+	select {
+	case <-a.step:
+	case <-ctx.Done():
+	}
+	a.collector.Drain(ctx, batch)
+}
+
+// A timed call into the destination that stalls makes pushes shed as a
+// stalled Drain call does: one that came while the call was young waits
+// until it passes SlowDrain, later ones shed at once. Once the stalled
+// call returns (after more than HandOffStall), the window after a stall
+// caps a parked push's wait, as it does after a Drain call that long.
+func TestATimedCallThatStallsMakesPushesShed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &stalledCall{step: make(chan struct{})}
+		s, h := fullInACall(t, a) // in the call of ev 0
+		t0 := time.Now()
+		require.False(t, h.Push(ev{5}), "a push into a full ring of a stalled call went in")
+		require.Equal(t, sink.SlowDrain+time.Microsecond, time.Since(t0))
+		t0 = time.Now()
+		require.False(t, h.Push(ev{6}))
+		require.Zero(t, time.Since(t0), "a push into a full ring of a stalled call waited")
+		time.Sleep(sink.HandOffStall)
+		a.step <- struct{}{} // the stall ends: ev 0 drained
+		synctest.Wait()      // the worker is in the call of ev 1
+		require.True(t, h.Push(ev{7}))
+		t0 = time.Now()
+		require.False(t, h.Push(ev{8}), "a push into a full ring went in")
+		require.LessOrEqual(t, time.Since(t0), sink.HandOffRecoveringCap+time.Millisecond, "after a stalled call a push waited past the cap")
+		close(a.step)
+		require.NoError(t, s.Shutdown(context.Background()))
+		st := s.Stats()
+		require.Equal(t, uint64(3), st.Dropped)
+		require.Equal(t, uint64(6), st.Drained)
+	})
+}
+
+// A ctx that is not a Drain call's has no CallTimer, and a nil one does
+// nothing; every Drain call's has one, the final drain's too.
+func TestCallTimerOf(t *testing.T) {
+	require.Nil(t, sink.CallTimerOf(context.Background()))
+	var none *sink.CallTimer
+	none.Begin()
+	none.End()
+	seen := make(chan bool, 16)
+	s, err := sink.New(testCfg(1, 16, 16), sink.ActionFunc[ev](func(ctx context.Context, batch []ev) {
+		seen <- sink.CallTimerOf(ctx) != nil
+	}))
+	require.NoError(t, err)
+	h := s.Handle()
+	require.True(t, h.Push(ev{1}))
+	require.NoError(t, s.Flush(context.Background()))
+	require.True(t, <-seen, "a Drain call's ctx has no CallTimer")
+	require.True(t, h.Push(ev{2}))
+	require.NoError(t, s.Shutdown(context.Background()))
+	for len(seen) > 0 {
+		require.True(t, <-seen, "a Drain call's ctx has no CallTimer")
+	}
+}
