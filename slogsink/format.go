@@ -20,7 +20,8 @@ import (
 // returns. Write copies the bytes into a pooled logsink.Record and returns
 // it as its error (a formatted), which Handle returns to the caller that
 // called it: the bytes find their record with no lock of slogsink's (slog
-// holds its own mutex for the Write, a copy of the bytes).
+// holds its own mutex for the Write, a copy of the bytes, one of
+// formatLanes: see core.lanes).
 //
 // Locked mode, for any other Format handler, which may write a record in
 // several Writes or none: mu is held across each Handle, and Write appends

@@ -22,9 +22,14 @@ type Handler struct {
 	s logsink.Stream // the shard every record of this handler goes to
 	// fmt is the Format handler of this handler, derived from its
 	// parent's with one WithAttrs or WithGroup; nil when that call
-	// panicked, and lazy builds it again.
+	// panicked, and lazy builds it again. The root's is c.lanes[0], but
+	// each call of the root takes the next lane (see core.lanes); lane is
+	// the one that a derived handler's fmt, and its children's, descend
+	// from.
 	fmt  slog.Handler
 	lazy *lazyFormat
+	lane uint32
+	root bool
 }
 
 // New returns a Handler that writes to w. Records are formatted by
@@ -49,12 +54,20 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 	if c.rootFormat, err = o.newFormat(&c.fw); err != nil {
 		return nil, err
 	}
+	c.lanes = []slog.Handler{c.rootFormat}
+	for o.direct && len(c.lanes) < formatLanes {
+		f, err := o.newFormat(&c.fw)
+		if err != nil {
+			return nil, err
+		}
+		c.lanes = append(c.lanes, f)
+	}
 	lo := o.sink
 	lo.Report = c.report
 	if c.w, err = logsink.New(w, &lo); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	return &Handler{c: c, s: c.w.Root(), fmt: c.rootFormat}, nil
+	return &Handler{c: c, s: c.w.Root(), fmt: c.rootFormat, root: true}, nil
 }
 
 // Enabled reports whether level is at or above the handler's Level. It runs
@@ -103,7 +116,9 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	defer h.s.End()
 	c := h.c
 	f := h.fmt
-	if f == nil {
+	if h.root {
+		f = c.lanes[c.pickLane()]
+	} else if f == nil {
 		if f = h.lazy.get(c); f == nil {
 			c.w.Fail(1, nil) // its With failed again: counted and reported there
 			return nil

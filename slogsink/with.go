@@ -39,14 +39,24 @@ type op struct {
 // WithAttrs or WithGroup panics (a ReplaceAttr that panics) or returns
 // nil, that is counted and reported, and the new handler tries again when
 // it handles a record.
+//
+// A handler derived from the root gets the next lane (see core.lanes),
+// one derived from another handler its parent's: slog formats a With's
+// attributes when With is called, so a handler cannot be derived again on
+// another lane later without formatting them anew.
 func (h *Handler) derive(o op) *Handler {
 	c := h.c
-	d := &Handler{c: c, s: c.w.Stream()}
-	if h.fmt != nil {
-		d.fmt = c.apply(h.fmt, o)
+	d := &Handler{c: c, s: c.w.Stream(), lane: h.lane}
+	pf := h.fmt
+	if h.root {
+		d.lane = c.pickLane()
+		pf = c.lanes[d.lane]
+	}
+	if pf != nil {
+		d.fmt = c.apply(pf, o)
 	}
 	if d.fmt == nil {
-		d.lazy = &lazyFormat{parent: h, op: o}
+		d.lazy = &lazyFormat{parent: h, op: o, lane: d.lane}
 	}
 	return d
 }
@@ -87,6 +97,7 @@ func (o op) name() string {
 type lazyFormat struct {
 	parent *Handler
 	op     op
+	lane   uint32 // the handler's
 
 	mu sync.Mutex
 	f  slog.Handler // once built; under mu
@@ -99,7 +110,9 @@ func (l *lazyFormat) get(c *core) slog.Handler {
 	defer l.mu.Unlock()
 	if l.f == nil {
 		pf := l.parent.fmt
-		if pf == nil {
+		if l.parent.root {
+			pf = c.lanes[l.lane]
+		} else if pf == nil {
 			pf = l.parent.lazy.get(c)
 		}
 		if pf != nil {
