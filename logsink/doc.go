@@ -39,9 +39,8 @@
 //     writing (sink's hand-off; Options.DisableHandOff turns it off): so
 //     loggers that outnumber the cores lose nothing into a destination
 //     that keeps up. The sink tells the two apart by the Writes, which
-//     the drain times (sink.CallTimer, with the wait for another
-//     worker's Write), not by the whole drain: a worker preempted
-//     between two Writes does not make callers shed. In the second after a Write of over 100 ms (a
+//     the drain times (sink.CallTimer), not by the whole drain: a worker
+//     preempted between two Writes does not make callers shed. In the second after a Write of over 100 ms (a
 //     stall), it waits 5 ms at most, unless a spill directory takes the
 //     records. Otherwise: one copy of the bytes into a pooled
 //     record buffer and one push of its pointer into one ring, no lock of

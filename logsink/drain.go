@@ -121,14 +121,14 @@ func (w *Writer) timeTurn(start time.Time) {
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
 // sink nor Close's caller. An error is queued for OnError, which the
 // caller calls once its own locks are released (deliverErrors). calls,
-// the Drain call's timer (nil outside one), times the wait for the writer
-// and the Write: the sink then tells a slow destination from a worker
-// that lacks CPU between Writes (sink.CallTimer).
+// the Drain call's timer (nil outside one), times the Write, not the wait
+// for wmu (another worker's Write is timed by that worker): the sink then
+// tells a slow destination from a worker that lacks CPU between Writes
+// (sink.CallTimer).
 func (w *Writer) write(calls *sink.CallTimer, p []byte, n int) {
 	if len(p) == 0 {
 		return // n is 0: no record is empty (Stream counts those in Stats.Empty)
 	}
-	calls.Begin()
 	w.wmu.Lock()
 	returned := false
 	defer func() {
@@ -143,6 +143,7 @@ func (w *Writer) write(calls *sink.CallTimer, p []byte, n int) {
 		}
 	}()
 	w.writeStart.Store(max(1, int64(time.Since(w.epoch))))
+	calls.Begin()
 	m, err := w.dst.Write(p)
 	returned = true
 	w.writeStart.Store(0)

@@ -24,18 +24,15 @@ type drainAction[T any] struct{ c *core[T] }
 
 // Drain appends batch to the export batch, exporting it each time it fills
 // (and, with a zero batch timeout, whatever it holds at the end). Failed
-// exports go to otel.Handle once exportMu is released. The wait for
-// exportMu (another worker's export, or the timer's) and each export are
-// timed as calls into the destination (sink.CallTimer), so that a worker
-// short of CPU between them does not read as a slow exporter.
+// exports go to otel.Handle once exportMu is released. Each export is
+// timed as a call into the destination (exportBatch), so that a worker
+// short of CPU, here or holding exportMu, does not read as a slow
+// exporter.
 func (a drainAction[T]) Drain(ctx context.Context, batch []T) {
 	c := a.c
 	var failed [2]error
 	func() {
-		calls := sink.CallTimerOf(ctx)
-		calls.Begin()
-		c.exportMu.Lock()
-		calls.End()
+		c.lockExport(sink.CallTimerOf(ctx))
 		defer c.exportMu.Unlock()
 		failed = c.assemble(ctx, batch)
 	}()
@@ -44,6 +41,25 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) {
 			otel.Handle(err)
 		}
 	}
+}
+
+// lockExport takes exportMu for a drain worker's Drain call, whose timer
+// is calls. A wait behind an export that no drain worker makes (the
+// timer's, ForceFlush's, Shutdown's: untimed) is timed as a call into the
+// destination, so that such an export that stalls makes pushes shed as a
+// worker's does; a wait behind a worker's export (timed by that worker)
+// or behind a worker that only appends is not. A worker that looks just
+// before such an export begins waits untimed: should that export stall,
+// its pushes wait up to sink.Config.HandOffWait before they shed.
+func (c *core[T]) lockExport(calls *sink.CallTimer) {
+	if c.exportMu.TryLock() {
+		return
+	}
+	if c.untimedExport.Load() {
+		calls.Begin()
+		defer calls.End()
+	}
+	c.exportMu.Lock()
 }
 
 // assemble appends items to the export batch and exports it each time it
@@ -96,8 +112,12 @@ func (c *core[T]) exportBatch(ctx context.Context) error {
 	n := len(c.batch)
 	calls := sink.CallTimerOf(ctx)
 	calls.Begin()
+	if calls == nil {
+		c.untimedExport.Store(true)
+	}
 	defer func() {
 		calls.End()
+		c.untimedExport.Store(false)
 		clear(c.batch[:n]) // let the garbage collector have the items
 		c.batch = c.batch[:0]
 	}()

@@ -52,6 +52,10 @@ type core[T any] struct {
 	batch        []T         // under exportMu: the export batch being assembled, cap batchSize
 	batchSince   time.Time   // under exportMu: when batch's first item arrived
 	timer        *time.Timer // time.AfterFunc(batchTimedOut); Reset and Stop under exportMu
+	// untimedExport is set while an export that no drain worker makes
+	// (the timer's, ForceFlush's, Shutdown's) runs: a worker that waits
+	// for exportMu behind it times the wait (lockExport).
+	untimedExport atomic.Bool
 	// aborted is the parent ctx of the exports that no drain worker makes
 	// (the timer's): it is cancelled when Shutdown's ctx ends first, as the
 	// sink cancels the ctx of its Drain calls.
@@ -161,6 +165,16 @@ type chanMutex chan struct{}
 
 func (m chanMutex) Lock()   { m <- struct{}{} }
 func (m chanMutex) Unlock() { <-m }
+
+// TryLock locks m if it is free and reports whether it did.
+func (m chanMutex) TryLock() bool {
+	select {
+	case m <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
 
 // exportCtxKey marks the ctx given to the exporter, so that Shutdown and
 // ForceFlush called with it (or a ctx derived from it) can return at once.

@@ -326,3 +326,44 @@ func TestAShutdownCutShortDuringTheBatchTimeoutsExport(t *testing.T) {
 		exp.checkContract(t)
 	})
 }
+
+// An export that no drain worker makes (the batch timeout's) and that
+// stalls makes OnEnd shed as a worker's export does: the worker that
+// waits behind it for the export batch times its wait as a call into the
+// exporter (lockExport), so a span that finds the ring full waits
+// SlowDrain at most. Once a worker has timed an export, the sink judges
+// only timed calls; untimed, this wait would count for nothing, and the
+// span would wait for the hand-off's bound (HandOffWait, 100 ms).
+func TestAStalledTimerExportMakesOnEndShed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		exp, started, release := blockingExporter()
+		block := exp.hook
+		var exports atomic.Int64
+		exp.hook = func(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+			if exports.Add(1) == 1 {
+				return nil // the first, a worker's, returns at once
+			}
+			return block(ctx, spans)
+		}
+		p := otelsink.NewSpanProcessor(exp, otelsink.WithShards(1), otelsink.WithMaxQueueSize(4),
+			otelsink.WithMaxExportBatchSize(2), otelsink.WithBatchTimeout(100*time.Millisecond))
+		p.OnEnd(stub(0, true))
+		p.OnEnd(stub(1, true)) // the batch fills: the worker exports it
+		synctest.Wait()
+		require.Equal(t, int64(1), exports.Load())
+		p.OnEnd(stub(2, true))
+		<-started // the batch timeout's export of span 2 stalls
+		p.OnEnd(stub(3, true))
+		synctest.Wait() // the worker holds span 3 and waits for the batch
+		for i := range 4 {
+			p.OnEnd(stub(4+i, true)) // the ring fills
+		}
+		t0 := time.Now()
+		p.OnEnd(stub(8, true))
+		require.LessOrEqual(t, time.Since(t0), sink.SlowDrain+time.Millisecond, "OnEnd waited behind a stalled export")
+		close(release)
+		require.NoError(t, p.Shutdown(context.Background()))
+		st := p.Stats()
+		require.Equal(t, uint64(1), st.Dropped)
+	})
+}

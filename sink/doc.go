@@ -128,8 +128,9 @@
 // as a slow destination and shed: an Action that times its calls into the
 // destination ([CallTimer], as logsink's Writes and otelsink's exports
 // are) is judged by those calls instead, so that only a call into the
-// destination that has run longer than SlowDrain makes pushes shed. What
-// no timing tells apart is a call whose system call returned while the
+// destination that has run longer than SlowDrain makes pushes shed (into
+// any shard: the calls are taken to go to one destination). What no
+// timing tells apart is a call whose system call returned while the
 // worker waits for a processor: it reads as slow until the worker runs. Stats().HandOffs counts the
 // pushes that parked; Stats().MaxDrainTime and MaxTakeLag, and the
 // overload report, tell the two causes apart. [Config.DisableHandOff]
@@ -149,8 +150,8 @@
 //
 // With [Config.Spill] a directory on disk stands behind the rings, so
 // that a stalled destination or a burst loses nothing up to a disk
-// budget. While a Drain call of a shard (or the timed call into the
-// destination it is in, [CallTimer]) runs longer than SlowDrain, or
+// budget. While a Drain call of a shard (with a [CallTimer], a call into
+// the destination) runs longer than SlowDrain, or
 // the shard's tier still holds values, and its ring is half full (or
 // pushes are parked on it), the sink's spiller goroutine moves the ring's
 // values to the shard's segment log (package sink/spill), and a push into

@@ -43,45 +43,41 @@ type drainFields struct {
 	slowEnd, stallEnd int64
 	// call is when the call into the destination in progress began
 	// (CallTimer.Begin), 0 when none; longestCall is the longest that
-	// ended within the Drain call in progress. timed is 1 once the
-	// Action has timed a call of this shard: from then on its Drain calls
-	// are judged by their calls into the destination (see slowness).
+	// ended within the Drain call in progress.
 	call, longestCall int64
-	timed             int32
 }
 
-// The slowness of a shard's destination, the one home of the rule that
-// the hand-off (shedsNow, recheckIn, the windows of handoff.go) and the
-// spiller (spillTier.due) follow. By default a Drain call in progress is
-// slow once it has run longer than SlowDrain, and a Drain call that
-// returned was slow for as long as it ran. But a worker short of CPU makes
-// long Drain calls too: preempted between two Writes, it waits in the run
-// queue, up to the runtime's 10 ms slice per goroutine ahead of it, and
-// pushes that read that as a slow destination shed into a file that keeps
-// up (zapsink's offered-rate probe, where every such shed happened with no
-// Write in progress). So once an Action times its calls into the
-// destination (CallTimer), only those count: a Drain call in progress is
-// slow once the call into the destination in progress has run longer than
-// SlowDrain, and a Drain call that returned was slow for as long as its
-// longest call into the destination.
+// The slowness of the destination, the one home of the rule that the
+// hand-off (Sink.drainSlow, recheckIn, the windows of handoff.go) and the
+// spiller (spillTier.due) follow. By default it is judged per shard, by
+// its Drain calls: a Drain call in progress is slow once it has run
+// longer than SlowDrain, and a Drain call that returned was slow for as
+// long as it ran. But a worker short of CPU makes long Drain calls too:
+// preempted between two Writes, it waits in the run queue, up to the
+// runtime's 10 ms slice per goroutine ahead of it, and pushes that read
+// that as a slow destination shed into a file that keeps up (zapsink's
+// offered-rate probe, where every such shed happened with no Write in
+// progress). So once the Action times its calls into the destination
+// (CallTimer; Sink.timed is set at the first), only those count, and for
+// every shard alike (Sink.judges): the sink has one Action and, as a
+// rule, one destination, which a worker may wait for behind another
+// worker's call (a lock around a Write). A push into any shard's full
+// ring then sheds once some worker's call into the destination has run
+// longer than SlowDrain, and a Drain call that returned was slow for as
+// long as its longest call into the destination. A worker that waits
+// for a lock that another holds while it is merely preempted (not in a
+// call) makes nobody shed.
 
 // pending returns, at now, for how long the wait that decides the
-// destination's slowness has lasted, and false when there is none: the
-// call into the destination in progress, once the Action times its calls;
-// the Drain call in progress otherwise.
-func (d *drainState) pending(now int64) (age int64, ok bool) {
+// destination's slowness has lasted in this shard, and false when there
+// is none: the call into the destination in progress when timed (the
+// Action times its calls), the Drain call in progress otherwise.
+func (d *drainState) pending(now int64, timed bool) (age int64, ok bool) {
 	since := atomic.LoadInt64(&d.start)
-	if atomic.LoadInt32(&d.timed) != 0 {
+	if timed {
 		since = atomic.LoadInt64(&d.call)
 	}
 	return now - since, since != 0
-}
-
-// slow reports whether the destination is slow at now: the wait of
-// pending has lasted longer than SlowDrain.
-func (d *drainState) slow(now int64) bool {
-	age, ok := d.pending(now)
-	return ok && age > int64(SlowDrain)
 }
 
 // drainBegan records the start of a Drain call at now.
@@ -91,12 +87,12 @@ func (d *drainState) drainBegan(now int64) {
 }
 
 // drainEnded records the end, at now, of the Drain call that began at
-// start: its slowness (see above) opens the windows of slowEnd and
-// stallEnd, and its length counts in the recent maximum.
-func (d *drainState) drainEnded(start, now int64) {
+// start: its slowness (see above; timed as in pending) opens the windows
+// of slowEnd and stallEnd, and its length counts in the recent maximum.
+func (d *drainState) drainEnded(start, now int64, timed bool) {
 	atomic.StoreInt64(&d.start, 0)
 	slowFor := now - start
-	if atomic.LoadInt32(&d.timed) != 0 {
+	if timed {
 		slowFor = atomic.LoadInt64(&d.longestCall)
 		if c := atomic.SwapInt64(&d.call, 0); c != 0 {
 			slowFor = max(slowFor, now-c) // a call that the Action did not end
@@ -112,12 +108,7 @@ func (d *drainState) drainEnded(start, now int64) {
 }
 
 // callBegan records the start of a call into the destination at now.
-func (d *drainState) callBegan(now int64) {
-	if atomic.LoadInt32(&d.timed) == 0 {
-		atomic.StoreInt32(&d.timed, 1)
-	}
-	atomic.StoreInt64(&d.call, now)
-}
+func (d *drainState) callBegan(now int64) { atomic.StoreInt64(&d.call, now) }
 
 // callEnded records the end, at now, of the call into the destination in
 // progress, if one is.

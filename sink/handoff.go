@@ -350,7 +350,13 @@ const handOffStall = 100 * time.Millisecond
 // the shard's values (a push then waits for the spiller, which spills what
 // Drain cannot take).
 func (s *Sink[T]) waitCapped(i int, now int64) bool {
-	return inWindow(atomic.LoadInt64(&s.drains[i].stallEnd), now) && !s.spillTakes(i)
+	ds, _ := s.judges(i)
+	for j := range ds {
+		if inWindow(atomic.LoadInt64(&ds[j].stallEnd), now) {
+			return !s.spillTakes(i)
+		}
+	}
+	return false
 }
 
 // handOffFairWindow is how long after a Drain call that ran longer than
@@ -360,7 +366,13 @@ const handOffFairWindow = time.Second
 // recovering reports whether shard i is, at now, within handOffFairWindow
 // of the end of a Drain call that ran longer than SlowDrain.
 func (s *Sink[T]) recovering(i int, now int64) bool {
-	return inWindow(atomic.LoadInt64(&s.drains[i].slowEnd), now)
+	ds, _ := s.judges(i)
+	for j := range ds {
+		if inWindow(atomic.LoadInt64(&ds[j].slowEnd), now) {
+			return true
+		}
+	}
+	return false
 }
 
 // inWindow reports whether now is within handOffFairWindow of end, the
@@ -390,16 +402,35 @@ func (s *Sink[T]) handOffsParked(i int) bool {
 }
 
 // recheckIn returns how long a push parked on shard i sleeps, unless
-// woken, before it looks at the shard again: until the wait that decides
-// the destination's slowness (drainState.pending: the call into the
-// destination or the Drain call in progress) would pass SlowDrain, or
-// SlowDrain when none is in progress.
+// woken, before it looks at the shard again: until the oldest wait that
+// decides the destination's slowness (drainState.pending, of every judge)
+// would pass SlowDrain, or SlowDrain when none is in progress.
 func (s *Sink[T]) recheckIn(i int) time.Duration {
-	age, ok := s.drains[i].pending(s.now())
-	if !ok || s.spillTakes(i) {
+	if s.spillTakes(i) {
 		return SlowDrain
 	}
-	return max(SlowDrain-time.Duration(age), 0) + time.Microsecond
+	ds, timed := s.judges(i)
+	now, oldest, any := s.now(), int64(0), false
+	for j := range ds {
+		if age, ok := ds[j].pending(now, timed); ok {
+			oldest, any = max(oldest, age), true
+		}
+	}
+	if !any {
+		return SlowDrain
+	}
+	return max(SlowDrain-time.Duration(oldest), 0) + time.Microsecond
+}
+
+// judges returns the drain states that decide whether shard i's
+// destination is slow, and whether they are judged by timed calls (see
+// drainstate.go): shard i's alone, or every shard's once the Action times
+// its calls into the destination.
+func (s *Sink[T]) judges(i int) (ds []drainState, timed bool) {
+	if atomic.LoadInt32(&s.timed) != 0 {
+		return s.drains, true
+	}
+	return s.drains[i : i+1], false
 }
 
 // now returns the time since the sink was made, in nanoseconds, plus one,
@@ -420,9 +451,18 @@ func (s *Sink[T]) shedsNow(i int, now int64) bool {
 }
 
 // drainSlow reports whether shard i's destination is slow at now (see
-// drainState.slow): a Drain call in progress, or with a CallTimer the call
-// into the destination in progress, has run longer than SlowDrain.
-func (s *Sink[T]) drainSlow(i int, now int64) bool { return s.drains[i].slow(now) }
+// drainstate.go): a Drain call of shard i in progress, or, once the Action
+// times its calls, some worker's call into the destination in progress,
+// has run longer than SlowDrain.
+func (s *Sink[T]) drainSlow(i int, now int64) bool {
+	ds, timed := s.judges(i)
+	for j := range ds {
+		if age, ok := ds[j].pending(now, timed); ok && age > int64(SlowDrain) {
+			return true
+		}
+	}
+	return false
+}
 
 // HandOff parks the caller, when the sink hands off (Config.HandOffWait)
 // and the handle's shard is backed up for want of CPU rather than because

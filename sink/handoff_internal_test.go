@@ -146,12 +146,12 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 func TestTheFairWindowFollowsASlowDrainCall(t *testing.T) {
 	s := &Sink[int]{drains: make([]drainState, 1)}
 	const start = 1000
-	s.drains[0].drainEnded(start, start+int64(SlowDrain))
+	s.drains[0].drainEnded(start, start+int64(SlowDrain), false)
 	if s.recovering(0, start+int64(SlowDrain)) {
 		t.Fatal("a Drain call of SlowDrain opened the fair window")
 	}
 	end := start + int64(SlowDrain) + 1 + int64(time.Second)
-	s.drains[0].drainEnded(end-int64(SlowDrain)-1, end)
+	s.drains[0].drainEnded(end-int64(SlowDrain)-1, end, false)
 	if !s.recovering(0, end) || !s.recovering(0, end+int64(handOffFairWindow)-1) {
 		t.Fatal("a Drain call longer than SlowDrain did not open the fair window")
 	}
@@ -168,12 +168,12 @@ func TestTheRecoveringCapIsLiftedByASpillTierThatTakes(t *testing.T) {
 	s := &Sink[int]{drains: make([]drainState, 1)}
 	const start = 1000
 	slow := start + int64(SlowDrain) + 1
-	s.drains[0].drainEnded(start, slow)
+	s.drains[0].drainEnded(start, slow, false)
 	if s.waitCapped(0, slow) {
 		t.Fatal("a cap after a Drain call that passed SlowDrain but not handOffStall")
 	}
 	end := slow + int64(handOffStall) + 1
-	s.drains[0].drainEnded(slow, end)
+	s.drains[0].drainEnded(slow, end, false)
 	if !s.waitCapped(0, end) {
 		t.Fatal("no cap after a slow Drain call, without a spill tier")
 	}
@@ -274,7 +274,7 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 // worker short of CPU between them) opens none, and a call the Action
 // left open counts until the Drain call's end.
 func TestATimedDrainCallOpensTheWindowsByItsLongestCall(t *testing.T) {
-	s := &Sink[int]{drains: make([]drainState, 1)}
+	s := &Sink[int]{drains: make([]drainState, 1), timed: 1}
 	d := &s.drains[0]
 	const start = 1000
 	end := start + 2*int64(handOffStall)
@@ -284,7 +284,7 @@ func TestATimedDrainCallOpensTheWindowsByItsLongestCall(t *testing.T) {
 	if s.drainSlow(0, end) {
 		t.Fatal("slow with no call in progress")
 	}
-	d.drainEnded(start, end)
+	d.drainEnded(start, end, true)
 	if s.recovering(0, end) || s.waitCapped(0, end) {
 		t.Fatal("a long Drain call of quick calls opened a window")
 	}
@@ -294,11 +294,44 @@ func TestATimedDrainCallOpensTheWindowsByItsLongestCall(t *testing.T) {
 		t.Fatal("not slow with a call in progress past SlowDrain")
 	}
 	later := end + 1 + int64(handOffStall) + 1
-	d.drainEnded(end, later)
+	d.drainEnded(end, later, true)
 	if !s.recovering(0, later) || !s.waitCapped(0, later) {
 		t.Fatal("a call left open past handOffStall opened no window")
 	}
-	if _, ok := d.pending(later); ok {
+	if _, ok := d.pending(later, true); ok {
 		t.Fatal("a call still pending after its Drain call ended")
+	}
+}
+
+// Timed calls go to one destination: a call of shard 1's worker that has
+// run past SlowDrain makes shard 0 slow too, and once it returns after
+// handOffStall, shard 0's windows are open; a worker of shard 0 in a long
+// Drain call but in no call (waiting for a lock whose holder is
+// preempted) makes nobody slow. Untimed, each shard is judged alone.
+func TestTimedCallsJudgeEveryShard(t *testing.T) {
+	s := &Sink[int]{drains: make([]drainState, 2), timed: 1}
+	const start = 1000
+	s.drains[0].drainBegan(start)
+	s.drains[1].drainBegan(start)
+	s.drains[1].callBegan(start)
+	past := start + int64(SlowDrain) + 1
+	if !s.drainSlow(0, past) {
+		t.Fatal("shard 0 not slow while shard 1's call runs past SlowDrain")
+	}
+	end := start + int64(handOffStall) + 2
+	s.drains[1].callEnded(end)
+	s.drains[1].drainEnded(start, end, true)
+	if s.drainSlow(0, end) || s.drainSlow(1, end) {
+		t.Fatal("slow with no call in progress")
+	}
+	if !s.recovering(0, end) || !s.waitCapped(0, end) {
+		t.Fatal("shard 0's windows closed after shard 1's stalled call")
+	}
+	s.timed = 0
+	if s.drainSlow(1, end) || s.recovering(0, end) {
+		t.Fatal("untimed, shard 0 judged by shard 1")
+	}
+	if !s.drainSlow(0, end) {
+		t.Fatal("untimed, shard 0's Drain call past SlowDrain is not slow")
 	}
 }

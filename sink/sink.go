@@ -72,7 +72,12 @@ type Sink[T any] struct {
 	handOffs []handOffQueue
 	drains   []drainState
 	epoch    time.Time
-	waiters  sync.Pool // of *handOffWaiter, for parked pushes
+	// timed is 1 once the Action has timed a call into its destination
+	// (CallTimer): the drain states are then judged by those calls, all
+	// together (drainstate.go). A plain int32 used through sync/atomic's
+	// functions.
+	timed   int32
+	waiters sync.Pool // of *handOffWaiter, for parked pushes
 
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.

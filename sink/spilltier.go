@@ -26,8 +26,9 @@ import (
 // the head of a ring to the tail of its shard's log, under the shard's
 // consumer mutex (shard.mu), while the ring is half full or pushes are
 // parked on it and either the shard's destination is slow (drainstate.go:
-// a Drain call, or the timed call into the destination it is in, longer
-// than SlowDrain; with the hand-off off, any Drain call in progress) or the
+// a Drain call of the shard, or with a CallTimer any worker's call into
+// the destination, longer than SlowDrain; with the hand-off off, any
+// Drain call of the shard in progress) or the
 // tier still holds values (the worker hands those to Drain first, and
 // the pushes would otherwise wait for all of them).
 // Producers never touch the disk: a push is still one TryPush, and only a
@@ -418,7 +419,7 @@ func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
 // due reports whether shard i's ring should spill at now: it holds
 // values, its tier is not paused by a failed write, the ring is half full
 // or pushes are parked on it, and either the shard's destination is slow
-// (drainState.slow; with the hand-off off, any Drain call in progress
+// (Sink.drainSlow; with the hand-off off, any Drain call in progress
 // counts: with it on, a destination that is not slow leaves a full ring
 // to the hand-off, which parks the pushes until the
 // worker takes), or the tier still holds values: the worker hands those
@@ -432,8 +433,7 @@ func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
 	if n == 0 || n < s.cfg.ringCapacity/2 && !s.handOffsParked(i) {
 		return false
 	}
-	d := &s.drains[i]
-	slow := d.slow(now) || s.cfg.handOffWait == 0 && atomic.LoadInt64(&d.start) != 0
+	slow := s.drainSlow(i, now) || s.cfg.handOffWait == 0 && atomic.LoadInt64(&s.drains[i].start) != 0
 	return slow || ts.hasDisk.Load()
 }
 

@@ -86,7 +86,7 @@ func newWorker[T any](s *Sink[T], home int, att *attempt) *worker[T] {
 		att:    att,
 		d:      &s.drains[home],
 	}
-	w.calls = CallTimer{d: w.d, epoch: s.epoch}
+	w.calls = CallTimer{d: w.d, timed: &s.timed, epoch: s.epoch}
 	if s.cfg.sizeOf != nil {
 		w.meta = make([]valueMeta, 0, s.cfg.batchSize)
 	}
@@ -463,7 +463,7 @@ func (w *worker[T]) drainOne(ctx context.Context, end int) {
 	defer func() {
 		r := recover() // nil after a return, and during a Goexit
 		w.lastEnd = w.s.now()
-		w.d.drainEnded(start, w.lastEnd)
+		w.d.drainEnded(start, w.lastEnd, atomic.LoadInt32(&w.s.timed) != 0)
 		goexit := !returned && r == nil
 		if ctx.Err() != nil {
 			if w.att != nil {
