@@ -36,9 +36,9 @@ type drainFields struct {
 	// before (prev); the monitor rotates them (rotate).
 	curDrain, prevDrain int64
 	curLag, prevLag     int64
-	// slowEnd is when the last Drain call that was slow (see slowness)
-	// for longer than SlowDrain ended, 0 before the first: the hand-off's
-	// fair mode follows it. stallEnd is the same for longer than
+	// slowEnd is when the last Drain call that was slow for longer than
+	// SlowDrain (the slowness of the destination, below) ended, 0 before
+	// the first: the hand-off's fair mode follows it. stallEnd is the same for longer than
 	// handOffStall: the hand-off's wait cap follows it.
 	slowEnd, stallEnd int64
 	// call is when the call into the destination in progress began
