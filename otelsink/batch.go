@@ -112,12 +112,15 @@ func (c *core[T]) exportBatch(ctx context.Context) error {
 	n := len(c.batch)
 	calls := sink.CallTimerOf(ctx)
 	calls.Begin()
-	if calls == nil {
+	untimed := calls == nil
+	if untimed {
 		c.untimedExport.Store(true)
 	}
 	defer func() {
 		calls.End()
-		c.untimedExport.Store(false)
+		if untimed {
+			c.untimedExport.Store(false)
+		}
 		clear(c.batch[:n]) // let the garbage collector have the items
 		c.batch = c.batch[:0]
 	}()

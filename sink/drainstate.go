@@ -56,8 +56,10 @@ type drainFields struct {
 // preempted between two Writes, it waits in the run queue, up to the
 // runtime's 10 ms slice per goroutine ahead of it, and pushes that read
 // that as a slow destination shed into a file that keeps up (zapsink's
-// offered-rate probe, where every such shed happened with no Write in
-// progress). So once the Action times its calls into the destination
+// offered-rate probe, cd zapsink && go test -run '^$' -bench
+// 'BenchmarkOffered/logger=zapsink-Core$' -benchtime 1x, built once with
+// a count of each reason a push shed, since removed: every such shed
+// happened with no Write in progress). So once the Action times its calls into the destination
 // (CallTimer; Sink.timed is set at the first), only those count, and for
 // every shard alike (Sink.judges): the sink has one Action and, as a
 // rule, one destination, which a worker may wait for behind another

@@ -103,7 +103,8 @@ import (
 // destination to be slow (for an Action that times its calls into the
 // destination, how long such a call runs: [CallTimer]): a push into a
 // full ring of that shard then sheds at once instead of handing off (see
-// Config.HandOffWait), and a parked push stops waiting. A Drain call of a worker short of CPU runs long too
+// Config.HandOffWait), and a parked push stops waiting. A Drain call of
+// a worker short of CPU runs long too
 // (its Write returns to find its processor given away, and it waits in the
 // run queue, behind goroutines that may each run for the runtime's 10 ms
 // slice), and a shorter threshold misreads it as a slow destination: at 1
@@ -350,13 +351,7 @@ const handOffStall = 100 * time.Millisecond
 // the shard's values (a push then waits for the spiller, which spills what
 // Drain cannot take).
 func (s *Sink[T]) waitCapped(i int, now int64) bool {
-	ds, _ := s.judges(i)
-	for j := range ds {
-		if inWindow(atomic.LoadInt64(&ds[j].stallEnd), now) {
-			return !s.spillTakes(i)
-		}
-	}
-	return false
+	return s.inWindowOf(i, now, func(d *drainState) *int64 { return &d.stallEnd }) && !s.spillTakes(i)
 }
 
 // handOffFairWindow is how long after a Drain call that ran longer than
@@ -366,9 +361,15 @@ const handOffFairWindow = time.Second
 // recovering reports whether shard i is, at now, within handOffFairWindow
 // of the end of a Drain call that ran longer than SlowDrain.
 func (s *Sink[T]) recovering(i int, now int64) bool {
+	return s.inWindowOf(i, now, func(d *drainState) *int64 { return &d.slowEnd })
+}
+
+// inWindowOf reports whether now is within handOffFairWindow of the end
+// that field picks (slowEnd or stallEnd) of one of shard i's judges.
+func (s *Sink[T]) inWindowOf(i int, now int64, field func(*drainState) *int64) bool {
 	ds, _ := s.judges(i)
 	for j := range ds {
-		if inWindow(atomic.LoadInt64(&ds[j].slowEnd), now) {
+		if inWindow(atomic.LoadInt64(field(&ds[j])), now) {
 			return true
 		}
 	}
@@ -409,17 +410,24 @@ func (s *Sink[T]) recheckIn(i int) time.Duration {
 	if s.spillTakes(i) {
 		return SlowDrain
 	}
-	ds, timed := s.judges(i)
-	now, oldest, any := s.now(), int64(0), false
-	for j := range ds {
-		if age, ok := ds[j].pending(now, timed); ok {
-			oldest, any = max(oldest, age), true
-		}
-	}
-	if !any {
+	age, ok := s.oldestPending(i, s.now())
+	if !ok {
 		return SlowDrain
 	}
-	return max(SlowDrain-time.Duration(oldest), 0) + time.Microsecond
+	return max(SlowDrain-time.Duration(age), 0) + time.Microsecond
+}
+
+// oldestPending returns, at now, the age of the oldest wait of shard i's
+// judges that decides the destination's slowness (drainState.pending),
+// and false when none is in progress.
+func (s *Sink[T]) oldestPending(i int, now int64) (age int64, ok bool) {
+	ds, timed := s.judges(i)
+	for j := range ds {
+		if a, pending := ds[j].pending(now, timed); pending {
+			age, ok = max(age, a), true
+		}
+	}
+	return age, ok
 }
 
 // judges returns the drain states that decide whether shard i's
@@ -455,13 +463,8 @@ func (s *Sink[T]) shedsNow(i int, now int64) bool {
 // times its calls, some worker's call into the destination in progress,
 // has run longer than SlowDrain.
 func (s *Sink[T]) drainSlow(i int, now int64) bool {
-	ds, timed := s.judges(i)
-	for j := range ds {
-		if age, ok := ds[j].pending(now, timed); ok && age > int64(SlowDrain) {
-			return true
-		}
-	}
-	return false
+	age, ok := s.oldestPending(i, now)
+	return ok && age > int64(SlowDrain)
 }
 
 // HandOff parks the caller, when the sink hands off (Config.HandOffWait)

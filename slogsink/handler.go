@@ -119,7 +119,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.root {
 		f = c.lanes[c.pickLane()]
 	} else if f == nil {
-		if f = h.lazy.get(c); f == nil {
+		if f = h.lazy.get(h); f == nil {
 			c.w.Fail(1, nil) // its With failed again: counted and reported there
 			return nil
 		}

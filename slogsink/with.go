@@ -47,18 +47,30 @@ type op struct {
 func (h *Handler) derive(o op) *Handler {
 	c := h.c
 	d := &Handler{c: c, s: c.w.Stream(), lane: h.lane}
-	pf := h.fmt
 	if h.root {
 		d.lane = c.pickLane()
-		pf = c.lanes[d.lane]
 	}
-	if pf != nil {
-		d.fmt = c.apply(pf, o)
+	if h.root || h.fmt != nil {
+		d.fmt = c.apply(h.formatOn(d.lane), o)
 	}
 	if d.fmt == nil {
-		d.lazy = &lazyFormat{parent: h, op: o, lane: d.lane}
+		d.lazy = &lazyFormat{parent: h, op: o}
 	}
 	return d
+}
+
+// formatOn returns the Format handler that a handler derived from h on
+// lane derives from: the root's on that lane, any other handler's own
+// (its lane), built again by lazy if its With failed, or nil when that
+// fails again.
+func (h *Handler) formatOn(lane uint32) slog.Handler {
+	switch {
+	case h.root:
+		return h.c.lanes[lane]
+	case h.fmt != nil:
+		return h.fmt
+	}
+	return h.lazy.get(h)
 }
 
 // apply returns f with o applied, or nil when that panics (counted in
@@ -97,26 +109,19 @@ func (o op) name() string {
 type lazyFormat struct {
 	parent *Handler
 	op     op
-	lane   uint32 // the handler's
 
 	mu sync.Mutex
 	f  slog.Handler // once built; under mu
 }
 
-// get returns the Format handler, building it if it is not yet, or nil
-// when that fails again.
-func (l *lazyFormat) get(c *core) slog.Handler {
+// get returns the Format handler of h, whose lazy l is, building it if it
+// is not yet, or nil when that fails again.
+func (l *lazyFormat) get(h *Handler) slog.Handler {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		pf := l.parent.fmt
-		if l.parent.root {
-			pf = c.lanes[l.lane]
-		} else if pf == nil {
-			pf = l.parent.lazy.get(c)
-		}
-		if pf != nil {
-			l.f = c.apply(pf, l.op)
+		if pf := l.parent.formatOn(h.lane); pf != nil {
+			l.f = h.c.apply(pf, l.op)
 		}
 	}
 	return l.f
