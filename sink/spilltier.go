@@ -65,7 +65,9 @@ import (
 // ([Config.Spill]). The sink calls Append once for each value it moves
 // to the tier, and Decode once for each record it reads back. It must be
 // safe for use by the spiller and the drain workers at once, must not
-// keep dst or p, and must not panic.
+// keep dst or p, and must not panic. The sink does not use a value after
+// its Append returns, whatever Append returns: Append may recycle it
+// (logsink's returns its records to their pool).
 type Codec[T any] interface {
 	// Append appends the encoding of v to dst and returns the extended
 	// slice. An error drops v (counted in Stats.DroppedForDisk).
