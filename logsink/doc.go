@@ -52,7 +52,10 @@
 //     processor (runtime.Gosched) before it writes, so that the drain
 //     worker, runnable but behind busy loggers, gets a turn instead of
 //     waiting for the scheduler's 10 ms slices (not in the first
-//     millisecond of a Write, when the worker is still in it).
+//     millisecond of a Write, when the worker is still in it); and while
+//     records are parked for room that a spill directory frees, one
+//     caller per millisecond yields, so that those get a processor
+//     instead of waiting out a busy caller's slices.
 //  2. Output: the bytes of each record, whole, never interleaved with
 //     another's, in the order they were accepted per [Stream] (Write uses
 //     the Writer's own, shard 0; [Writer.Stream] gives a logger a shard of

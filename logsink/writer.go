@@ -65,7 +65,10 @@ type Writer struct {
 	// backs up.
 	writeStart atomic.Int64
 	assists    limit.Every // the turn of the callers' yields, in ns since epoch
-	errs       errorCalls
+	// parkedYields is the turn of the yields of callers that run while
+	// records are parked for room (parkedTurn), in ns since epoch.
+	parkedYields limit.Every
+	errs         errorCalls
 
 	closeOnce sync.Once
 	closeErr  error

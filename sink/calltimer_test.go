@@ -161,3 +161,29 @@ func TestCallTimerOf(t *testing.T) {
 		require.True(t, <-seen, "a Drain call's ctx has no CallTimer")
 	}
 }
+
+// HandOffState sees a push parked on its shard while it is, and none
+// once it got in; the queue is not fair without a slow Drain call, and a
+// sink without a spill tier does not spill.
+func TestHandOffStateSeesAParkedPush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &betweenCalls{timed: true, step: make(chan struct{})}
+		s, h := fullInACall(t, a)
+		parked, spilling, fair := h.HandOffState()
+		require.False(t, parked, "a push parked before any did")
+		require.False(t, spilling, "a sink without a spill tier spills")
+		require.False(t, fair)
+		in := make(chan bool)
+		go func() { in <- h.Push(ev{5}) }()
+		synctest.Wait()
+		parked, spilling, fair = h.HandOffState()
+		require.True(t, parked, "the push parked on the full ring is not seen")
+		require.False(t, spilling, "a sink without a spill tier spills")
+		require.False(t, fair, "the queue is fair without a slow Drain call")
+		close(a.step) // the worker takes, and the push gets in
+		require.True(t, <-in)
+		parked, _, _ = h.HandOffState()
+		require.False(t, parked, "a push that got in is still seen parked")
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}

@@ -129,12 +129,16 @@ type handOffFields struct {
 	mu sync.Mutex
 	// waiting lists the parked pushes (see parkList). Guarded by mu.
 	waiting parkList
-	// n is the number of pushes parked or about to park: those in waiting,
-	// and those woken that have not left yet. Written under mu; a plain
-	// int32 used through sync/atomic's functions, so that wake loads it
-	// without mu.
-	n int32
-	_ [0]atomic.Int64
+	// state holds, in one word that a caller loads at once
+	// (Handle.HandOffState), the number of pushes parked or about to
+	// park (those in waiting, and those woken that have not left yet) in
+	// units of handOffOne, whether the queue is fair (see the top of this
+	// file), and whether the shard's spill tier takes its values
+	// (spillTier.pass). Written under mu, but for the spill bit, which
+	// only the spiller writes; a plain int32 used through sync/atomic's
+	// functions, so that wake and callers load it without mu.
+	state int32
+	_     [0]atomic.Int64
 	// woke is when the worker last woke parked pushes (Sink.now): its
 	// last take or Drain call's end that parked pushes saw. A plain int64
 	// used through sync/atomic's functions.
@@ -144,10 +148,32 @@ type handOffFields struct {
 	// wait's outcome.
 	_      [0]atomic.Uint64
 	parked uint64
-	// fair is 1 while the queue is fair (see the top of this file).
-	// Written under mu; a plain int32 used through sync/atomic's
-	// functions, so that callers load it without mu.
-	fair int32
+}
+
+// The bits of handOffFields.state.
+const (
+	handOffFairBit  = 1 // the queue is fair
+	handOffSpillBit = 2 // the shard's spill tier takes its values
+	handOffOne      = 4 // one push parked or about to park
+)
+
+// count returns the pushes parked on q or about to park: one atomic load.
+func (q *handOffQueue) count() int32 { return atomic.LoadInt32(&q.state) / handOffOne }
+
+// fair reports whether q is fair: one atomic load.
+func (q *handOffQueue) fair() bool { return atomic.LoadInt32(&q.state)&handOffFairBit != 0 }
+
+// setSpilling records whether the shard's spill tier takes its values:
+// one atomic load when that has not changed. The spiller's.
+func (q *handOffQueue) setSpilling(on bool) {
+	if st := atomic.LoadInt32(&q.state); st&handOffSpillBit != 0 == on {
+		return
+	}
+	if on {
+		atomic.OrInt32(&q.state, handOffSpillBit)
+	} else {
+		atomic.AndInt32(&q.state, ^int32(handOffSpillBit))
+	}
 }
 
 // handOffFairAfter is how long a push waits, woken for room that others
@@ -166,9 +192,9 @@ type handOffWaiter struct {
 // caller must call leave once it gives up or gets in.
 func (q *handOffQueue) join(w *handOffWaiter) (behind bool) {
 	q.mu.Lock()
-	behind = q.fair != 0 && q.n != 0
+	behind = q.fair() && q.count() != 0
 	q.waiting.add(w.parked, false)
-	atomic.AddInt32(&q.n, 1)
+	atomic.AddInt32(&q.state, handOffOne)
 	q.mu.Unlock()
 	return behind
 }
@@ -183,8 +209,8 @@ func (q *handOffQueue) requeue(w *handOffWaiter, fair bool) {
 		w.clearWake()
 		q.waiting.add(w.parked, true)
 	}
-	if fair && q.fair == 0 {
-		atomic.StoreInt32(&q.fair, 1)
+	if fair && !q.fair() {
+		atomic.OrInt32(&q.state, handOffFairBit)
 	}
 	q.mu.Unlock()
 }
@@ -199,9 +225,9 @@ func (q *handOffQueue) leave(w *handOffWaiter, quick, windowOver bool) {
 	if !q.waiting.remove(w.parked) {
 		w.clearWake()
 	}
-	n := atomic.AddInt32(&q.n, -1)
-	if q.fair != 0 && (n == 0 || windowOver || quick && q.waiting.len() == 0) {
-		atomic.StoreInt32(&q.fair, 0)
+	st := atomic.AddInt32(&q.state, -handOffOne)
+	if st&handOffFairBit != 0 && (st/handOffOne == 0 || windowOver || quick && q.waiting.len() == 0) {
+		atomic.AndInt32(&q.state, ^int32(handOffFairBit))
 	}
 	q.mu.Unlock()
 }
@@ -213,7 +239,7 @@ func (q *handOffQueue) leave(w *handOffWaiter, quick, windowOver bool) {
 // broadcast let the first to run take it all, and the others waited for
 // up to the whole handOffCap.
 func (q *handOffQueue) wake(k int, now func() int64) {
-	if atomic.LoadInt32(&q.n) == 0 {
+	if q.count() == 0 {
 		return
 	}
 	atomic.StoreInt64(&q.woke, now())
@@ -383,7 +409,7 @@ func inWindow(end, now int64) bool { return end != 0 && now-end < int64(handOffF
 // handOffFair reports whether shard i's hand-off queue is fair (see the
 // top of this file): one atomic load.
 func (s *Sink[T]) handOffFair(i int) bool {
-	return s.handOffs != nil && atomic.LoadInt32(&s.handOffs[i].fair) != 0
+	return s.handOffs != nil && s.handOffs[i].fair()
 }
 
 // wakeHandOffs wakes up to k of the pushes parked on shard i, the oldest:
@@ -399,7 +425,7 @@ func (s *Sink[T]) wakeHandOffs(i, k int) {
 
 // handOffsParked reports whether pushes are parked on shard i's worker.
 func (s *Sink[T]) handOffsParked(i int) bool {
-	return s.handOffs != nil && atomic.LoadInt32(&s.handOffs[i].n) != 0
+	return s.handOffs != nil && s.handOffs[i].count() != 0
 }
 
 // recheckIn returns how long a push parked on shard i sleeps, unless
@@ -506,4 +532,26 @@ func (h *Handle[T]) HandOffFair() bool {
 		panicUnmade("Handle")
 	}
 	return h.s.handOffFair(h.shard)
+}
+
+// HandOffState reports, in one atomic load of the line that
+// [Handle.HandOffFair] loads, whether pushes are parked on the handle's
+// shard (or woken and not yet back in: runnable, waiting for a
+// processor), whether its spill tier takes the shard's values (Drain is
+// slow, or the tier still holds values: parked pushes then wait for the
+// spiller's moves, which free room every millisecond, and then for a
+// processor), and whether its queue is fair. All are false when the sink
+// does not hand off. A caller whose pushes the ring takes while others
+// are parked runs ahead of them: logsink's callers yield the processor
+// now and then while records are parked and the tier takes, so that the
+// parked ones get it (logsink's parkedYieldEvery).
+func (h *Handle[T]) HandOffState() (parked, spilling, fair bool) {
+	if h.sh == nil {
+		panicUnmade("Handle")
+	}
+	if h.s.handOffs == nil {
+		return false, false, false
+	}
+	st := atomic.LoadInt32(&h.s.handOffs[h.shard].state)
+	return st/handOffOne != 0, st&handOffSpillBit != 0, st&handOffFairBit != 0
 }

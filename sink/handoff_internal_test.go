@@ -49,8 +49,8 @@ func TestHandOffQueueWakesTheOldestFirst(t *testing.T) {
 	q.leave(a, true, false)
 	q.leave(b, true, false)
 	q.leave(c, false, false)
-	if q.n != 0 || q.waiting.len() != 0 {
-		t.Fatalf("after every leave: n %d, %d listed", q.n, q.waiting.len())
+	if q.count() != 0 || q.waiting.len() != 0 {
+		t.Fatalf("after every leave: n %d, %d listed", q.count(), q.waiting.len())
 	}
 	q.wake(5, func() int64 { return 9 })
 	if q.woke != 7 {
@@ -89,13 +89,13 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	}
 	q.wake(1, now)
 	q.requeue(a, false)
-	if q.fair != 0 {
+	if q.fair() {
 		t.Fatal("the queue turned fair unasked")
 	}
 	woken(a)
 	q.wake(1, now)
 	q.requeue(a, true)
-	if q.fair == 0 {
+	if !q.fair() {
 		t.Fatal("the queue stayed unfair when a push asked")
 	}
 	c := newTestWaiter()
@@ -108,21 +108,21 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 		t.Fatalf("wake(1) in a fair queue woke %v, want a, the oldest", got)
 	}
 	q.leave(a, false, false)
-	if q.fair == 0 {
+	if !q.fair() {
 		t.Fatal("the queue turned unfair while pushes are parked")
 	}
 	q.leave(b, true, false) // quick, but c is still parked behind b
-	if q.fair == 0 {
+	if !q.fair() {
 		t.Fatal("the queue turned unfair for a quick push with another parked behind it")
 	}
 	q.wake(1, now)
 	woken(c)
 	q.leave(c, true, false)
-	if q.fair != 0 {
+	if q.fair() {
 		t.Fatal("the queue stayed fair after a push got in within handOffFairAfter, none behind")
 	}
-	if q.n != 0 || q.waiting.len() != 0 {
-		t.Fatalf("after every leave: n %d, %d listed", q.n, q.waiting.len())
+	if q.count() != 0 || q.waiting.len() != 0 {
+		t.Fatalf("after every leave: n %d, %d listed", q.count(), q.waiting.len())
 	}
 
 	d, e := newTestWaiter(), newTestWaiter()
@@ -130,12 +130,12 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	q.join(e)
 	q.requeue(d, true)
 	q.leave(d, false, true) // the window is over
-	if q.fair != 0 {
+	if q.fair() {
 		t.Fatal("the queue stayed fair after its window ended")
 	}
 	q.requeue(e, true)
 	q.leave(e, false, false)
-	if q.fair != 0 {
+	if q.fair() {
 		t.Fatal("the queue stayed fair after its last push left")
 	}
 }

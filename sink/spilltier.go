@@ -209,7 +209,7 @@ type spillShard struct {
 	// done. Under shard.mu.
 	earlier, spent []*spill.Log
 	// hasDisk is set while the tier may hold values of this shard:
-	// written under shard.mu, loaded without it by the spiller (see due).
+	// written under shard.mu, loaded without it by the spiller (see takes).
 	// carry, under shard.mu, is the record of a value the spiller popped
 	// and encoded but could not write yet (full, or off): the tier's
 	// newest.
@@ -320,10 +320,11 @@ func (t *spillTier[T]) wake() {
 
 // run is the spiller's goroutine: every spillPoll while some Drain call
 // is in progress or pushes are parked, and spillLinger after, it moves
-// the values of the shards that are due (see due) to disk; every
-// SyncInterval it has its syncer goroutine sync what changed; otherwise
-// it sleeps until it is rung (see sleeping). It returns when the sink
-// reaches phaseStopping, once the syncer has returned too.
+// to disk the values of the shards whose tier takes them and that are
+// due (see takes and due); every SyncInterval it has its syncer
+// goroutine sync what changed; otherwise it sleeps until it is rung (see
+// sleeping). It returns when the sink reaches phaseStopping, once the
+// syncer has returned too.
 func (t *spillTier[T]) run(s *Sink[T]) {
 	defer close(t.exited)
 	// The syncs run on a goroutine of their own: an fsync takes tens of
@@ -393,7 +394,11 @@ func (t *spillTier[T]) run(s *Sink[T]) {
 func (t *spillTier[T]) pass(s *Sink[T], now int64) (busy bool) {
 	for i := range s.shards {
 		busy = busy || t.busyOn(s, i)
-		if t.due(s, i, now) {
+		takes := t.takes(s, i, now)
+		if s.handOffs != nil {
+			s.handOffs[i].setSpilling(takes)
+		}
+		if takes && t.due(s, i) {
 			t.move(s, i, false)
 		}
 	}
@@ -418,25 +423,28 @@ func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
 	return atomic.LoadInt64(&s.drains[i].start) != 0 || s.handOffsParked(i) || t.shards[i].hasDisk.Load()
 }
 
-// due reports whether shard i's ring should spill at now: it holds
-// values, its tier is not paused by a failed write, the ring is half full
-// or pushes are parked on it, and either the shard's destination is slow
-// (Sink.drainSlow; with the hand-off off, any Drain call in progress
-// counts: with it on, a destination that is not slow leaves a full ring
-// to the hand-off, which parks the pushes until the
-// worker takes), or the tier still holds values: the worker hands those
-// to Drain first, and the pushes would wait for all of them.
-func (t *spillTier[T]) due(s *Sink[T], i int, now int64) bool {
+// takes reports whether shard i's tier takes the shard's values at now:
+// it is not paused by a failed write, and either the shard's destination
+// is slow (Sink.drainSlow; with the hand-off off, any Drain call in
+// progress counts: with it on, a destination that is not slow leaves a
+// full ring to the hand-off, which parks the pushes until the worker
+// takes), or the tier still holds values: the worker hands those to
+// Drain first, and the pushes would wait for all of them.
+func (t *spillTier[T]) takes(s *Sink[T], i int, now int64) bool {
 	ts := &t.shards[i]
 	if ts.offUntil.Load() > now {
 		return false
 	}
-	n := s.shards[i].ring.Len()
-	if n == 0 || n < s.cfg.ringCapacity/2 && !s.handOffsParked(i) {
-		return false
-	}
 	slow := s.drainSlow(i, now) || s.cfg.handOffWait == 0 && atomic.LoadInt64(&s.drains[i].start) != 0
 	return slow || ts.hasDisk.Load()
+}
+
+// due reports whether shard i's ring, whose tier takes its values
+// (takes), should spill now: it holds values, and it is half full or
+// pushes are parked on it.
+func (t *spillTier[T]) due(s *Sink[T], i int) bool {
+	n := s.shards[i].ring.Len()
+	return n != 0 && (n >= s.cfg.ringCapacity/2 || s.handOffsParked(i))
 }
 
 // move moves shard i's ring to its log, spillChunk values per hold of

@@ -350,3 +350,31 @@ func TestTheSinkDoesNotUseAValueAfterItsAppend(t *testing.T) {
 	requireInOrderPerProducer(t, vs, 1, n)
 	require.Zero(t, spentSized.Load(), "SizeOf calls on values after their Append")
 }
+
+// HandOffState says the spill tier takes a shard's values while a stalled
+// Drain leaves them to it, and no longer once the tier is empty again
+// and Drain keeps up.
+func TestHandOffStateSeesTheSpillTierTake(t *testing.T) {
+	g := newGate[uint64]()
+	s := newSink(t, spillCfg(t.TempDir(), 1), g)
+	h := s.Handle()
+	_, spilling, _ := h.HandOffState()
+	require.False(t, spilling, "the tier takes before Drain is slow")
+	deadline := time.Now().Add(10 * time.Second)
+	for _, spilling, _ := h.HandOffState(); !spilling; _, spilling, _ = h.HandOffState() {
+		if time.Now().After(deadline) {
+			t.Fatalf("HandOffState: the tier does not take behind a stalled Drain (spilled %d)", s.Stats().Spilled)
+		}
+		require.True(t, h.Push(producerValue(0, 0)))
+		time.Sleep(time.Millisecond)
+	}
+	g.release()
+	require.NoError(t, s.Flush(t.Context()))
+	deadline = time.Now().Add(10 * time.Second)
+	for _, spilling, _ := h.HandOffState(); spilling; _, spilling, _ = h.HandOffState() {
+		if time.Now().After(deadline) {
+			t.Fatal("HandOffState: the tier still takes 10 s after Flush")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -14,8 +14,12 @@ func TestEveryHandsOutOneTurnPerInterval(t *testing.T) {
 		now  int64
 		want bool
 	}{{5 * ms, true}, {5 * ms, false}, {14 * ms, false}, {15 * ms, true}, {16 * ms, false}, {40 * ms, true}} {
+		last := e.Last()
 		if got := e.Turn(c.now, 10*time.Millisecond); got != c.want {
 			t.Fatalf("Turn at %v: %v, want %v", time.Duration(c.now), got, c.want)
+		}
+		if want := map[bool]int64{true: c.now, false: last}[c.want]; e.Last() != want {
+			t.Fatalf("Last after Turn at %v: %v, want %v", time.Duration(c.now), time.Duration(e.Last()), time.Duration(want))
 		}
 	}
 }
