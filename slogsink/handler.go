@@ -62,6 +62,7 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 		}
 		c.lanes = append(c.lanes, f)
 	}
+	c.held = make([]laneFlag, len(c.lanes))
 	lo := o.sink
 	lo.Report = c.report
 	if c.w, err = logsink.New(w, &lo); err != nil {
@@ -117,7 +118,11 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	c := h.c
 	f := h.fmt
 	if h.root {
-		f = c.lanes[c.pickLane()]
+		lane, held := c.takeLane()
+		if held {
+			defer c.releaseLane(lane)
+		}
+		f = c.lanes[lane]
 	} else if f == nil {
 		if f = h.lazy.get(h); f == nil {
 			c.w.Fail(1, nil) // its With failed again: counted and reported there

@@ -55,3 +55,42 @@ func TestFormatLanes(t *testing.T) {
 		t.Fatalf("%d lanes in locked mode, want 1", len(locked.c.lanes))
 	}
 }
+
+// A call of the root takes a lane that no other call of the root holds:
+// with every lane but one held, it gets that one, whichever is next in
+// turn; with all held, the next in turn, unmarked; a released lane is
+// free again. A root call's Handle releases its lane.
+func TestARootCallTakesAFreeLane(t *testing.T) {
+	h, err := New(&bytes.Buffer{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(t.Context())
+	c := h.c
+	const free = 5
+	for i := range c.held {
+		if i != free {
+			c.held[i].Store(1)
+		}
+	}
+	for range 2 * formatLanes {
+		lane, held := c.takeLane()
+		if lane != free || !held {
+			t.Fatalf("takeLane with only lane %d free: lane %d, held %v", free, lane, held)
+		}
+		c.releaseLane(lane)
+	}
+	c.held[free].Store(1)
+	if _, held := c.takeLane(); held {
+		t.Fatal("takeLane marked a lane held when every lane was")
+	}
+	for i := range c.held {
+		c.held[i].Store(0)
+	}
+	slog.New(h).Info("one record")
+	for i := range c.held {
+		if c.held[i].Load() != 0 {
+			t.Fatalf("lane %d still held after a root call returned", i)
+		}
+	}
+}
