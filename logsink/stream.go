@@ -114,7 +114,7 @@ func (s Stream) Begin(l slog.Level) bool {
 		q = st.queued.Load()
 		_, _, fair = s.sh.HandOffState()
 	}
-	// A fair hand-off queue (sink's Handle.HandOffFair) means that records
+	// A fair hand-off queue (sink's Handle.HandOffState) means that records
 	// parked for room have waited past a millisecond while callers that
 	// never parked took it: this one takes its turn behind them.
 	if (q >= limit || fair) && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
@@ -393,7 +393,8 @@ func (w *Writer) assistTurn() bool {
 // 20.3, and the callers made 13, 17 and 3 % fewer calls while the tier
 // took (medians of 10 interleaved runs, 2-core AMD EPYC; cd zapsink &&
 // go test -run '^$' -bench 'StalledPipe/logger=zapsink-Core-SpillDir$'
-// -benchtime 1x). A yield every 100 µs (assistEvery) cut zapsink's
+// -benchtime 1x; zerologsink's 'StalledPipe/logger=zerologsink-SpillDir$';
+// slogsink's 'KeepWait$/stall=1s/keepwait=1ms/spill'). A yield every 100 µs (assistEvery) cut zapsink's
 // longest call further but cost 22 % of the calls. Not otherwise:
 // records parked on a worker short of CPU wait for the worker, and
 // yields for those cost the healthy-file probe 9 % of its records

@@ -139,9 +139,8 @@
 // SlowDrain (a stall that ended), and while a spill tier takes what such
 // a call leaves, a push that has waited a millisecond makes the shard's
 // queue fair, as sync.Mutex's starvation mode: callers that check
-// [Handle.HandOffFair] or [Handle.HandOffState] (logsink's do) take their
-// turn behind the parked pushes instead of the room they were woken for,
-// so that no call waits
+// [Handle.HandOffState] (logsink's do) take their turn behind the parked
+// pushes instead of the room they were woken for, so that no call waits
 // long behind the stall's backlog; in the second after a Drain call of
 // over 100 ms (a stall, which a worker short of CPU does not make) a push
 // waits half of SlowDrain at most, and is then shed. The protocol:

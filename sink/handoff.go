@@ -65,8 +65,7 @@ import (
 // handOffFairWindow of such a Drain call, once a woken push that has
 // waited handOffFairAfter finds no room, the queue turns fair: a caller
 // with an admission of its own (Handle.HandOff, which logsink checks with
-// Handle.HandOffFair on every record: one atomic load of a line that only
-// parked pushes write) joins the queue instead of taking room first, and
+// Handle.HandOffState on every record: one atomic load) joins the queue instead of taking room first, and
 // a push that joins while others are parked or woken parks without
 // trying, for at most handOffFairAfter before it looks (the pushes ahead
 // may have got in and the worker taken their values before it was
@@ -505,7 +504,7 @@ func (s *Sink[T]) drainSlow(i int, now int64) bool {
 // its KeepLevel before the ring is full): what Push does for a full ring,
 // such a caller does for its own limit. ready must not block.
 //
-// While the shard's queue is fair ([Handle.HandOffFair]), a caller joins
+// While the shard's queue is fair ([Handle.HandOffState]), a caller joins
 // it before it calls ready, behind the pushes already parked, unless the
 // hand-off cannot wait (it is off, Shutdown has begun, Drain is slow): it
 // then reports ready's answer at once.
@@ -520,27 +519,18 @@ func (h *Handle[T]) HandOff(ready func() bool) bool {
 	return h.s.handOff(h.shard, ready) || fair && ready()
 }
 
-// HandOffFair reports whether the handle's shard is recovering from a slow
-// Drain call and pushes parked on it have waited past a millisecond while
-// callers that never parked took the room they were woken for; a caller
-// with an admission of its own then goes through [Handle.HandOff] even
-// when its admission has room, and takes its turn. One atomic load, of a
-// line that only parked pushes write; false when the sink does not hand
-// off.
-func (h *Handle[T]) HandOffFair() bool {
-	if h.sh == nil {
-		panicUnmade("Handle")
-	}
-	return h.s.handOffFair(h.shard)
-}
-
-// HandOffState reports, in one atomic load of the line that
-// [Handle.HandOffFair] loads, whether pushes are parked on the handle's
-// shard (or woken and not yet back in: runnable, waiting for a
-// processor), whether its spill tier takes the shard's values (Drain is
-// slow, or the tier still holds values: parked pushes then wait for the
-// spiller's moves, which free room every millisecond, and then for a
-// processor), and whether its queue is fair. All are false when the sink
+// HandOffState reports, in one atomic load of a line that parked pushes,
+// the worker's wake-ups and the spiller (when what it reports changes)
+// write, whether pushes are parked on the handle's shard (or woken and
+// not yet back in: runnable, waiting for a processor), whether its spill
+// tier takes the shard's values (Drain is slow, or the tier still holds
+// values: parked pushes then wait for the spiller's moves, which free
+// room every millisecond, and then for a processor), and whether its
+// queue is fair: the shard is recovering from a slow Drain call and
+// pushes parked on it have waited past a millisecond while callers that
+// never parked took the room they were woken for, so that a caller with
+// an admission of its own goes through [Handle.HandOff] even when its
+// admission has room, and takes its turn. All are false when the sink
 // does not hand off. A caller whose pushes the ring takes while others
 // are parked runs ahead of them: logsink's callers yield the processor
 // now and then while records are parked and the tier takes, so that the
