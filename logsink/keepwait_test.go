@@ -229,10 +229,17 @@ func TestTheCountsAddUpWithWaitedOutRecords(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Close while the loggers still log, once a record has waited out (each
+	// WARN or ERROR record that finds no room waits 300 µs, so the loggers
+	// take far longer than this). Polled, not slept: on a loaded machine
+	// (CI runs the packages side by side) 20 ms were once too few for any
+	// wait to end before Close.
+	for deadline := time.Now().Add(10 * time.Second); w.Stats().WaitedOut == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	closeErr := w.Close(ctx) // while the loggers still log
+	closeErr := w.Close(ctx)
 	wg.Wait()
 	if closeErr != nil {
 		t.Fatal(closeErr)
