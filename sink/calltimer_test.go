@@ -2,6 +2,10 @@ package sink_test
 
 import (
 	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -186,4 +190,64 @@ func TestHandOffStateSeesAParkedPush(t *testing.T) {
 		require.False(t, parked, "a push that got in is still seen parked")
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
+}
+
+// returnedCall is an Action whose Drain call, when armed, makes a call into
+// the destination that runs past SlowDrain and then, before the call
+// ends, yields the processor as a Write does whose system call returned to
+// find its processor taken: the worker waits in the global run queue. It
+// sends how long it waited there.
+type returnedCall struct {
+	arm    chan struct{}
+	delays chan time.Duration
+}
+
+func (a *returnedCall) Drain(ctx context.Context, batch []ev) {
+	calls := sink.CallTimerOf(ctx)
+	calls.Begin()
+	select {
+	case <-a.arm:
+		time.Sleep(sink.SlowDrain + time.Millisecond) // pushes shed from now on
+		t0 := time.Now()
+		runtime.Gosched()
+		a.delays <- time.Since(t0)
+	default:
+	}
+	calls.End()
+}
+
+// Pushes that shed because a call into the destination has run past
+// SlowDrain yield while that call is young, so that a worker whose call
+// returned and waits for a processor gets one and ends it. Without the
+// yields, pushes that shed never schedule, and the worker waited for the
+// preemptions of every goroutine ahead of it (hundreds of milliseconds
+// with 32 producers on 2 Ps).
+func TestPushesThatShedYieldToACallThatReturned(t *testing.T) {
+	a := &returnedCall{arm: make(chan struct{}, 1), delays: make(chan time.Duration, 1)}
+	s, err := sink.New(testCfg(1, 64, 8), sink.Action[ev](a))
+	require.NoError(t, err)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	h := s.Handle()
+	for range 32 {
+		wg.Go(func() {
+			for !stop.Load() {
+				h.Push(ev{1})
+			}
+		})
+	}
+	const trials = 5
+	delays := make([]time.Duration, trials)
+	for i := range delays {
+		a.arm <- struct{}{}
+		delays[i] = <-a.delays
+	}
+	stop.Store(true)
+	wg.Wait()
+	require.NoError(t, s.Shutdown(context.Background()))
+	slices.Sort(delays)
+	t.Logf("the worker's waits for a processor: %v", delays)
+	if median := delays[trials/2]; median > sink.SlowDrain/2 {
+		t.Fatalf("the worker waited %v (median; all: %v) for a processor while pushes shed", median, delays)
+	}
 }
