@@ -35,19 +35,25 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return err
 }
 
-// enter counts a Flush in flight (calls) and reports whether the Writer is
-// still open; leave ends it. See Stream.Begin for the pairing with
+// enter counts a Flush in flight on every shard and reports whether the
+// Writer is still open; leave ends it. See Stream.Begin for the pairing with
 // Close.
 func (w *Writer) enter() bool {
-	in := w.calls.begin()
+	for i := range w.shards {
+		w.shards[i].inflight.Add(1)
+	}
 	if w.isClosed() {
-		w.calls.undo(in)
+		w.leave()
 		return false
 	}
 	return true
 }
 
-func (w *Writer) leave() { w.calls.end() }
+func (w *Writer) leave() {
+	for i := range w.shards {
+		w.shards[i].inflight.Add(-1)
+	}
+}
 
 // Close stops the Writer: records written from now on are dropped and
 // counted; the records accepted before are written to the destination,
@@ -79,7 +85,7 @@ func (w *Writer) Close(ctx context.Context) error {
 
 func (w *Writer) close(ctx context.Context) error {
 	// Every logging call and Flush from now on sees closed, or is counted in
-	// calls; see Stream.Begin for the pairing.
+	// inflight; see Stream.Begin for the pairing.
 	w.markClosed() // the records waiting for room (KeepWait) are shed now
 	if err := w.waitQuiet(ctx); err != nil {
 		_ = w.sink.Shutdown(ctx) // ctx has ended: returns at once, cancelling Drain
@@ -130,7 +136,12 @@ func (w *Writer) close(ctx context.Context) error {
 // preempted.
 func (w *Writer) waitQuiet(ctx context.Context) error {
 	return backoff.Poll(ctx, time.Microsecond, time.Millisecond, nil, nil, func() bool {
-		return w.calls.quiet()
+		for i := range w.shards {
+			if w.shards[i].inflight.Load() != 0 {
+				return false
+			}
+		}
+		return true
 	})
 }
 

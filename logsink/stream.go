@@ -91,15 +91,15 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 func (s Stream) Begin(l slog.Level) bool {
 	w := s.w
 	st := &w.shards[s.shard]
-	// Close stores closed, then waits until no call is counted in calls
-	// (callCount.quiet); this add comes before the load of closed. Go's
-	// atomics are sequentially consistent, so either this load sees
-	// closed, or Close sees this call in flight and waits for its push
-	// before it shuts the sink down: no record is pushed into a sink that
-	// nobody drains any more.
-	in := w.calls.begin()
+	// Close stores closed, then waits for every inflight to read zero;
+	// this add comes before the load of closed. Go's atomics are
+	// sequentially consistent, so either this load sees closed, or Close
+	// sees this call in flight and waits for its push before it shuts the
+	// sink down: no record is pushed into a sink that nobody drains any
+	// more.
+	st.inflight.Add(1)
 	if w.isClosed() {
-		w.calls.undo(in)
+		st.inflight.Add(-1)
 		w.closedDrops[levelIndex(l)].Add(1)
 		return false
 	}
@@ -120,7 +120,7 @@ func (s Stream) Begin(l slog.Level) bool {
 	if (q >= limit || fair) && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
-		w.calls.end()
+		st.inflight.Add(-1)
 		st.drop(levelIndex(l))
 		return false
 	}
@@ -154,7 +154,7 @@ func (s Stream) admit(st *shardState, limit int64) bool {
 }
 
 // End ends a record that Begin started.
-func (s Stream) End() { s.w.calls.end() }
+func (s Stream) End() { s.w.shards[s.shard].inflight.Add(-1) }
 
 // Push hands r, the formatted bytes of a record of level l that
 // [Stream.Begin] started, to the shard, and takes r over (the caller must

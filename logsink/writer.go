@@ -36,15 +36,11 @@ type Writer struct {
 	handles []*sink.Handle[*Record]
 	root    Stream
 	epoch   time.Time
-	// calls counts the logging calls and Flushes between their closed
-	// check and their push: striped by CPU, each stripe on a line of its
-	// own (callCount).
-	calls callCount
 
 	_ [layout.CacheLine]byte
 	// closed is the Writer's one state: 0 until Close begins, then 1 for
-	// good. Only markClosed sets it, before Close waits until no call is
-	// counted in calls (see Stream.Begin for the pairing), and
+	// good. Only markClosed sets it, before Close waits for inflight to
+	// reach zero on every shard (see Stream.Begin for the pairing), and
 	// cancels closing with it: closing is the parent of every KeepWait
 	// wait's ctx, so that every record waiting for room is shed at once.
 	closed      atomic.Uint32
@@ -92,6 +88,11 @@ type shardState struct {
 	// pushed yet (Stream.Push handles that refusal).
 	queued atomic.Int64
 	_      [layout.CacheLine - 8]byte
+	// inflight counts the logging and Flush calls between their closed
+	// check and their push. Only they and Close touch it: it has a line
+	// of its own, apart from queued, which the worker writes.
+	inflight atomic.Int64
+	_        [layout.CacheLine - 8]byte
 
 	// Written only when records are dropped and when their reports are
 	// pushed and drained.
@@ -135,7 +136,7 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Writer{dst: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), calls: newCallCount(), closeDone: make(chan struct{}), epoch: time.Now()}
+	c := &Writer{dst: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
 	c.errs.name = o.name
 	c.closing, c.stopWaits = context.WithCancel(context.Background())
 	if c.logger == nil {

@@ -1,0 +1,59 @@
+package logsink
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Close waits for a record that Begin started, however long its
+// formatting takes, and writes it; a record begun after Close is refused
+// and counted.
+func TestCloseWaitsForARecordBegunBeforeIt(t *testing.T) {
+	var mu sync.Mutex
+	var out bytes.Buffer
+	w, err := New(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.Stream()
+	if !s.Begin(slog.LevelInfo) {
+		t.Fatal("Begin refused a record into an empty Writer")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a record begun before it was in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	r := GetRecord()
+	r.e.append([]byte("{\"msg\":\"begun before Close\"}\n"))
+	s.Push(slog.LevelInfo, r)
+	s.End()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if s.Begin(slog.LevelInfo) {
+		t.Fatal("Begin took a record after Close")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !bytes.Contains(out.Bytes(), []byte("begun before Close")) {
+		t.Fatalf("the record begun before Close is not in the output %q", out.String())
+	}
+	if st := w.Stats(); st.Written != 1 || st.Dropped != 1 {
+		t.Fatalf("Stats = %+v, want 1 written and 1 dropped after Close", st)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
