@@ -107,7 +107,13 @@
 //
 // Records are shed only when a ring is full, in slots or in bytes: when the
 // destination, on average or for the length of one slow Write, takes the
-// bytes more slowly than they are logged. To lose nothing, size for the
+// bytes more slowly than they are logged. A ring that fills because the
+// drain worker is short of CPU sheds nothing (guarantee 1), but for one
+// case that no timing tells from a slow Write: a Write whose system call
+// returned while the worker waits for a processor. Callers that shed for
+// a Write between 10 and 50 ms old yield the processor once each, so that
+// the worker runs and ends it (sink's "Full rings"); in the tables of
+// docs/benchmarks.md no record is lost into a healthy file. To lose nothing, size for the
 // longest Write the destination may take at the peak rate: records per
 // second per shard × the longest Write in seconds must fit in seven
 // eighths of RingCapacity, and the bytes of those over 352 in seven eighths

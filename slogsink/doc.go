@@ -119,7 +119,9 @@
 // bytes more slowly than they are logged. A worker that merely lacks CPU
 // does not make the log shed: the loggers park until it has written
 // (guarantee 1; docs/benchmarks.md has the healthy-file runs of the
-// front-ends on logsink). To
+// front-ends on logsink), but for a Write whose system call returned
+// while the worker waits for a processor, which reads as a slow one
+// (logsink's "When records are lost" says what bounds it). To
 // lose nothing, size for the longest Write the writer may take (a disk
 // stall, a network hiccup) at the peak rate: records logged per second per
 // shard × the longest Write in seconds must fit in seven eighths of
