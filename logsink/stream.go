@@ -394,8 +394,9 @@ func (w *Writer) assistTurn() bool {
 // took (medians of 10 interleaved runs, 2-core AMD EPYC; cd zapsink &&
 // go test -run '^$' -bench 'StalledPipe/logger=zapsink-Core-SpillDir$'
 // -benchtime 1x; zerologsink's 'StalledPipe/logger=zerologsink-SpillDir$';
-// slogsink's 'KeepWait$/stall=1s/keepwait=1ms/spill'). A yield every 100 µs (assistEvery) cut zapsink's
-// longest call further but cost 22 % of the calls. Not otherwise:
+// slogsink's 'KeepWait$/stall=1s/keepwait=1ms/spill'). A yield every
+// 100 µs (assistEvery) cut zapsink's longest call further but cost 22 %
+// of the calls. Not otherwise:
 // records parked on a worker short of CPU wait for the worker, and
 // yields for those cost the healthy-file probe 9 % of its records
 // (-bench 'File/logger=zapsink-Core/goroutines=64$').

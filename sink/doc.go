@@ -132,10 +132,12 @@
 // any shard: the calls are taken to go to one destination). What no
 // timing tells apart is a call whose system call returned while the
 // worker waits for a processor: it reads as slow until the worker runs,
-// so a push that sheds for a call between SlowDrain and five times SlowDrain
-// old yields the processor once, which gets the worker run within tens of
-// microseconds instead of hundreds of milliseconds. Stats().HandOffs counts the
-// pushes that parked; Stats().MaxDrainTime and MaxTakeLag, and the
+// so a push that would shed for a call between SlowDrain and five times
+// SlowDrain old yields the processor once, and hands off if the call
+// ended meanwhile: the worker then runs within tens of microseconds
+// instead of hundreds of milliseconds
+// (TestPushesThatShedYieldToACallThatReturned). Stats().HandOffs counts
+// the pushes that parked; Stats().MaxDrainTime and MaxTakeLag, and the
 // overload report, tell the two causes apart. [Config.DisableHandOff]
 // makes every push into a full ring shed at once. Parked pushes are
 // woken oldest first; for a second after a Drain call that passed

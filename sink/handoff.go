@@ -69,8 +69,8 @@ import (
 // handOffFairWindow of such a Drain call, once a woken push that has
 // waited handOffFairAfter finds no room, the queue turns fair: a caller
 // with an admission of its own (Handle.HandOff, which logsink checks with
-// Handle.HandOffState on every record: one atomic load) joins the queue instead of taking room first, and
-// a push that joins while others are parked or woken parks without
+// Handle.HandOffState on every record: one atomic load) joins the queue
+// instead of taking room first, and a push that joins while others are parked or woken parks without
 // trying, for at most handOffFairAfter before it looks (the pushes ahead
 // may have got in and the worker taken their values before it was
 // listed). The room then goes to the pushes the worker wakes for it,
@@ -284,10 +284,10 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 	if s.cfg.handOffWait == 0 || s.isClosing() {
 		return false
 	}
-	if now := s.now(); s.shedsNow(i, now) {
+	if age, shed := s.shedAge(i, s.now()); shed {
 		// The call may have returned, its worker waiting for a processor:
 		// a push that yielded to it hands off if it has ended.
-		if !s.yieldToAReturnedCall(i, now) || s.shedsNow(i, s.now()) {
+		if !yieldToAReturnedCall(age) || s.shedsNow(i, s.now()) {
 			return false
 		}
 	}
@@ -340,7 +340,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		}
 		w.t.Stop()
 		now := s.now()
-		if s.shedsNow(i, now) && s.yieldToAReturnedCall(i, now) {
+		if age, shed := s.shedAge(i, now); shed && yieldToAReturnedCall(age) {
 			now = s.now() // the call may have ended meanwhile
 		}
 		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
@@ -352,29 +352,29 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 	}
 }
 
-// yieldToAReturnedCall yields the processor (runtime.Gosched), and reports
-// that it did, when a push into shard i would shed at now because a call
-// into the destination has run longer than SlowDrain, for as long as that
-// call is younger than SlowDrain + returnedCallWindow; the push then
-// looks again, and hands off if the call has ended meanwhile. Such a
-// call may have returned already: a Write
-// whose system call lost its processor goes to the global run queue when
-// it returns, behind every runnable goroutine, and the runtime looks
-// there once in 61 schedules. Pushes that shed do not park, so they
-// schedule only when they are preempted or yield: the worker waited 7 to
-// 20 ms to run, the pushes shed meanwhile, and zapsink's Core lost 1 to
-// 2 % of its records into a healthy file from 256 goroutines in about one
-// run of five (go test -trace; cd zapsink && go test -run '^$' -bench
-// 'File/logger=zapsink-Core/goroutines=256$' -benchtime 1x). A push that
-// yields goes behind the worker in that queue, and the Ps run the global
-// queue once their own is empty, so the worker gets a processor within a
-// few yields and ends its call (TestPushesThatShedYieldToACallThatReturned:
-// 3 to 70 µs, against 120 to 320 ms without the yield). Against a
-// destination that does stall, the yields end once the call is
-// SlowDrain + returnedCallWindow old: each push that sheds meanwhile costs
-// its caller one yield.
-func (s *Sink[T]) yieldToAReturnedCall(i int, now int64) bool {
-	if age, ok := s.oldestPending(i, now); ok && age < int64(SlowDrain+returnedCallWindow) {
+// yieldToAReturnedCall yields the processor (runtime.Gosched), and
+// reports that it did, for a push that would shed because a call into the
+// destination has run age, longer than SlowDrain, while that call is
+// younger than SlowDrain + returnedCallWindow; the push then looks again,
+// and hands off if the call has ended meanwhile. Such a call may have
+// returned already: a Write whose system call lost its processor goes to
+// the global run queue when it returns, behind every runnable goroutine,
+// and the runtime looks there once in 61 schedules. Pushes that shed do
+// not park, so they schedule only when they are preempted or yield: the
+// worker waited 7 to 20 ms to run (go test -trace), the pushes shed
+// meanwhile, and zapsink's Core lost 0.5 to 2 % of its records into a
+// healthy file from 256 goroutines in about one run of five (cd zapsink
+// && go test -run '^$' -bench 'File/logger=zapsink-Core/goroutines=256$'
+// -benchtime 1x). A push that yields goes behind the worker in that
+// queue, and the Ps run the global queue once their own is empty, so the
+// worker gets a processor within a few yields and ends its call
+// (TestPushesThatShedYieldToACallThatReturned: 3 to 70 µs; with the
+// yield removed, 20 to 403 ms, medians 282 to 322 ms). Against a destination
+// that does stall, the yields end once the call is SlowDrain +
+// returnedCallWindow old: each push that sheds meanwhile costs its caller
+// one yield.
+func yieldToAReturnedCall(age int64) bool {
+	if age < int64(SlowDrain+returnedCallWindow) {
 		runtime.Gosched()
 		return true
 	}
@@ -385,10 +385,12 @@ func (s *Sink[T]) yieldToAReturnedCall(i int, now int64) bool {
 // yield to a call that may have returned (yieldToAReturnedCall). With
 // SlowDrain (20 ms in all), zapsink's offered-rate probe, where two
 // goroutines that never yield keep both cores busy, still shed about
-// 1,200 records in one run of eight for a call 22 ms old (cd zapsink &&
-// go test -run '^$' -bench 'Offered/logger=zapsink-Core$' -benchtime 1x):
-// a processor that runs such a goroutine comes to its run queue only when
-// the runtime preempts it, after 10 ms.
+// 1,200 records in one run of eight for a call 22 ms old: a processor
+// that runs such a goroutine comes to its run queue only when the runtime
+// preempts it, after 10 ms. With 4 × SlowDrain, none in 16, in two
+// batches of 8 where the code before the yields lost records in 5 and in
+// 3 (cd zapsink && go test -run '^$' -bench 'Offered/logger=zapsink-Core$'
+// -benchtime 1x).
 const returnedCallWindow = 4 * SlowDrain
 
 // handOffRecoveringCap bounds a push's whole wait within
@@ -530,7 +532,15 @@ func sinceEpoch(epoch time.Time) int64 { return int64(time.Since(epoch)) + 1 }
 // SlowDrain, and no spill tier takes the shard's values (the spiller's
 // takes wake parked pushes as the worker's do).
 func (s *Sink[T]) shedsNow(i int, now int64) bool {
-	return s.drainSlow(i, now) && !s.spillTakes(i)
+	_, shed := s.shedAge(i, now)
+	return shed
+}
+
+// shedAge is shedsNow that returns, too, the age of the call that makes
+// the push shed: one look at the judges for both.
+func (s *Sink[T]) shedAge(i int, now int64) (age int64, shed bool) {
+	age, slow := s.slowFor(i, now)
+	return age, slow && !s.spillTakes(i)
 }
 
 // drainSlow reports whether shard i's destination is slow at now (see
@@ -538,8 +548,15 @@ func (s *Sink[T]) shedsNow(i int, now int64) bool {
 // times its calls, some worker's call into the destination in progress,
 // has run longer than SlowDrain.
 func (s *Sink[T]) drainSlow(i int, now int64) bool {
+	_, slow := s.slowFor(i, now)
+	return slow
+}
+
+// slowFor is drainSlow that returns, too, the age of the oldest call in
+// progress that decides it (oldestPending).
+func (s *Sink[T]) slowFor(i int, now int64) (age int64, slow bool) {
 	age, ok := s.oldestPending(i, now)
-	return ok && age > int64(SlowDrain)
+	return age, ok && age > int64(SlowDrain)
 }
 
 // HandOff parks the caller, when the sink hands off (Config.HandOffWait)

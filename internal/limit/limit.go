@@ -26,5 +26,6 @@ func (e *Every) Turn(now int64, interval time.Duration) bool {
 	return e.last.CompareAndSwap(last, now)
 }
 
-// Last returns the time of the last turn, 0 before the first.
+// Last returns the time of the last turn, 0 before the first: for tests
+// that check a turn was taken.
 func (e *Every) Last() int64 { return e.last.Load() }
