@@ -40,7 +40,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 // Close.
 func (w *Writer) enter() bool {
 	for i := range w.shards {
-		w.shards[i].inflight.Add(1)
+		w.shards[i].counts.begin()
 	}
 	if w.isClosed() {
 		w.leave()
@@ -51,7 +51,7 @@ func (w *Writer) enter() bool {
 
 func (w *Writer) leave() {
 	for i := range w.shards {
-		w.shards[i].inflight.Add(-1)
+		w.shards[i].counts.end()
 	}
 }
 
@@ -137,7 +137,7 @@ func (w *Writer) close(ctx context.Context) error {
 func (w *Writer) waitQuiet(ctx context.Context) error {
 	return backoff.Poll(ctx, time.Microsecond, time.Millisecond, nil, nil, func() bool {
 		for i := range w.shards {
-			if w.shards[i].inflight.Load() != 0 {
+			if w.shards[i].counts.inflight() != 0 {
 				return false
 			}
 		}

@@ -172,7 +172,7 @@
 // # Where the rules live
 //
 // For a maintainer, each written once: the admission of a record and what
-// the shard's queued count means (shardState.queued in writer.go;
+// the shard's queued count means (shardCounts in writer.go;
 // Stream.Begin, admit and Push in stream.go), how a refused or shed
 // record is counted and reported (drops.go), the Writer's one state and
 // Close (Writer.closed in writer.go, close.go), the batches written to the

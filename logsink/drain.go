@@ -48,7 +48,7 @@ func (w *Writer) drain(ctx context.Context, batch []*Record) {
 			}
 		}
 	}
-	st.queued.Add(-int64(inRing))
+	st.counts.addQueued(-int64(inRing))
 	if markers > 0 {
 		st.markers.Add(-int64(markers))
 	}

@@ -38,7 +38,7 @@ func BenchmarkDrainTurn(b *testing.B) {
 				for k := range batch {
 					batch[k] = newRecord(nil, one.Bytes(), 0, false)
 				}
-				w.shards[0].queued.Add(int64(n)) // what the pushes would have added
+				w.shards[0].counts.addQueued(int64(n)) // what the pushes would have added
 				b.StartTimer()
 				w.drain(context.Background(), batch)
 			}
@@ -72,7 +72,7 @@ func TestAnOutsizedRecordIsWrittenFromItsOwnBytesAndTheBufferKeepsItsSize(t *tes
 	batch := []*Record{newRecord(nil, small, 0, false), newRecord(nil, huge, 0, false), newRecord(nil, small, 0, false)}
 	hugeBytes := &batch[1].e.big[0]
 	st := &h.shards[0]
-	st.queued.Add(int64(len(batch))) // what the pushes would have added
+	st.counts.addQueued(int64(len(batch))) // what the pushes would have added
 	h.drain(context.Background(), batch)
 
 	if got := cap(st.out); got != maxWrite {

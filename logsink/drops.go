@@ -194,8 +194,8 @@ func (w *Writer) reportDrops(i int) {
 	if p.total == 0 {
 		return
 	}
-	if st.queued.Add(1) > int64(w.opts.ringCapacity) {
-		st.queued.Add(-1)
+	if st.counts.addQueued(1) > int64(w.opts.ringCapacity) {
+		st.counts.addQueued(-1)
 		st.givePending(p)
 		return
 	}
@@ -203,7 +203,7 @@ func (w *Writer) reportDrops(i int) {
 	if b == nil {
 		// The report could not be formatted: it is lost (counted by the
 		// front-end), the records it counted stay in Dropped.
-		st.queued.Add(-1)
+		st.counts.addQueued(-1)
 		return
 	}
 	st.markers.Add(1)
@@ -214,7 +214,7 @@ func (w *Writer) reportDrops(i int) {
 		// admission counted for the marker: the counts go back to
 		// pending, for the next record to report.
 		st.markers.Add(-1)
-		st.queued.Add(-1)
+		st.counts.addQueued(-1)
 		st.givePending(p)
 	}
 }

@@ -276,7 +276,7 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 }
 
 // admissionLimit is the most records a shard's queued may count (see
-// shardState.queued) for a record of level l to be admitted: the ring's
+// shardCounts) for a record of level l to be admitted: the ring's
 // capacity at or above keepLevel, lowLimit below it, the rest being the
 // reserve of the records that matter.
 func (s *settings) admissionLimit(l slog.Level) int64 {

@@ -156,7 +156,7 @@ type entryCodec struct{ w *Writer }
 func (c entryCodec) Append(dst []byte, r *Record) ([]byte, error) {
 	e := &r.e
 	st := &c.w.shards[e.shard]
-	st.queued.Add(-1)
+	st.counts.addQueued(-1)
 	flag := byte(0)
 	if e.marker {
 		flag = 1

@@ -19,7 +19,7 @@ func TestEntryCodecRecyclesWhatItEncodes(t *testing.T) {
 	defer w.Close(context.Background())
 	c := entryCodec{w}
 	r := newRecord(nil, []byte(`{"msg":"spilled"}`), 1, false)
-	w.shards[1].queued.Add(1) // what the push added
+	w.shards[1].counts.addQueued(1) // what the push added
 	enc, err := c.Append(nil, r)
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestEntryCodecRecyclesWhatItEncodes(t *testing.T) {
 	if r.e.n != 0 || r.e.shard != 0 {
 		t.Errorf("after Append the record holds %d bytes of shard %d; want it emptied into the pool", r.e.n, r.e.shard)
 	}
-	if q := w.shards[1].queued.Load(); q != 0 {
+	if q := w.shards[1].counts.queued(); q != 0 {
 		t.Errorf("shard 1 queued %d after Append; want 0", q)
 	}
 	got, err := c.Decode(enc)

@@ -105,7 +105,7 @@ func (w *Writer) Stats() Stats {
 		// The workers have exited: what is queued stays in the rings.
 		for i := range w.shards {
 			st := &w.shards[i]
-			s.Abandoned += uint64(st.queued.Load() - st.markers.Load())
+			s.Abandoned += uint64(st.counts.queued() - st.markers.Load())
 		}
 	default:
 	}

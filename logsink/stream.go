@@ -96,22 +96,21 @@ func (s Stream) Begin(l slog.Level) bool {
 	// sequentially consistent, so either this load sees closed, or Close
 	// sees this call in flight and waits for its push before it shuts the
 	// sink down: no record is pushed into a sink that nobody drains any
-	// more.
-	st.inflight.Add(1)
+	// more. The same add reads queued (shardCounts).
+	q := st.counts.begin()
 	if w.isClosed() {
-		st.inflight.Add(-1)
+		st.counts.end()
 		w.closedDrops[levelIndex(l)].Add(1)
 		return false
 	}
 	limit := w.opts.admissionLimit(l)
-	q := st.queued.Load()
 	parked, spilling, fair := s.sh.HandOffState()
 	if q > w.opts.assistMark && w.assistTurn() || parked && spilling && w.parkedTurn() {
 		// The ring is backing up and the worker may be runnable but
 		// waiting for a P behind busy loggers, or records parked for
 		// room wait for one behind this caller: let them run.
 		runtime.Gosched()
-		q = st.queued.Load()
+		q = st.counts.queued()
 		_, _, fair = s.sh.HandOffState()
 	}
 	// A fair hand-off queue (sink's Handle.HandOffState) means that records
@@ -120,7 +119,7 @@ func (s Stream) Begin(l slog.Level) bool {
 	if (q >= limit || fair) && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
-		st.inflight.Add(-1)
+		st.counts.end()
 		st.drop(levelIndex(l))
 		return false
 	}
@@ -135,7 +134,7 @@ func (s Stream) Begin(l slog.Level) bool {
 // record is then shed).
 func (s Stream) handOff(st *shardState, limit int64) bool {
 	w := s.w
-	return s.sh.HandOff(func() bool { return w.isClosed() || st.queued.Load() < limit }) &&
+	return s.sh.HandOff(func() bool { return w.isClosed() || st.counts.queued() < limit }) &&
 		!w.isClosed()
 }
 
@@ -143,10 +142,10 @@ func (s Stream) handOff(st *shardState, limit int64) bool {
 // it stayed within limit. While it would not, it hands off to the worker
 // (handOff) and tries again; queued is raised when it returns, either way.
 func (s Stream) admit(st *shardState, limit int64) bool {
-	for st.queued.Add(1) > limit {
-		st.queued.Add(-1)
+	for st.counts.addQueued(1) > limit {
+		st.counts.addQueued(-1)
 		if !s.handOff(st, limit) {
-			st.queued.Add(1)
+			st.counts.addQueued(1)
 			return false
 		}
 	}
@@ -154,7 +153,7 @@ func (s Stream) admit(st *shardState, limit int64) bool {
 }
 
 // End ends a record that Begin started.
-func (s Stream) End() { s.w.shards[s.shard].inflight.Add(-1) }
+func (s Stream) End() { s.w.shards[s.shard].counts.end() }
 
 // Push hands r, the formatted bytes of a record of level l that
 // [Stream.Begin] started, to the shard, and takes r over (the caller must
@@ -183,7 +182,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 	full := !s.admit(st, w.opts.admissionLimit(l))
 	wait := keep && w.opts.keepWait > 0 && (full || b.big != nil && w.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
 	if full && !wait {
-		st.queued.Add(-1)
+		st.counts.addQueued(-1)
 		PutRecord(r)
 		if report != nil {
 			PutRecord(report)
@@ -248,7 +247,7 @@ func (s Stream) attach(r, report *Record) *Record {
 
 // refused ends a record en of level bucket lv that admission counted but
 // whose push the sink refused. A record at or above KeepLevel that waits
-// for room (queued counts it beyond the limit; see shardState.queued)
+// for room (queued counts it beyond the limit; see shardCounts)
 // pushes as soon as the ring has a free slot, and may have taken this
 // one's: a record at or above KeepLevel (keep) then waits for room as it
 // would have had the ring been full at admission. Otherwise it is shed:
@@ -267,7 +266,7 @@ func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDro
 	}
 	size := cap(en.e.big) // the heap bytes the sink counts for it
 	PutRecord(en)
-	st.queued.Add(-1)
+	st.counts.addQueued(-1)
 	if carries {
 		st.givePending(*pend)
 	}
@@ -304,7 +303,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 		}
 	}
 	PutRecord(en)
-	st.queued.Add(-1)
+	st.counts.addQueued(-1)
 	if carries {
 		st.givePending(*pend)
 	}

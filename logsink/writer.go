@@ -78,21 +78,13 @@ type Writer struct {
 // shardState is one shard's part of the Writer.
 type shardState struct {
 	_ [layout.CacheLine]byte
-	// queued counts the entries pushed into this shard and not yet taken
-	// by a Drain call: it is added to before the push and subtracted from
-	// after the pops, so it is never below the ring's length. Admission
-	// keeps it at most the ring's capacity, except for the records at or
-	// above KeepLevel that wait for room (KeepWait), which it counts
-	// beyond: such a record pushes as soon as the ring has a free slot,
-	// and may take the place of one that passed admission and has not
-	// pushed yet (Stream.Push handles that refusal).
-	queued atomic.Int64
+	// counts holds the shard's queued and inflight counts in one word
+	// (shardCounts), so that a logging call's begin, admission and end
+	// touch one cache line, in two read-modify-writes for the begin and
+	// the admission together: the line moves between the cores once
+	// where two separate counters moved it three times.
+	counts shardCounts
 	_      [layout.CacheLine - 8]byte
-	// inflight counts the logging and Flush calls between their closed
-	// check and their push. Only they and Close touch it: it has a line
-	// of its own, apart from queued, which the worker writes.
-	inflight atomic.Int64
-	_        [layout.CacheLine - 8]byte
 
 	// Written only when records are dropped and when their reports are
 	// pushed and drained.
@@ -111,6 +103,42 @@ type shardState struct {
 	mu  sync.Mutex
 	out []byte // the Write being assembled, at most maxWrite bytes
 }
+
+// shardCounts is a shard's two admission counts, packed in one word:
+//
+//   - queued, the high 32 bits, counts the entries pushed into the shard
+//     and not yet taken by a Drain call: it is added to before the push
+//     and subtracted from after the pops, so it is never below the ring's
+//     length. Admission keeps it at most the ring's capacity, except for
+//     the records at or above KeepLevel that wait for room (KeepWait),
+//     which it counts beyond: such a record pushes as soon as the ring
+//     has a free slot, and may take the place of one that passed
+//     admission and has not pushed yet (Stream.Push handles that refusal).
+//   - inflight, the low 32 bits, counts the logging and Flush calls
+//     between their closed check and their push (Stream.Begin has the
+//     pairing with Close).
+//
+// Neither count is ever negative, nor near 2³¹ (a ring holds at most
+// 2³⁰ entries, and inflight counts goroutines), so adding to one never
+// carries into the other.
+type shardCounts struct{ v atomic.Int64 }
+
+const queuedOne = 1 << 32 // queued's unit in shardCounts
+
+// begin counts a call in flight and returns queued, in one add.
+func (c *shardCounts) begin() (queued int64) { return c.v.Add(1) >> 32 }
+
+// end ends a call that begin counted.
+func (c *shardCounts) end() { c.v.Add(-1) }
+
+// addQueued adds n to queued and returns the new queued.
+func (c *shardCounts) addQueued(n int64) int64 { return c.v.Add(n*queuedOne) >> 32 }
+
+// queued returns queued.
+func (c *shardCounts) queued() int64 { return c.v.Load() >> 32 }
+
+// inflight returns inflight.
+func (c *shardCounts) inflight() int64 { return c.v.Load() & (queuedOne - 1) }
 
 // isClosed reports whether Close has begun.
 func (w *Writer) isClosed() bool { return w.closed.Load() != 0 }
