@@ -112,8 +112,11 @@
 // case that no timing tells from a slow Write: a Write whose system call
 // returned while the worker waits for a processor. Callers that shed for
 // a Write between 10 and 50 ms old yield the processor once each, so that
-// the worker runs and ends it (sink's "Full rings"); in the tables of
-// docs/benchmarks.md no record is lost into a healthy file. To lose nothing, size for the
+// the worker runs and ends it (sink's "Full rings"). A healthy file is
+// slow at times too: on the 2-core VM of docs/benchmarks.md ("zapsink")
+// one write(2) took 11.4 ms, and in 7 of 161 runs of 2 s from 64 or 256
+// goroutines logging flat out, 2 to 61,700 records of some 5 M were shed
+// that way; no run of its tables lost one. To lose nothing, size for the
 // longest Write the destination may take at the peak rate: records per
 // second per shard × the longest Write in seconds must fit in seven
 // eighths of RingCapacity, and the bytes of those over 352 in seven eighths
