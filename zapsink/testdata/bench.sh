@@ -15,10 +15,15 @@ out=testdata/bench.txt
 export GOWORK=off
 {
 	echo "# $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH), GOMAXPROCS=${GOMAXPROCS:-$(nproc)}, $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg) before"
-	go test -run '^$' -bench 'StalledPipe' -benchtime 1x -count "$count" . 2>/dev/null
-	go test -run '^$' -bench '^BenchmarkFile$' -benchtime 1x -count "$count" . 2>/dev/null
-	go test -run '^$' -bench '^BenchmarkBusy$' -benchtime 1x -count "$count" . 2>/dev/null
-	go test -run '^$' -bench '^BenchmarkOffered$' -benchtime 1x -count "$count" . 2>/dev/null
+	# The probes run in rounds, every logger once a round, so that each
+	# logger's run i meets the machine of round i: the VM's placement of
+	# its cores and its neighbours' load drift over minutes, and a
+	# logger's runs taken one after the other (-count) would meet one
+	# state where its rival's met another. The front page pairs the
+	# healthy-file runs round by round (bench/frontpage, fileRatio).
+	for ((round = 0; round < count; round++)); do
+		go test -run '^$' -bench '^(BenchmarkStalledPipe|BenchmarkFile|BenchmarkBusy|BenchmarkOffered)$' -benchtime 1x -count 1 . 2>/dev/null
+	done
 	go test -run '^$' -bench 'Discard' -benchtime 500000x -count "$count" .
 	go test -run '^$' -bench 'Idle' -benchtime 1x -count 1 .
 	echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
