@@ -378,27 +378,26 @@ func (w *Writer) assistTurn() bool {
 	return w.assists.Turn(now, assistEvery)
 }
 
-// parkedYieldEvery is the least time between two yields of callers that
-// run while records are parked for room and the spill tier takes the
-// shard's records (sink's Handle.HandOffState: the Write is slow, or the
-// tier still holds records): the tier's mover frees room every
-// millisecond and wakes parked records, which then wait for a processor
-// that this caller holds. Without these yields a caller whose records
-// the mover took as fast as it made them ran a whole scheduler slice and
-// more, up to 24 ms in 2 slices in a trace of zapsink's stalled-pipe
-// probe with a spill directory, while the records woken for room waited
-// behind it. With them, that probe's longest call: zapsink Core 18.9 ms
-// against 21.9, slogsink 22.2 against 27.1, zerologsink 17.6 against
-// 20.3, and the callers made 13, 17 and 3 % fewer calls while the tier
-// took (medians of 10 interleaved runs, 2-core AMD EPYC; cd zapsink &&
-// go test -run '^$' -bench 'StalledPipe/logger=zapsink-Core-SpillDir$'
-// -benchtime 1x; zerologsink's 'StalledPipe/logger=zerologsink-SpillDir$';
-// slogsink's 'KeepWait$/stall=1s/keepwait=1ms/spill'). A yield every
-// 100 µs (assistEvery) cut zapsink's longest call further but cost 22 %
-// of the calls. Not otherwise:
-// records parked on a worker short of CPU wait for the worker, and
-// yields for those cost the healthy-file probe 9 % of its records
-// (-bench 'File/logger=zapsink-Core/goroutines=64$').
+// parkedYieldEvery is the least time between two yields of callers that run
+// while records are parked for room and the spill tier takes the shard's
+// records (sink's Handle.HandOffState: the Write is slow, or the tier still
+// holds records): the tier's mover frees room every millisecond and wakes
+// parked records, which then wait for a processor that this caller holds.
+// Without these yields a caller whose records the mover took as fast as it
+// made them ran a whole scheduler slice and more, up to 24 ms in 2 slices
+// in a trace of zapsink's stalled-pipe probe with a spill directory, while
+// the records woken for room waited behind it. With them, that probe's
+// longest call: zapsink Core 18.9 ms against 21.9, slogsink 22.2 against
+// 27.1, zerologsink 17.6 against 20.3, and the callers made 13, 17 and 3 %
+// fewer calls while the tier took (medians of 10 interleaved runs, 2-core
+// AMD EPYC; cd zapsink && go test -run '^$' -bench
+// 'StalledPipe/logger=zapsink-Core-SpillDir$' -benchtime 1x; zerologsink's
+// 'StalledPipe/logger=zerologsink-SpillDir$'; slogsink's
+// 'KeepWait$/stall=1s/keepwait=1ms/spill'). A yield every 100 µs
+// (assistEvery) cut zapsink's longest call further but cost 22 % of the
+// calls. Not otherwise: records parked on a worker short of CPU wait for
+// the worker, and yields for those cost the healthy-file probe 9 % of its
+// records (-bench 'File/logger=zapsink-Core/goroutines=64$').
 const parkedYieldEvery = time.Millisecond
 
 // parkedTurn reports whether a caller that runs while records are parked

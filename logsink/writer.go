@@ -79,10 +79,9 @@ type Writer struct {
 type shardState struct {
 	_ [layout.CacheLine]byte
 	// counts holds the shard's queued and inflight counts in one word
-	// (shardCounts), so that a logging call's begin, admission and end
-	// touch one cache line, in two read-modify-writes for the begin and
-	// the admission together: the line moves between the cores once
-	// where two separate counters moved it three times.
+	// (shardCounts): a logging call's begin, admission and end touch one
+	// cache line where they touched two, and Begin's add returns queued,
+	// so it loads nothing more.
 	counts shardCounts
 	_      [layout.CacheLine - 8]byte
 

@@ -23,29 +23,28 @@ import (
 //
 // So a push refused for a full ring, while no Drain call of its shard has
 // been running for longer than SlowDrain (for an Action that times its
-// calls into the destination, no such call: drainstate.go has the rule
-// that tells a slow destination), parks until the shard's worker
-// takes values (or a Drain call of it returns), and then tries again. A
-// parked producer leaves the run queue; once the producers of a shard are
-// parked, the worker runs. A push waits only while the worker makes
-// progress and the destination is not slow: it sheds once the worker has
-// taken nothing for Config.HandOffWait (starved beyond what parking the
-// producers can fix), and once the Drain call in progress has run longer
-// than SlowDrain (a parked push looks again at that instant), so a
-// destination that stalls costs a push that parked before the stall was
-// seen at most about SlowDrain, and every later push nothing but, while
-// the call is younger than five times SlowDrain, one yield of the processor
-// (yieldToAReturnedCall: the call may have returned, its worker waiting
-// for a processor). Shutdown
-// ends every park at once. While the worker keeps taking, a push waits for
-// as long as the ring stays full, up to handOffCap × HandOffWait (1 s by
-// default) in all: what a synchronous logger's caller waits for its
-// mutex, with 256 producers on locked threads on 2 cores up to about half
-// a second (TestAStarvedWorkerLosesNothingWithTheHandOff). A destination
-// whose Writes each take less than SlowDrain but that cannot keep up
-// slows the producers to its pace the same way, instead of shedding. Only
-// a ring full in slots hands off: a push that the byte budget alone
-// refused sheds as before (shard.handOffPush says why).
+// calls into the destination, no such call: drainstate.go has the rule that
+// tells a slow destination), parks until the shard's worker takes values
+// (or a Drain call of it returns), and then tries again. A parked producer
+// leaves the run queue; once the producers of a shard are parked, the
+// worker runs. A push waits only while the worker makes progress and the
+// destination is not slow: it sheds once the worker has taken nothing for
+// Config.HandOffWait (starved beyond what parking the producers can fix),
+// and once the Drain call in progress has run longer than SlowDrain (a
+// parked push looks again at that instant), so a destination that stalls
+// costs a push that parked before the stall was seen at most about
+// SlowDrain, and every later push nothing but, while the call is younger
+// than five times SlowDrain, one yield of the processor
+// (yieldToAReturnedCall: the call may have returned, its worker waiting for
+// a processor). Shutdown ends every park at once. While the worker keeps
+// taking, a push waits for as long as the ring stays full, up to handOffCap
+// × HandOffWait (1 s by default) in all: what a synchronous logger's caller
+// waits for its mutex, with 256 producers on locked threads on 2 cores up
+// to about half a second (TestAStarvedWorkerLosesNothingWithTheHandOff). A
+// destination whose Writes each take less than SlowDrain but that cannot
+// keep up slows the producers to its pace the same way, instead of
+// shedding. Only a ring full in slots hands off: a push that the byte
+// budget alone refused sheds as before (shard.handOffPush says why).
 //
 // The protocol, Dekker's pattern as in PushWait and the doorbell: a parked
 // push joins its shard's queue (raising n) before its last try; a worker
@@ -56,32 +55,32 @@ import (
 // (handOffQueue.wake); a woken push that finds the room taken by one that
 // never parked goes back to the front.
 //
-// Fair mode, after a slow Drain call, as sync.Mutex's starvation mode.
-// When a Drain call that ran longer than SlowDrain returns (a stall of
-// the destination ends), every producer of the shard is running or parked
+// Fair mode, after a slow Drain call, as sync.Mutex's starvation mode. When
+// a Drain call that ran longer than SlowDrain returns (a stall of the
+// destination ends), every producer of the shard is running or parked
 // against a full ring. A woken push runs only once the scheduler gets to
 // it, and meanwhile callers that are running take the room it was woken
 // for: it lost that race for tens of milliseconds, woken 30 to 60 times
 // (zapsink's stalled-pipe probe, go test -run '^$' -bench
 // 'StalledPipe/logger=zapsink-Core$' -benchtime 1x ./zapsink/, in the
-// second after the stall: calls of 125 to 240 ms, against 15 to 20 ms
-// with the hand-off off, which sheds nearly every record). So within
-// handOffFairWindow of such a Drain call, once a woken push that has
-// waited handOffFairAfter finds no room, the queue turns fair: a caller
-// with an admission of its own (Handle.HandOff, which logsink checks with
+// second after the stall: calls of 125 to 240 ms, against 15 to 20 ms with
+// the hand-off off, which sheds nearly every record). So within
+// handOffFairWindow of such a Drain call, once a woken push that has waited
+// handOffFairAfter finds no room, the queue turns fair: a caller with an
+// admission of its own (Handle.HandOff, which logsink checks with
 // Handle.HandOffState on every record: one atomic load) joins the queue
-// instead of taking room first, and a push that joins while others are parked or woken parks without
-// trying, for at most handOffFairAfter before it looks (the pushes ahead
-// may have got in and the worker taken their values before it was
-// listed). The room then goes to the pushes the worker wakes for it,
-// oldest first. The queue turns unfair again once a push gets in within
-// handOffFairAfter with none parked behind it, once the last one leaves,
-// and once the window is over. Fair mode is kept to that window: outside
-// it, a queue made fair cost a push a wake-up per record, and with two
-// goroutines keeping both cores busy (zapsink's offered-rate probe, -bench
-// '^BenchmarkOffered$') the callers got 111 to 249 k records/s through,
-// against 250 to 321 k. Push itself never looks (its listing is fixed):
-// only a push that found its ring full takes its turn.
+// instead of taking room first, and a push that joins while others are
+// parked or woken parks without trying, for at most handOffFairAfter before
+// it looks (the pushes ahead may have got in and the worker taken their
+// values before it was listed). The room then goes to the pushes the worker
+// wakes for it, oldest first. The queue turns unfair again once a push gets
+// in within handOffFairAfter with none parked behind it, once the last one
+// leaves, and once the window is over. Fair mode is kept to that window:
+// outside it, a queue made fair cost a push a wake-up per record, and with
+// two goroutines keeping both cores busy (zapsink's offered-rate probe,
+// -bench '^BenchmarkOffered$') the callers got 111 to 249 k records/s
+// through, against 250 to 321 k. Push itself never looks (its listing is
+// fixed): only a push that found its ring full takes its turn.
 //
 // The same race, and the same fair mode, while a spill tier takes what a
 // slow Drain call leaves in the ring (mayTurnFair): there the pushes park

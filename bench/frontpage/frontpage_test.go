@@ -149,14 +149,14 @@ func fileRatio(t *testing.T, values map[string]map[string][]float64, a, b string
 	}
 	// The far side, where the sink loses more than the syncer: its own
 	// figure when some round drew it for both, a pointer otherwise.
-	farSide := "no round drew the far placement for both, where zapsink loses more: docs/benchmarks.md, \"zapsink\""
+	farSide := "cores placed far apart, it writes less: docs/benchmarks.md"
 	if len(far) > 0 {
-		farSide = fmt.Sprintf("%.2fx in the %d drawing the far placement for both", benchtxt.Median(far), len(far))
+		farSide = fmt.Sprintf("%.2fx in the %d placed far", benchtxt.Median(far), len(far))
 	}
 	if len(near) == 0 {
-		return benchtxt.Median(all), fmt.Sprintf("the median of %d rounds' ratios, no round near for both; %s", len(all), farSide)
+		return benchtxt.Median(all), fmt.Sprintf("median of %d rounds, none with the cores placed near; %s", len(all), farSide)
 	}
-	return benchtxt.Median(near), fmt.Sprintf("the median of the ratios of the %d rounds of %d in which both drew the VM's near placement of its cores; %s",
+	return benchtxt.Median(near), fmt.Sprintf("median of the %d rounds of %d with the VM's cores placed near; %s",
 		len(near), len(all), farSide)
 }
 
