@@ -49,20 +49,23 @@ func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.w.opts.leve
 // the shard accepts carries, in front of it in its own ring slot, the
 // report of Options.Report that says how many were dropped, and at which
 // levels. After [Writer.Close] every record is dropped and counted. An
-// empty p is counted in Stats.Empty.
+// empty p is counted in Stats.Empty whatever the ring's state, after
+// Close too: never in Dropped nor in a drop report.
 //
 // It returns nil and len(p) in every case, so that a logger that reports
 // a failed Write (as zerolog does, on stderr) does not report drops that
 // the stream reports itself.
 func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
-	if !s.Begin(l) {
-		return len(p), nil
-	}
-	defer s.End()
+	// Before admission: an empty record takes no room, so a full ring or
+	// a closed Writer does not make it a drop.
 	if len(p) == 0 {
 		s.w.empty.Add(1)
 		return 0, nil
 	}
+	if !s.Begin(l) {
+		return len(p), nil
+	}
+	defer s.End()
 	r := GetRecord()
 	r.e.append(p)
 	s.Push(l, r)
