@@ -127,7 +127,9 @@ type Options struct {
 	// off.
 	SpillDir string
 	// SpillBytes is the spill tier's disk budget. Default
-	// DefaultSpillBytes (1 GiB); set only with SpillDir.
+	// DefaultSpillBytes (1 GiB); set only with SpillDir. At least 64 KiB
+	// a shard (sink.MinSpillShardBytes × Shards: 128 KiB for the default
+	// 2 shards).
 	SpillBytes int64
 	// SpillSync is how often spilled records are fsynced: what a crash
 	// can lose of them. Default sink.DefaultSpillSync (1 s).
@@ -225,6 +227,15 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 		bad("SpillBytes", o.SpillBytes, "must be positive, or zero for the default 1 GiB")
 	} else if o.SpillBytes > 0 && o.SpillDir == "" {
 		bad("SpillBytes", o.SpillBytes, "is set but SpillDir is not: the spill tier needs a directory")
+	} else if o.SpillDir != "" {
+		shards := int64(cmp.Or(o.Shards, DefaultShards))
+		if o.Shards < 0 || o.Shards > sink.MaxShards {
+			shards = 1 // reported above
+		}
+		if cmp.Or(o.SpillBytes, DefaultSpillBytes) < shards*sink.MinSpillShardBytes {
+			bad("SpillBytes", o.SpillBytes, fmt.Sprintf("must be at least sink.MinSpillShardBytes (%d) a shard: %d for %d shards",
+				sink.MinSpillShardBytes, shards*sink.MinSpillShardBytes, shards))
+		}
 	}
 	if o.SpillSync < 0 {
 		bad("SpillSync", o.SpillSync, "must be positive, or zero for the default 1s")

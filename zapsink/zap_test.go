@@ -201,13 +201,13 @@ func TestNewCoreNamesEveryBadArgument(t *testing.T) {
 	if !errors.Is(err, zapsink.ErrInvalidOptions) {
 		t.Fatalf("NewCore = %v", err)
 	}
-	for _, want := range []string{"enc = nil", "enab = nil", "SyncTimeout = -1", "w = nil", "Shards = -1", "RingCapacity = -2"} {
+	for _, want := range []string{"enc = nil", "enab = nil", "SyncTimeout = -1", "dst = nil", "Shards = -1", "RingCapacity = -2"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}
 	}
 	_, err = zapsink.NewCore(encoder(), nil, zapcore.InfoLevel, &zapsink.Options{Shards: -1})
-	for _, want := range []string{"w = nil", "Shards = -1"} {
+	for _, want := range []string{"dst = nil", "Shards = -1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v does not name %s", err, want)
 		}
@@ -216,7 +216,7 @@ func TestNewCoreNamesEveryBadArgument(t *testing.T) {
 	if !errors.Is(err, zapsink.ErrInvalidOptions) {
 		t.Fatalf("NewWriteSyncer = %v", err)
 	}
-	for _, want := range []string{"SyncTimeout = -1s", "w = nil", "Shards = -1", "BatchSize = -3"} {
+	for _, want := range []string{"SyncTimeout = -1s", "dst = nil", "Shards = -1", "BatchSize = -3"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}

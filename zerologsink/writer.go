@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
 )
 
@@ -59,7 +58,9 @@ type Options struct {
 	// (logsink.Options.SpillDir): while a Write to the destination
 	// stalls, records go to files in SpillDir instead of being shed, up
 	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
-	// written later in order. Default off.
+	// written later in order. Default off. SpillBytes must be at least
+	// 64 KiB a shard (sink.MinSpillShardBytes × Shards: 128 KiB for the
+	// default 2 shards).
 	SpillDir   string
 	SpillBytes int64
 	// DisableHandOff turns logsink's hand-off off
@@ -93,42 +94,13 @@ var (
 // error wrapping [ErrInvalidOptions] that names every bad option; nothing
 // is started then. Otherwise the workers run until Close.
 func New(dst io.Writer, opts *Options) (*Writer, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	lo := logsink.Options{
-		Shards:         opts.Shards,
-		RingCapacity:   opts.RingCapacity,
-		BatchSize:      opts.BatchSize,
-		MaxDelay:       opts.MaxDelay,
-		MaxQueuedBytes: opts.MaxQueuedBytes,
-		SpillDir:       opts.SpillDir,
-		SpillBytes:     opts.SpillBytes,
-		DisableHandOff: opts.DisableHandOff,
-		OnError:        opts.OnError,
-		Logger:         opts.Logger,
-		KeepLevel:      opts.KeepLevel,
-		KeepWait:       opts.KeepWait,
-		Name:           "zerologsink",
-		Report:         report,
-	}
-	if lo.KeepLevel == nil {
-		lo.KeepLevel = SlogLevel(zerolog.WarnLevel)
-	}
-	errs := fielderr.New(ErrInvalidOptions)
-	timeout := opts.CloseTimeout
-	if timeout < 0 {
-		errs.Add("CloseTimeout", timeout, fmt.Sprintf("must be positive, or zero for the default %v", DefaultCloseTimeout))
-	} else if timeout == 0 {
-		timeout = DefaultCloseTimeout
+	lo, timeout, err := opts.settle(dst)
+	if err != nil {
+		return nil, err
 	}
 	w, err := logsink.New(dst, &lo)
-	errs.Wrap(err)
-	if err := errs.Err(); err != nil {
-		if w != nil {
-			_ = w.Close(context.Background())
-		}
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return &Writer{s: w.Root(), timeout: timeout}, nil
 }

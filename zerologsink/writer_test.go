@@ -187,7 +187,7 @@ func TestNewNamesEveryBadOption(t *testing.T) {
 	if !errors.Is(err, zerologsink.ErrInvalidOptions) {
 		t.Fatalf("New = %v", err)
 	}
-	for _, want := range []string{"CloseTimeout = -1", "w = nil", "RingCapacity = -1"} {
+	for _, want := range []string{"CloseTimeout = -1", "dst = nil", "RingCapacity = -1"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}
