@@ -37,6 +37,13 @@
 // cursor on disk is older). Everything else that was synced is read back,
 // in order, once ([Stats].Recovered counts it).
 //
+// One goroutine may append while another reads: the reader reads only
+// whole records already written (each segment publishes how far that is
+// after each write), and judges a segment's tail only once no append goes
+// into it: a reader that catches up with the appender gets io.EOF (or
+// writes the buffer out) until the record being appended is written, and
+// never takes it for a torn one.
+//
 // A record whose frame is torn (a crash mid-write) or whose checksum does
 // not match (a flipped byte) ends the valid part of its segment: the reader
 // counts it ([Stats].Corrupt), skips the rest of that segment and goes on

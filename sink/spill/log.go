@@ -120,13 +120,17 @@ var held struct {
 	dirs map[string]bool
 }
 
-// segment is one segment file. size is how many of its bytes are
-// written and good: the reader reads up to it without the Log's lock.
+// segment is one segment file.
 type segment struct {
-	id   uint64
+	id uint64
+	// size is how many of its bytes are written, all of them whole
+	// records (and the magic): the reader reads up to it without the
+	// Log's lock, never into a record the appender has yet to write. It
+	// grows only after a write(2) of whole records has returned (flush).
 	size atomic.Int64
 	// sealed is set once no append will go into it any more (full, failed,
-	// or written by an earlier Log): its end is then its end.
+	// or written by an earlier Log), after size took its last value: a
+	// reader that loads sealed true and then size has the segment's end.
 	sealed atomic.Bool
 	// old: written by an earlier Log on the directory.
 	old bool
@@ -165,8 +169,9 @@ type Log struct {
 	buf        []byte // appended records not yet written to w
 	bufRecords int
 	bytes      atomic.Int64
-	closed     bool
-	dirDirty   bool // a segment was created or removed since the last Sync
+	// closed is set by Close, under mu; Next loads it without mu.
+	closed   atomic.Bool
+	dirDirty bool // a segment was created or removed since the last Sync
 	// doneID and doneOff are where the first record not marked done
 	// starts; synced* is that position as the cursor file has it.
 	doneID, doneOff     uint64
@@ -176,6 +181,7 @@ type Log struct {
 	rseg    *segment
 	rfile   *os.File
 	roff    int64  // the offset of the next record in rseg
+	rend    int64  // rseg's size as readRecord last loaded it
 	rbuf    []byte // a window of rseg's bytes, from rbufOff
 	rbufOff int64
 	rec     []byte // the record Next returned last, when larger than rbuf
@@ -315,7 +321,7 @@ func (l *Log) Append(p []byte) error {
 	need := int64(frameSize + len(p))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed.Load() {
 		return ErrClosed
 	}
 	if l.w != nil {
@@ -384,6 +390,8 @@ func (l *Log) flush() error {
 	s := l.segs[len(l.segs)-1]
 	n, err := l.w.Write(l.buf)
 	if err == nil && n == len(l.buf) {
+		// Published only now that the write has returned: a reader that
+		// loads the new size (readRecord) reads these bytes back whole.
 		s.size.Add(int64(n))
 		l.buf, l.bufRecords = l.buf[:0], 0
 		return nil
@@ -436,7 +444,7 @@ func (l *Log) Sync() error {
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed.Load() {
 		return ErrClosed
 	}
 	return l.sync(false)
@@ -545,15 +553,26 @@ func syncDir(dir string) error {
 }
 
 // errCorrupt is readRecord's verdict on a record whose frame or checksum
-// is bad.
-var errCorrupt = errors.New("spill: corrupt record")
+// is bad; errUnopened, on a segment that nextSegment could not open or
+// found without its magic.
+var (
+	errCorrupt  = errors.New("spill: corrupt record")
+	errUnopened = errors.New("spill: segment not opened")
+)
 
 // Next returns the next record in the order they were appended, or
-// io.EOF when there is none now (Append may add more). The record is
-// valid until the next call of Next. Only one goroutine may call Next and
-// Done. A torn or corrupt record ends its segment's valid part: Next
-// counts it and goes on with the next segment.
+// io.EOF when there is none now (Append may add more), or ErrClosed. The
+// record is valid until the next call of Next. Only one goroutine may call
+// Next and Done; it may run beside the one that appends: Next reads only
+// whole records that have been written, writing out the buffer when it
+// has caught up with it. A torn or corrupt record ends its segment's
+// valid part: Next counts it and goes on with the next segment.
 func (l *Log) Next() ([]byte, error) {
+	// Close stores closed before it returns: a Next called after that
+	// loads true.
+	if l.closed.Load() {
+		return nil, ErrClosed
+	}
 	for {
 		if l.rseg == nil && !l.nextSegment() {
 			return nil, io.EOF
@@ -569,6 +588,8 @@ func (l *Log) Next() ([]byte, error) {
 		case err == errCorrupt:
 			l.corrupt.Add(1)
 			l.endSegment()
+		case err == errUnopened:
+			l.endSegment() // counted by nextSegment
 		case err != io.EOF:
 			return nil, err
 		default:
@@ -581,11 +602,24 @@ func (l *Log) Next() ([]byte, error) {
 			if flushed {
 				continue
 			}
+			// sealed before size: true means the size loaded next is the
+			// segment's end (seal stores it after size's last store).
 			if !l.rseg.sealed.Load() {
-				return nil, io.EOF
+				return nil, io.EOF // the appender may yet add to rseg
 			}
-			if l.roff < l.rseg.size.Load() {
-				l.corrupt.Add(1) // a torn tail: bytes that are no record
+			end := l.rseg.size.Load()
+			if end > l.rend {
+				// Written and sealed since readRecord loaded the size:
+				// what is past rend is whole records, to read.
+				continue
+			}
+			if l.roff < end {
+				// A torn tail: bytes that are no whole record, in a
+				// segment that no append adds to. Only an earlier Log's
+				// crash leaves one (this Log writes whole records and
+				// cuts a failed write back); never a live appender's
+				// record not written yet, since rend was the end.
+				l.corrupt.Add(1)
 			}
 		}
 		// rseg is over: on to the next one, if there is one yet.
@@ -609,7 +643,7 @@ func (l *Log) FromEarlier() bool { return l.rseg != nil && l.rseg.old }
 func (l *Log) flushForReader() (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed.Load() {
 		return false, ErrClosed
 	}
 	if l.segs[len(l.segs)-1] != l.rseg || l.w == nil || len(l.buf) == 0 {
@@ -658,25 +692,33 @@ func (l *Log) nextSegment() bool {
 		if next == nil {
 			return false
 		}
+		// sealed before size, as in Next: a segment sealed with no magic
+		// written never gets one; one still taking appends has it in the
+		// buffer. (Reading the file first and sealed after took a segment
+		// flushed and sealed in between for one without a magic.)
+		sealed := next.sealed.Load()
+		written := next.size.Load()
 		f, err := os.Open(next.name(l.dir))
 		if err == nil {
 			var head [len(magic)]byte
-			_, err = f.ReadAt(head[:], 0)
-			if err == io.EOF && !next.sealed.Load() {
-				err = nil // the magic is still in the buffer
-			} else if err == nil && string(head[:]) != magic {
+			if written >= int64(len(magic)) {
+				_, err = f.ReadAt(head[:], 0)
+				if err == nil && string(head[:]) != magic {
+					err = errCorrupt
+				}
+			} else if sealed {
 				err = errCorrupt
 			}
 			if err != nil {
 				f.Close()
 			}
 		}
-		l.rseg = next
+		l.rseg, l.roff = next, off
 		if err != nil {
-			l.corrupt.Add(1)
+			l.corrupt.Add(1) // Next ends it (errUnopened) if it is last
 			continue
 		}
-		l.rfile, l.roff = f, off
+		l.rfile = f
 		l.rbuf, l.rbufOff = l.rbuf[:0], off
 		return true
 	}
@@ -692,12 +734,15 @@ func (l *Log) closeReader() {
 
 // readRecord reads the record at roff: io.EOF when its bytes are not all
 // readable yet, errCorrupt for a length over MaxRecordBytes or a checksum
-// that does not match.
+// that does not match, errUnopened when rseg has no file open.
 func (l *Log) readRecord() ([]byte, error) {
 	if l.rfile == nil {
-		return nil, io.EOF
+		return nil, errUnopened
 	}
+	// The size's load happens after the write(2) of the bytes up to it
+	// (flush stores it after): the reads below see them whole.
 	limit := l.rseg.size.Load()
+	l.rend = limit
 	frame, err := l.window(l.roff, frameSize, limit)
 	if err != nil {
 		return nil, err
@@ -779,7 +824,7 @@ func (l *Log) MarkDone() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed.Load() {
 		return ErrClosed
 	}
 	l.doneID, l.doneOff = l.rseg.id, uint64(l.roff)
@@ -871,7 +916,7 @@ func (l *Log) Close() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
-	if l.closed {
+	if l.closed.Load() {
 		l.mu.Unlock()
 		return ErrClosed
 	}
@@ -880,7 +925,7 @@ func (l *Log) Close() error {
 		_ = l.w.Close()
 		l.w = nil
 	}
-	l.closed = true
+	l.closed.Store(true)
 	l.mu.Unlock()
 	l.closeReader()
 	// The cursor just synced is past the dead segments: their files go
