@@ -85,10 +85,18 @@
 // the leader ends the batch in flight with an error (the wait for the
 // next flow ack times out), and of the values after the last flow ack
 // some are stored and some not (300 of 499 in one run:
-// TestAFastBatchThroughALeaderKillLosesNothingOnceResentByID).
+// TestAFastBatchThroughALeaderKillLosesNothingOnceResentByID); a value
+// the stream refuses (no stream or another one captures its subject, a
+// full stream with DiscardNew, a size over MaxMsgSize) ends the batch
+// before it: the stream drops the values after it and commits, with no
+// error, a count (BatchAck.BatchSize) of those before it, and only those
+// are acked (TestAValueRefusedInAFastBatchIsNeverCountedAcked, on one
+// server and on three).
 // So a batch that ends without acking every value hands the rest to the
-// retry path, one message each with its id, and the promises above hold
-// (the cluster test runs with fast batches too). Values a batch acks are
+// retry path, one message each with its id, where each value's own
+// answer decides (the refused one fails with the server's reason, or is
+// retried as above), and the promises above hold (the cluster test runs
+// with fast batches too). Values a batch acks are
 // in Stats().Batched, not in Duplicates: the server does not say which it
 // already had. A worker waits for its batch's first ack and its commit,
 // at most AckTimeout each, before its next batch; values held through an
@@ -101,6 +109,14 @@
 // goroutine that stores and deduplicates messages takes about half of
 // the process's CPU either way. Measure on your network before turning
 // them on.
+//
+// # Config
+//
+// [Config] moved fields before v1.0.0; an earlier program gets "unknown
+// field" for these: Name, Shards, RingCapacity, BatchSize, MaxDelay,
+// SizeOf, MaxQueuedBytes, Overflow, OverloadInterval, OnOverload and
+// Logger are now in Config.Sink ([sink.Config]), with the same names.
+// Such notes stay here until v1.0.0.
 //
 // # Outages
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/synadia-io/orbit.go/jetstreamext"
@@ -63,21 +64,29 @@ type heldSlot struct {
 
 // publishBatch publishes the prepared slots as one fast-ingest batch and
 // settles them. The server's flow ack at batch sequence n (gap: fail)
-// means it stored the batch's messages 1..n, and its commit ack that it
-// stored all of them (TestAFastBatchFlowAckMeansTheValuesUpToItAreStored):
-// those values are acked. When the batch ends otherwise (an ack timeout, a
-// leader that died, a refusal), the values after the last flow ack are
+// means it stored the batch's messages 1..n
+// (TestAFastBatchFlowAckMeansTheValuesUpToItAreStored), and so does its
+// commit ack of n messages (BatchAck.BatchSize): a value the stream
+// refuses (a full stream, a size over its limit, a subject that another
+// stream or none captures) ends the batch before it, and the stream
+// commits those before it and drops those after, with a nil error from
+// Close (TestAValueRefusedInAFastBatchIsNeverCountedAcked). Values 1..n
+// are acked. The values after n, and all after the last flow ack when the
+// batch ends with an error (an ack timeout, a leader that died), are
 // published again at the next scan, one message each with the same
-// Nats-Msg-Id, on the retry path: a value the stream stored without the
-// ack reaching the sink is recognised and stored once
-// (TestAFastBatchStoresAValueSentAgainInALaterBatchOnce). The prepared
-// slots have no due time (0), so the retry goroutine leaves them alone
-// until then.
+// Nats-Msg-Id, on the retry path, where each value's own answer decides:
+// a value the stream stored without the ack reaching the sink is
+// recognised and stored once
+// (TestAFastBatchStoresAValueSentAgainInALaterBatchOnce), and a refused
+// one fails with the server's reason or is retried. The prepared slots
+// have no due time (0), so the retry goroutine leaves them alone until
+// then.
 func (s *Sink[T]) publishBatch(ctx context.Context, held []heldSlot) {
-	acked, sent, err := 0, 0, error(nil)
+	acked, sent := 0, 0
+	var reason batchReason // what the server said of the batch besides its acks
 	fp, err := jetstreamext.NewFastPublisher(s.js, jetstreamext.FastPublishFlowControl{
 		Flow: fastFlow, MaxOutstandingAcks: fastOutstanding, AckTimeout: s.cfg.ackTimeout,
-	})
+	}, jetstreamext.WithFastPublisherErrorHandler(reason.record))
 	for _, h := range held {
 		if err != nil {
 			break
@@ -101,10 +110,17 @@ func (s *Sink[T]) publishBatch(ctx context.Context, held []heldSlot) {
 		s.unlockSettled(sl, h.idx)
 	}
 	if err == nil && sent > 0 {
-		if _, err = fp.Close(ctx); err == nil {
-			acked = sent
+		var bAck *jetstreamext.BatchAck
+		if bAck, err = fp.Close(ctx); err == nil {
+			// The commit counts the messages stored, or held already: not
+			// those after a refusal.
+			acked = max(acked, int(min(bAck.BatchSize, uint64(sent))))
+			if acked < sent {
+				err = fmt.Errorf("the stream committed %d of the %d values of the batch: %w", acked, sent, reason.get())
+			}
 		}
 	}
+	acked = min(acked, sent)
 	if err != nil {
 		if errors.Is(err, jetstreamext.ErrFastBatchNotEnabled) || errors.Is(err, jetstreamext.ErrFastBatchInvalidPattern) {
 			s.fast.Store(false) // the stream no longer allows them
@@ -116,10 +132,15 @@ func (s *Sink[T]) publishBatch(ctx context.Context, held []heldSlot) {
 		sl := s.slots.get(h.idx)
 		sl.mu.Lock()
 		if sl.seq.Load() == h.seq {
-			if k < acked {
+			switch {
+			case k < acked:
 				s.batched.Add(1)
 				s.ack(sl, h.idx, false)
-			} else {
+			case k < sent && sl.attempts >= s.cfg.attempts:
+				// Published once, unacked, and no retry allowed.
+				sl.err = err
+				s.giveUp(sl, h.idx, now)
+			default:
 				// Its own publish decides, at the next scan.
 				sl.err, sl.backingOff = err, true
 				sl.due.Store(max(now, 1))
@@ -128,3 +149,34 @@ func (s *Sink[T]) publishBatch(ctx context.Context, held []heldSlot) {
 		s.unlockSettled(sl, h.idx)
 	}
 }
+
+// batchReason keeps the first error the server reported of a batch
+// outside its acks (a message refused, one that no stream answered, a
+// gap): the reason a commit counted fewer messages than were sent. It is
+// written from the publisher's subscription, read by the worker.
+type batchReason struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *batchReason) record(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// get returns the first error recorded, or errBatchCut.
+func (r *batchReason) get() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		return errBatchCut
+	}
+	return r.err
+}
+
+// errBatchCut is the reason of the values a batch's commit did not count
+// when the server said nothing else of them.
+var errBatchCut = errors.New("the stream ended the batch before them")
