@@ -157,7 +157,7 @@ type slowPath[T any] struct {
 //
 //go:noinline
 func (sh *shard[T]) refused(v T) bool {
-	if sh.slow.handOff != 0 && sh.handOffPush(v) {
+	if sh.slow.handOff != 0 && sh.slow.force == nil && sh.handOffPush(v) {
 		return true
 	}
 	b := sh.slow.budget

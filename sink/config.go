@@ -36,13 +36,10 @@ const (
 	// for a doorbell that a ring backend could let slip (see [IdleWake]).
 	// With the default ring and no IdleSleep there is no recheck.
 	DefaultWakeRecheck = 100 * time.Millisecond
-	// DefaultHandOffWait is how long a push parked on a drain worker that
-	// is short of CPU waits for the worker's next take before it is shed
-	// ([Config.HandOffWait]). A worker usually comes back within a few
-	// milliseconds of its producers parking, but 256 producers on locked
-	// OS threads on 2 cores kept workers from their rings for up to 86 ms
-	// (TestAStarvedWorkerLosesNothingWithTheHandOff; with 20 ms, 1.8 % of
-	// their pushes were shed).
+	// DefaultHandOffWait is the default of [Config.HandOffWait], the
+	// longest a push waits in all for a drain worker short of CPU: 256
+	// producers on locked OS threads on 2 cores kept workers from their
+	// rings for up to 86 ms (TestAStarvedWorkerLosesNothingWithTheHandOff).
 	DefaultHandOffWait = 100 * time.Millisecond
 
 	// MaxShards is the largest Config.Shards that New accepts: each shard
@@ -298,19 +295,11 @@ type Config[T any] struct {
 	// Default 64, clamped to BatchSize.
 	StealItems int
 
-	// HandOffWait is the longest a push that finds its ring full waits for
-	// the shard's drain worker to take values, when that worker is short of
-	// CPU rather than in a slow Drain call (see the package doc, "Full
-	// rings"): a parked push goes on waiting while the worker keeps taking
-	// (at least once per HandOffWait), for at most ten HandOffWaits in
-	// all, and sheds when it does not. Default
-	// [DefaultHandOffWait] (100 ms). A push waits only while no Drain call
-	// of its shard (with a [CallTimer], no call into the destination) has
-	// run longer than [SlowDrain] (10 ms): a destination
-	// that is slow or stalls makes pushes shed at once, as they would
-	// without the hand-off, and for a second after a Drain call of over
-	// 100 ms a push waits half of SlowDrain at most. A push that parks
-	// wakes a polling worker (IdlePoll) from its sleep, as Flush does.
+	// HandOffWait is the longest a push waits in all, parked on a drain
+	// worker short of CPU (or on the spiller): the one bound of the
+	// hand-off, the package doc's "What a push waits for". Default
+	// [DefaultHandOffWait] (100 ms). Set it shorter where a caller's
+	// latency matters more than the values a starved worker would shed.
 	HandOffWait time.Duration
 	// DisableHandOff turns the hand-off off: a push into a full ring sheds
 	// at once whatever the reason, as the sink did before it had one.

@@ -2,9 +2,11 @@
 // Go rendering of the Rust crate sharded-sink: many goroutines hand values
 // to a bounded set of rings without waiting, and one drain worker per ring
 // hands them on in batches to an [Action], off the producers' path. A value
-// that finds its ring full because Drain is behind is shed and counted; the
-// producer does not wait for a slow destination (see Full rings for the one
-// wait there is: for a worker short of CPU).
+// that finds its ring full is shed and counted. A push never waits on the
+// destination, however slow: a full ring sheds, and a push parks only while
+// its drain worker is short of CPU behind a destination that keeps up (or,
+// with Spill, while the spiller moves values to disk), for at most
+// HandOffWait in all (see What a push waits for).
 // For telemetry, logs, metrics and other streams that tolerate loss; not a
 // durable queue (no at-least-once delivery, no order across shards).
 //
@@ -28,10 +30,9 @@
 //     (two for a handle-less [Sink.Push] whose home ring is full; where a
 //     CPU owns a group of shards (see Pushing), a handle-less push whose
 //     home is full tries every other shard, up to Shards TryPush calls in
-//     all). A push that every ring it tried refused waits only for a
-//     worker short of CPU, never for a slow destination: see Full rings
-//     ([Config.DisableHandOff] turns that wait off). [Handle.PushWait]
-//     and [Sink.PushWait] wait for room until their ctx ends.
+//     all). A push that every ring it tried refused waits as What a push
+//     waits for says. [Handle.PushWait] and [Sink.PushWait] wait for
+//     room until their ctx ends.
 //  2. A successful push allocates nothing and writes to no shared counter,
 //     lock or timer, but for one add to its shard's byte counter when
 //     [Config.MaxQueuedBytes] is set. (The add is a compare-and-swap, so
@@ -104,52 +105,36 @@
 // home is full then tries every other shard before it drops, so the whole
 // configured capacity takes a burst.
 //
-// # Full rings
+// # What a push waits for
 //
-// A ring fills for one of two reasons, and the sink answers each its own
-// way. When Drain is slower than the pushes (a destination that stalls or
-// cannot keep up: a Drain call of the shard has run longer than
-// [SlowDrain], 10 ms), a push into the full ring is shed at once and
-// counted. When the worker is short of CPU (goroutines that push outnumber
-// the cores and never block, and Go's scheduler, which has no priorities,
-// runs the worker behind all of them a few percent of the time), shedding
-// would only keep the producers running, and the ring stays full (on 2
-// cores, most of the records of 64 goroutines logging into a healthy file
-// were lost that way: docs/benchmarks.md, zap and zerolog). There, by
-// default, the push hands off: it parks until
-// the worker takes values, then pushes (a parked producer leaves the run
-// queue, and the worker runs), for as long as the worker keeps taking at
-// least once per [Config.HandOffWait] (100 ms), for at most ten of them
-// (1 s) in all, and no Drain call passes SlowDrain; then it is shed and
-// counted. A destination whose Writes each take less than SlowDrain but
-// that cannot keep up slows the producers to its pace the same way. A
-// Drain call of a worker short of CPU runs long too (preempted between
-// two writes, it waits behind the producers), and pushes would read that
-// as a slow destination and shed: an Action that times its calls into the
-// destination ([CallTimer], as logsink's Writes and otelsink's exports
-// are) is judged by those calls instead, so that only a call into the
-// destination that has run longer than SlowDrain makes pushes shed (into
-// any shard: the calls are taken to go to one destination). What no
-// timing tells apart is a call whose system call returned while the
-// worker waits for a processor: it reads as slow until the worker runs,
-// so a push that would shed for a call between SlowDrain and five times
-// SlowDrain old yields the processor once, and hands off if the call
-// ended meanwhile: the worker then runs within tens of microseconds
-// instead of hundreds of milliseconds
-// (TestPushesThatShedYieldToACallThatReturned). Stats().HandOffs counts
-// the pushes that parked; Stats().MaxDrainTime and MaxTakeLag, and the
-// overload report, tell the two causes apart. [Config.DisableHandOff]
-// makes every push into a full ring shed at once. Parked pushes are
-// woken oldest first; for a second after a Drain call that passed
-// SlowDrain (a stall that ended), and while a spill tier takes what such
-// a call leaves, a push that has waited a millisecond makes the shard's
-// queue fair, as sync.Mutex's starvation mode: callers that check
-// [Handle.HandOffState] (logsink's do) take their turn behind the parked
-// pushes instead of the room they were woken for, so that no call waits
-// long behind the stall's backlog; in the second after a Drain call of
-// over 100 ms (a stall, which a worker short of CPU does not make) a push
-// waits half of SlowDrain at most, and is then shed. The protocol:
-// sink/handoff.go.
+// A push never waits on the destination, however slow: a full ring sheds,
+// and a push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
+// values to disk), for at most HandOffWait in all.
+//
+// A ring fills for one of two reasons. Either the destination is slower
+// than the pushes, and shedding is the answer; or the drain worker is
+// short of CPU (goroutines that push outnumber the cores and never block,
+// and Go's scheduler, which has no priorities, runs the worker behind all
+// of them), and shedding only keeps the producers running while the ring
+// stays full: on 2 cores most records of 64 goroutines logging into a
+// healthy file were lost that way. The sink tells the two apart by the
+// destination's pace, the shortest of the worker's recent calls into it:
+// a worker short of CPU stretches calls, never shortens them. Behind a
+// destination whose recent calls all took [FastCall] (250 µs) or more, or
+// whose call in progress has run longer than [SlowDrain] (10 ms), a push
+// into a full ring sheds at once, and so does every push under
+// [DropOldest] (it displaces instead) or with [Config.DisableHandOff].
+// Otherwise it parks until the worker takes values and tries again, for
+// at most [Config.HandOffWait] (100 ms) in all, and is then shed; a parked
+// producer leaves the run queue, and the worker runs. Stats().HandOffs
+// counts the pushes that parked; the overload report names the cause.
+// The other waits are the ones a caller asks for: [Handle.PushWait] and
+// [Sink.PushWait] wait for room until their ctx ends. The figures (push
+// p50, p99.9 and max, shed and hand-offs, with the hand-off on and off,
+// against slow, spinning and stalled destinations, idle and busy cores):
+// docs/benchmarks.md, "What a push waits for". The protocol, and why each
+// number is what it is: sink/handoff.go.
 //
 // # The spill tier
 //

@@ -45,6 +45,12 @@ type drainFields struct {
 	// (CallTimer.Begin), 0 when none; longestCall is the longest that
 	// ended within the Drain call in progress.
 	call, longestCall int64
+	// fastCur is the shortest call into the destination (the Drain call,
+	// or its longest timed call) of the worker's current round of
+	// paceRound calls, fastPrev that of the round before; fastN counts the
+	// calls of the current round. Each holds the length plus one, 0 for
+	// none yet. Only the worker writes them (drainEnded).
+	fastCur, fastPrev, fastN int64
 }
 
 // The slowness of the destination, the one home of the rule that the
@@ -107,6 +113,42 @@ func (d *drainState) drainEnded(start, now int64, timed bool) {
 		atomic.StoreInt64(&d.stallEnd, now)
 	}
 	raise(&d.curDrain, now-start)
+	d.paced(slowFor)
+}
+
+// paceRound is the number of calls over which drainState keeps the
+// shortest (paced): the shortest of the last paceRound to 2 × paceRound
+// calls is the destination's pace.
+const paceRound = 8
+
+// paced counts a call into the destination that took took.
+func (d *drainState) paced(took int64) {
+	v := max(took, 0) + 1
+	if n := atomic.LoadInt64(&d.fastN); n >= paceRound {
+		atomic.StoreInt64(&d.fastPrev, atomic.LoadInt64(&d.fastCur))
+		atomic.StoreInt64(&d.fastCur, v)
+		atomic.StoreInt64(&d.fastN, 1)
+		return
+	}
+	if c := atomic.LoadInt64(&d.fastCur); c == 0 || v < c {
+		atomic.StoreInt64(&d.fastCur, v)
+	}
+	atomic.AddInt64(&d.fastN, 1)
+}
+
+// pace returns the shortest of the worker's recent calls into the
+// destination (paceRound to 2 × paceRound of them), and false before the
+// first. A worker short of CPU stretches calls; it does not shorten them:
+// the shortest of several is the destination's own time, or close above.
+func (d *drainState) pace() (int64, bool) {
+	c, p := atomic.LoadInt64(&d.fastCur), atomic.LoadInt64(&d.fastPrev)
+	if c == 0 {
+		return 0, false
+	}
+	if p != 0 {
+		c = min(c, p)
+	}
+	return c - 1, true
 }
 
 // callBegan records the start of a call into the destination at now.

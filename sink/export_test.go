@@ -34,3 +34,6 @@ const HandOffRecoveringCap = handOffRecoveringCap
 
 // HandOffStall is handOffStall.
 const HandOffStall = handOffStall
+
+// PaceRound is paceRound.
+const PaceRound = paceRound

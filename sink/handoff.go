@@ -10,41 +10,61 @@ import (
 	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
-// The hand-off: what a push does when its ring is full although Drain is
-// not slow.
+// The hand-off: what a push does when its ring is full, and the one home
+// of the rule that decides whether it parks or sheds (parkHelps, with
+// shedAge for a call in progress). The users' text, the same words in
+// every package that pushes (TestThePromiseIsOneText keeps them so): a
+// push never waits on the destination, however slow: a full ring sheds,
+// and a push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
+// values to disk), for at most HandOffWait in all.
 //
-// A ring fills for one of two reasons. Either Drain is slower than the
-// pushes (the destination stalls or cannot keep up), and then shedding is
-// the sink's answer; or the drain worker is short of CPU: goroutines that
-// push outnumber the cores and never block, and the Go scheduler, which
-// has no priorities, runs the worker (queued behind them after each yield,
-// preemption or system call) a few percent of the time. Shedding does not
-// help there: the producers go on running and the worker stays starved.
+// A ring fills for one of two reasons. Either the destination is slower
+// than the pushes, and shedding is the sink's answer; or the drain worker
+// is short of CPU: goroutines that push outnumber the cores and never
+// block, and the Go scheduler, which has no priorities, runs the worker
+// (queued behind them after each yield, preemption or system call) a few
+// percent of the time. Shedding does not help there: the producers go on
+// running and the worker stays starved. A parked producer leaves the run
+// queue; once the producers of a shard are parked, the worker runs.
 //
-// So a push refused for a full ring, while no Drain call of its shard has
-// been running for longer than SlowDrain (for an Action that times its
-// calls into the destination, no such call: drainstate.go has the rule that
-// tells a slow destination), parks until the shard's worker takes values
-// (or a Drain call of it returns), and then tries again. A parked producer
-// leaves the run queue; once the producers of a shard are parked, the
-// worker runs. A push waits only while the worker makes progress and the
-// destination is not slow: it sheds once the worker has taken nothing for
-// Config.HandOffWait (starved beyond what parking the producers can fix),
-// and once the Drain call in progress has run longer than SlowDrain (a
-// parked push looks again at that instant), so a destination that stalls
-// costs a push that parked before the stall was seen at most about
-// SlowDrain, and every later push nothing but, while the call is younger
-// than five times SlowDrain, one yield of the processor
-// (yieldToAReturnedCall: the call may have returned, its worker waiting for
-// a processor). Shutdown ends every park at once. While the worker keeps
-// taking, a push waits for as long as the ring stays full, up to handOffCap
-// × HandOffWait (1 s by default) in all: what a synchronous logger's caller
-// waits for its mutex, with 256 producers on locked threads on 2 cores up
-// to about half a second (TestAStarvedWorkerLosesNothingWithTheHandOff). A
-// destination whose Writes each take less than SlowDrain but that cannot
-// keep up slows the producers to its pace the same way, instead of
-// shedding. Only a ring full in slots hands off: a push that the byte
-// budget alone refused sheds as before (shard.handOffPush says why).
+// The tell is the destination's pace (drainState.pace): the shortest of
+// the worker's last paceRound to 2 × paceRound calls into the destination
+// (its Drain calls, or with a CallTimer its timed calls). A worker short
+// of CPU stretches calls (a Write whose system call returns waits for a
+// processor), it never shortens them, so the shortest of several is the
+// destination's own time. A push into a full ring parks (parkHelps) only
+// while that pace is under FastCall (250 µs), and, before the first call
+// ends, while the call in progress is younger than FastCall: the
+// destination keeps up with a worker that runs, and the ring is full
+// because the worker does not. Behind a slower destination it sheds at
+// once, whatever its per-call time. Measured against the earlier tell
+// (the age of the call in progress against SlowDrain alone), with issue
+// 62's user program (8 paced producers, Shards 2, RingCapacity 1024,
+// BatchSize 256, a Drain sleeping 5 ms a call): the longest push went
+// from 1.003 s to that of the hand-off off, 0 hand-offs
+// (BenchmarkSlowDestination; docs/benchmarks.md, "What a push waits
+// for"). Other tells were tried and dropped: the process's CPU time
+// (getrusage) against GOMAXPROCS reads a busy host as spare CPU, and with
+// the machine loaded by other processes 256 producers on locked threads
+// had up to 141 k of 512 k pushes shed; runtime/metrics'
+// /sched/latencies samples too few schedulings of goroutines that never
+// block to say anything within milliseconds.
+//
+// The rule, in order: the hand-off off, DropOldest (budget.go's refused:
+// it displaces), or Shutdown begun: shed. A call in progress older than
+// SlowDrain (with a CallTimer, of any shard: drainstate.go): shed, after
+// one yield while the call is younger than SlowDrain + returnedCallWindow
+// (yieldToAReturnedCall). A slow pace: shed. Otherwise park, until the
+// worker takes values (or a Drain call of it returns) and the push gets
+// in, and give up (shed) once it has waited HandOffWait in all, once the
+// pace turns slow or a call passes SlowDrain, or when Shutdown begins.
+// HandOffWait is the one bound of a push's wait, whatever path it takes
+// (logsink's admission goes through the same handOff). A spill tier that
+// takes the shard's values lifts the pace test: a push then waits for the
+// spiller's moves, which free room every millisecond, within the same
+// bound. Only a ring full in slots hands off: a push that the byte budget
+// alone refused sheds as before (shard.handOffPush says why).
 //
 // The protocol, Dekker's pattern as in PushWait and the doorbell: a parked
 // push joins its shard's queue (raising n) before its last try; a worker
@@ -239,7 +259,7 @@ func (q *handOffQueue) leave(w *handOffWaiter, quick, windowOver bool) {
 // wake-up: one atomic load when none is parked. Waking only as many as
 // there is room for hands the room to the pushes that waited longest; a
 // broadcast let the first to run take it all, and the others waited for
-// up to the whole handOffCap.
+// up to the whole HandOffWait.
 func (q *handOffQueue) wake(k int, now func() int64) {
 	if q.count() == 0 {
 		return
@@ -265,13 +285,6 @@ func (s *Sink[T]) getWaiter() *handOffWaiter {
 	return &handOffWaiter{parked: newParked(0), t: t}
 }
 
-// handOffCap bounds one push's whole wait, in HandOffWaits: a push woken
-// for room can find it taken by a push that did not park (it then goes
-// back to the front of the queue), so that a push could otherwise wait for
-// as long as the worker keeps taking. 10: 256 producers on locked threads
-// on 2 cores parked for up to 460 ms, none shed.
-const handOffCap = 10
-
 // handOff is the hand-off of a push into shard i that found the ring full
 // (see the top of this file): while the shard's Drain is not slow it parks
 // until the worker takes values, tries again with try, and repeats, until
@@ -289,6 +302,9 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		if !yieldToAReturnedCall(age) || s.shedsNow(i, s.now()) {
 			return false
 		}
+	}
+	if !s.parkHelps(i) {
+		return false
 	}
 	q := &s.handOffs[i]
 	// The wait ends when the worker has taken nothing for HandOffWait:
@@ -316,7 +332,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 				s.spill.wake()
 			}
 		}
-		sleep := s.recheckIn(i)
+		sleep := min(s.recheckIn(i), FastCall)
 		if now := s.now(); s.waitCapped(i, now) {
 			// After a stall, a push waits no longer than handOffRecoveringCap
 			// in all: the destination has just been slow.
@@ -342,7 +358,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		if age, shed := s.shedAge(i, now); shed && yieldToAReturnedCall(age) {
 			now = s.now() // the call may have ended meanwhile
 		}
-		if now-max(began, atomic.LoadInt64(&q.woke)) >= int64(s.cfg.handOffWait) || now-began >= handOffCap*int64(s.cfg.handOffWait) ||
+		if now-began >= int64(s.cfg.handOffWait) || !s.parkHelps(i) ||
 			now-began >= int64(handOffRecoveringCap) && s.waitCapped(i, now) || s.shedsNow(i, now) || s.isClosing() {
 			q.leave(w, false, !s.mayTurnFair(i, now))
 			return try()
@@ -350,6 +366,43 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		q.requeue(w, now-began >= int64(handOffFairAfter) && s.mayTurnFair(i, now))
 	}
 }
+
+// parkHelps reports whether a push refused by shard i's full ring may
+// park: the process's goroutines hold every processor (cpuload.Short), so
+// that the shard's worker, if runnable, waits for one that parking the
+// producers frees; or the shard's spill tier takes its values, whose
+// moves free room every millisecond. Otherwise the ring is full because
+// the destination is slower than the pushes, and the push sheds.
+func (s *Sink[T]) parkHelps(i int) bool {
+	if s.spillTakes(i) {
+		return true
+	}
+	ds, timed := s.judges(i)
+	now := s.now()
+	for j := range ds {
+		pace, known := ds[j].pace()
+		if !known {
+			// Before its first call ends, a call in progress for FastCall
+			// says as much about the destination.
+			pace, known = ds[j].pending(now, timed)
+		}
+		if known && pace >= int64(FastCall) {
+			return false
+		}
+	}
+	return true
+}
+
+// FastCall is the pace from which the sink takes a destination to be
+// slow: behind a destination whose recent calls (the worker's last 8 to
+// 16 Drain calls, or with a [CallTimer] its timed calls) all took FastCall
+// or longer, a push into a full ring sheds at once instead of parking,
+// whatever the CPU (the package doc, "What a push waits for"). Below it
+// the destination keeps up with a worker that runs, and a full ring tells
+// of a worker short of CPU. A healthy file's Write of a batch takes tens
+// of microseconds; a network round trip, a fsync or a 0.5 ms sleep is
+// slow.
+const FastCall = 250 * time.Microsecond
 
 // yieldToAReturnedCall yields the processor (runtime.Gosched), and
 // reports that it did, for a push that would shed because a call into the

@@ -82,7 +82,8 @@ func fullBehindADrain(t *testing.T, cfg sink.Config[ev]) (*sink.Sink[ev], *sink.
 
 // A push into a full ring whose Drain call has run longer than SlowDrain
 // sheds at once; one that came while the call was younger waits until it
-// passes SlowDrain, and then sheds.
+// passes SlowDrain at most (the first call of the sink, until it passes
+// FastCall), and then sheds.
 func TestAPushIntoAStalledDrainShedsAfterSlowDrainAtMost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := testCfg(1, 4, 1)
@@ -99,7 +100,7 @@ func TestAPushIntoAStalledDrainShedsAfterSlowDrainAtMost(t *testing.T) {
 		st := s.Stats()
 		require.Equal(t, uint64(2), st.Dropped)
 		require.Equal(t, uint64(1), st.HandOffs)
-		require.GreaterOrEqual(t, st.MaxDrainTime, sink.SlowDrain, "the Drain call in progress counts")
+		require.GreaterOrEqual(t, st.MaxDrainTime, sink.FastCall, "the Drain call in progress counts")
 		g.release()
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
@@ -121,19 +122,24 @@ func (a *stepper) Drain(ctx context.Context, batch []ev) {
 }
 
 // After a Drain call that ran longer than HandOffStall (a stall of the
-// destination), a push into a full ring waits at most HandOffRecoveringCap
-// in all, although the Drain call in progress is younger than SlowDrain:
-// the destination has just been slow. After a call that passed SlowDrain
-// but not HandOffStall (which a worker short of CPU can make) there is no
-// cap: the push waits until the call in progress passes SlowDrain.
+// destination), and once the destination's pace is fast again (PaceRound
+// to twice that many quick calls since), a push into a full ring waits
+// at most HandOffRecoveringCap in all, although the Drain call in progress
+// is younger than SlowDrain: the destination has just been slow. After a
+// call that passed SlowDrain but not HandOffStall (which a worker short
+// of CPU can make) there is no cap: the push waits until the call in
+// progress passes SlowDrain. Before the quick calls, the recent calls
+// say the destination is slow, and the push sheds at once.
 func TestAfterAStallAPushWaitsNoLongerThanTheRecoveringCap(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		before time.Duration // the Drain call before the one in progress
+		before time.Duration // the Drain call before the quick ones
+		quick  int           // quick Drain calls between it and the one in progress
 		capped bool
 	}{
-		{"after a stall", sink.HandOffStall + time.Millisecond, true},
-		{"after a slow call", sink.SlowDrain + time.Millisecond, false},
+		{"after a stall", sink.HandOffStall + time.Millisecond, 2 * sink.PaceRound, true},
+		{"after a slow call", sink.SlowDrain + time.Millisecond, 2 * sink.PaceRound, false},
+		{"right after a stall", sink.HandOffStall + time.Millisecond, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -148,6 +154,12 @@ func TestAfterAStallAPushWaitsNoLongerThanTheRecoveringCap(t *testing.T) {
 				time.Sleep(c.before)
 				a.step <- struct{}{} // that call returns
 				synctest.Wait()
+				for i := range c.quick {
+					require.True(t, h.Push(ev{100 + i}))
+					synctest.Wait()
+					a.step <- struct{}{} // a quick call
+					synctest.Wait()
+				}
 				require.True(t, h.Push(ev{1}))
 				synctest.Wait() // the worker is in a young Drain call of ev 1
 				for i := range 4 {
@@ -156,18 +168,21 @@ func TestAfterAStallAPushWaitsNoLongerThanTheRecoveringCap(t *testing.T) {
 				t0 := time.Now()
 				require.False(t, h.Push(ev{6}), "a push into a full ring went in")
 				waited := time.Since(t0)
-				require.Greater(t, waited, time.Duration(0), "the push did not hand off")
-				if c.capped {
+				switch {
+				case c.quick == 0:
+					require.Zero(t, waited, "a push parked although the recent calls were slow")
+				case c.capped:
+					require.Greater(t, waited, time.Duration(0), "the push did not hand off")
 					require.LessOrEqual(t, waited, sink.HandOffRecoveringCap+time.Millisecond, "after a stall a push waited past the cap")
 					require.Less(t, waited, sink.SlowDrain, "after a stall a push waited until the young Drain call turned slow")
-				} else {
+				default:
 					require.GreaterOrEqual(t, waited, sink.SlowDrain, "after a call short of a stall a push was capped")
 				}
 				close(a.step)
 				require.NoError(t, s.Shutdown(context.Background()))
 				st := s.Stats()
 				require.Equal(t, uint64(1), st.Dropped)
-				require.Equal(t, uint64(6), st.Drained)
+				require.Equal(t, uint64(6+c.quick), st.Drained)
 			})
 		})
 	}

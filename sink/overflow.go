@@ -19,7 +19,8 @@ const (
 	// DropOldest displaces the oldest value of the full ring to make room
 	// for the pushed one, in one step of the ring (vyukov.Ring's
 	// ForcePush): Push returns true and the displaced value is counted as
-	// dropped. It never blocks. The ring keeps its newest values, which is
+	// dropped. Such a push never parks, whatever the worker is doing (the
+	// package doc, "What a push waits for"). The ring keeps its newest values, which is
 	// what telemetry often wants. A push that succeeds with room to spare
 	// costs exactly what it costs under DropNewest; only a push into a full
 	// ring does more (the displacement). Push still returns false, and

@@ -20,8 +20,9 @@ type Action[T any] interface {
 	// MaxBatchBytes, of at most that many bytes, or one larger value). It
 	// runs on the drain workers, never on a producer; several workers may
 	// call it at once, so it must be safe for concurrent use. It may block
-	// or do I/O: a slow Drain fills the rings, which then shed, but never
-	// blocks a producer. The batch slice is reused and cleared after Drain
+	// or do I/O: a slow Drain fills the rings, which then shed; a push
+	// never waits on the destination (the package doc, "What a push waits
+	// for"). The batch slice is reused and cleared after Drain
 	// returns, so Drain must not keep it or any reference into it. ctx is
 	// cancelled only when the ctx given to Shutdown ends before the workers
 	// have finished; it carries a mark by which Flush and Shutdown, called
@@ -313,32 +314,18 @@ func shardFor(key uint64, n int) int {
 	return int(hi)
 }
 
-// Push pushes v without a handle and reports whether it was accepted. It
-// never blocks: it tries its home ring and, when that is full (or its share
-// of MaxQueuedBytes spent), the next shard's ring once; when both refused,
-// v is dropped, counted once on the second shard, like a rejected
-// [Handle.Push], and Push returns false. Under [DropOldest] the second
-// ring's oldest value is displaced and counted instead, and Push returns
-// true. A successful Push writes nothing shared: no counter, lock or
-// allocation. Once Shutdown has begun, every Push returns false and counts
-// its value as dropped. A zero Sink (not from New) panics with "sink: Sink
-// used without New".
-//
-// With homes from the CPU and more shards than CPUs (Config.Shards above
-// the CPUs the process may run on), each CPU owns a group of shards (see
-// docs/design.md, "sink: every shard used with CPU homes"): the home is the
-// ring of the group that the goroutine's stack chooses, so that a burst
-// from many goroutines fills every ring of the group, and when the home is
-// full Push tries every other shard of the sink in turn before it drops v
-// (on the next shard after home, as above): the whole configured capacity
-// takes a burst. A push that every ring refuses then costs Shards
-// TryPush calls instead of two; one that its home accepts costs a compare
-// and a stack hash more than with a ring per CPU.
-//
-// Push is the recommended way to push for a flat cost under contention; use
-// a [Handle] or [Sink.HandleFor] where the values of one producer or key must
-// keep their order (a goroutine's home ring can change). How the home ring is
-// chosen, from the CPU or the stack: docs/design.md, "sink: mechanism".
+// Push pushes v into the ring of the caller's CPU (or stack) and reports
+// whether it was accepted; a success writes nothing shared. A push never
+// waits on the destination, however slow: a full ring sheds, and a push
+// parks only while its drain worker is short of CPU behind a destination
+// that keeps up (or, with Spill, while the spiller moves values to disk),
+// for at most HandOffWait in all (the package doc, "What a push waits
+// for"). A full home ring sends v to the next shard (with groups of
+// shards, to every other): when all refuse, v is dropped and counted and
+// Push returns false, or under [DropOldest] displaces the oldest value and
+// returns true. Once Shutdown has begun Push returns false and counts v.
+// A zero Sink panics. Use a [Handle] where one producer's values must keep
+// their order. Homes and groups: docs/design.md, "sink: mechanism".
 func (s *Sink[T]) Push(v T) bool {
 	// The home: from the CPU where that is cheap to read (one call of a
 	// three-instruction assembly function, allowed on the hot path by

@@ -248,8 +248,9 @@ func stalled(t *testing.T, f Front) {
 
 // handOff logs Info records into a stalled destination until one is shed,
 // on synctest's clock, so that the wait is exact: with the hand-off on,
-// the call that finds the ring full parks until the Write in progress has
-// run sink.SlowDrain, then is shed; with it off, it is shed at once.
+// the call that finds the ring full parks until the first Write, in
+// progress, has run sink.FastCall (before a Write has ended, that says
+// the destination is slow), then is shed; with it off, it is shed at once.
 func handOff(t *testing.T, f Front) {
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("DisableHandOff=%t", off), func(t *testing.T) {
@@ -271,8 +272,8 @@ func handOff(t *testing.T, f Front) {
 				if off && waited != 0 {
 					t.Fatalf("with the hand-off off, the calls into a full ring waited %v; want none", waited)
 				}
-				if !off && waited < sink.SlowDrain {
-					t.Fatalf("with the hand-off on, the first record was shed after %v; want it to wait for sink.SlowDrain (%v)", waited, sink.SlowDrain)
+				if !off && (waited < sink.FastCall || waited > sink.FastCall+time.Millisecond) {
+					t.Fatalf("with the hand-off on, the first record was shed after %v; want it to wait for sink.FastCall (%v)", waited, sink.FastCall)
 				}
 			})
 		})

@@ -1,0 +1,72 @@
+package sink_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardedsink/shardedsink/sink"
+)
+
+// The sink's one promise (handoff.go, "What a push waits for"): a push
+// never waits on a destination, however slow. A destination slower than
+// the pushes whose every call stays well under SlowDrain (here 2 ms a
+// call, off the CPU) fills the ring, and the pushes into it shed at once
+// once a Drain call has shown the destination's pace: no push parks, none
+// takes any time. (Before the first call ends, a push may wait until it
+// has run FastCall.) This is the case that parked pushes for up to a
+// second before the destination's pace was read (parkHelps returning
+// true fails it: hand-offs, and pushes that waited a whole call).
+func TestASlowDestinationParksNoPush(t *testing.T) {
+	for _, per := range []time.Duration{2 * sink.FastCall, 2 * time.Millisecond, 9 * time.Millisecond} {
+		t.Run(per.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testCfg(1, 8, 4)
+				cfg.HandOffWait = time.Second
+				s, err := sink.New(cfg, sink.ActionFunc[ev](func(context.Context, []ev) { time.Sleep(per) }))
+				require.NoError(t, err)
+				h := s.Handle()
+				require.True(t, h.Push(ev{-1}))
+				time.Sleep(2 * per) // the first Drain call has shown the pace
+				var waited time.Duration
+				for i := range 400 {
+					t0 := time.Now()
+					h.Push(ev{i})
+					waited = max(waited, time.Since(t0))
+					if i%4 == 3 {
+						time.Sleep(per / 4) // offered: four times what the Drain takes
+					}
+				}
+				require.NoError(t, s.Shutdown(context.Background()))
+				st := s.Stats()
+				require.Zero(t, st.HandOffs, "pushes parked on a slow destination: %+v", st)
+				require.Zero(t, waited, "a push waited on a slow destination")
+				require.Positive(t, st.Dropped, "the destination kept up: the test shows nothing")
+			})
+		})
+	}
+}
+
+// DropOldest never parks: a push into a full ring displaces its oldest
+// value at once, whatever the worker is doing (here a young Drain call
+// of a destination whose pace is not known yet, in which a DropNewest
+// push parks).
+func TestADropOldestPushNeverParks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testCfg(1, 4, 1)
+		cfg.HandOffWait = time.Second
+		cfg.Overflow = sink.DropOldest
+		s, h, g := fullBehindADrain(t, cfg)
+		t0 := time.Now()
+		require.True(t, h.Push(ev{5}), "DropOldest refused a push")
+		require.Zero(t, time.Since(t0), "a DropOldest push waited")
+		st := s.Stats()
+		require.Equal(t, uint64(1), st.Displaced)
+		require.Zero(t, st.HandOffs, "a DropOldest push parked")
+		g.release()
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
