@@ -19,7 +19,8 @@ func TestCloseWaitsForARecordBegunBeforeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := w.Stream()
-	if !s.Begin(slog.LevelInfo) {
+	c, ok := s.Begin(slog.LevelInfo)
+	if !ok {
 		t.Fatal("Begin refused a record into an empty Writer")
 	}
 	closed := make(chan error, 1)
@@ -31,12 +32,12 @@ func TestCloseWaitsForARecordBegunBeforeIt(t *testing.T) {
 	}
 	r := GetRecord()
 	r.e.append([]byte("{\"msg\":\"begun before Close\"}\n"))
-	s.Push(slog.LevelInfo, r)
+	s.Push(c, slog.LevelInfo, r)
 	s.End()
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if s.Begin(slog.LevelInfo) {
+	if _, ok := s.Begin(slog.LevelInfo); ok {
 		t.Fatal("Begin took a record after Close")
 	}
 	if all := bytes.Join(out.writes, nil); !bytes.Contains(all, []byte("begun before Close")) {

@@ -29,20 +29,18 @@
 //
 // # Guarantees
 //
-//  1. A Write never waits for a slow destination (but a record at or
-//     above KeepLevel, for up to Options.KeepWait, when its ring is full:
-//     guarantee 5; and one that found its ring full just as a Write began,
-//     until that Write has run sink.SlowDrain, 10 ms). It waits for a drain
-//     worker short of CPU: a record whose ring is full (below KeepLevel,
-//     full but for the reserve) while the worker is runnable but not run
-//     parks until the worker has written a batch, for as long as it keeps
-//     writing (sink's hand-off; Options.DisableHandOff turns it off): so
-//     loggers that outnumber the cores lose nothing into a destination
-//     that keeps up. The sink tells the two apart by the Writes, which
-//     the drain times (sink.CallTimer), not by the whole drain: a worker
-//     preempted between two Writes does not make callers shed. In the second after a Write of over 100 ms (a
-//     stall), it waits 5 ms at most, unless a spill directory takes the
-//     records. Otherwise: one copy of the bytes into a pooled
+//  1. A Write is a push. A push never waits on the destination, however
+//     slow: a full ring sheds, and a push parks only while its drain
+//     worker is short of CPU behind a destination that keeps up (or, with
+//     Spill, while the spiller moves values to disk), for at most
+//     HandOffWait in all (sink's "What a push waits for"; here
+//     Options.SpillDir, and sink's default HandOffWait, 100 ms, shared by
+//     the call's admission and its push; Options.DisableHandOff turns the
+//     parking off). So loggers that outnumber the cores lose nothing into
+//     a destination that keeps up. The one other wait is the one a caller
+//     asks for: a record at or above KeepLevel whose ring is full waits up
+//     to Options.KeepWait for room (guarantee 5). Otherwise: one copy of
+//     the bytes into a pooled
 //     record buffer and one push of its pointer into one ring, no lock of
 //     the Writer's. A record of up to 352 bytes allocates nothing but when
 //     the pool is empty (after a garbage collection emptied it, or while
@@ -112,7 +110,7 @@
 // case that no timing tells from a slow Write: a Write whose system call
 // returned while the worker waits for a processor. Callers that shed for
 // a Write between 10 and 50 ms old yield the processor once each, so that
-// the worker runs and ends it (sink's "Full rings"). A healthy file is
+// the worker runs and ends it (sink's "What a push waits for"). A healthy file is
 // slow at times too: on the 2-core VM of docs/benchmarks.md ("zapsink")
 // one write(2) took 11.4 ms, and in 7 of 161 runs of 2 s from 64 or 256
 // goroutines logging flat out, 2 to 61,700 records of some 5 M were shed

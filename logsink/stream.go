@@ -62,24 +62,34 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 		s.w.empty.Add(1)
 		return 0, nil
 	}
-	if !s.Begin(l) {
+	c, ok := s.Begin(l)
+	if !ok {
 		return len(p), nil
 	}
 	defer s.End()
 	r := GetRecord()
 	r.e.append(p)
-	s.Push(l, r)
+	s.Push(c, l, r)
 	return len(p), nil
 }
 
+// A Call is one logging call that [Stream.Begin] started, from Begin to
+// its [Stream.Push]: what its hand-offs have waited so far, so that the
+// call waits at most sink's HandOffWait in them in all (sink's "What a
+// push waits for"), whichever of Begin's admission and Push's it waits
+// in. Its zero value has waited nothing.
+type Call struct{ waited time.Duration }
+
 // Begin starts a record of level l that the caller formats itself, for
 // front-ends that format on the caller (slogsink, zapsink): it reports
-// whether s takes a record of that level now. When it returns false the
+// whether s takes a record of that level now, and returns the [Call] to
+// hand to Push. When it returns false the
 // record is already dropped and counted (the ring is full for l, or the
 // Writer is closed), and the caller formats nothing. A record at or above
 // KeepLevel is refused only once the Writer is closed, or with KeepWait
 // off: Push waits for room for it. When it returns true
-// the caller formats the record, ends it with exactly one of [Stream.Push],
+// the caller formats the record, ends it with exactly one of [Stream.Push]
+// (given Begin's Call),
 // [Writer.Fail] (counting 1), [Writer.Panicked] (after counting the record
 // with Fail) or [Writer.Empty], and then calls [Stream.End], which must run
 // even when the formatting panics or calls runtime.Goexit (defer it): Close
@@ -91,7 +101,7 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 // parked for room that a spill directory's mover frees, one per
 // millisecond, so that they get one (parkedYieldEvery; see the package
 // doc).
-func (s Stream) Begin(l slog.Level) bool {
+func (s Stream) Begin(l slog.Level) (Call, bool) {
 	w := s.w
 	st := &w.shards[s.shard]
 	// Close stores closed, then waits for every inflight to read zero;
@@ -104,7 +114,7 @@ func (s Stream) Begin(l slog.Level) bool {
 	if w.isClosed() {
 		st.counts.end()
 		w.closedDrops[levelIndex(l)].Add(1)
-		return false
+		return Call{}, false
 	}
 	limit := w.opts.admissionLimit(l)
 	parked, spilling, fair := s.sh.HandOffState()
@@ -119,14 +129,15 @@ func (s Stream) Begin(l slog.Level) bool {
 	// A fair hand-off queue (sink's Handle.HandOffState) means that records
 	// parked for room have waited past a millisecond while callers that
 	// never parked took it: this one takes its turn behind them.
-	if (q >= limit || fair) && !s.handOff(st, limit) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
+	var c Call
+	if (q >= limit || fair) && !s.handOff(st, limit, &c) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
 		st.counts.end()
 		st.drop(levelIndex(l))
-		return false
+		return c, false
 	}
-	return true
+	return c, true
 }
 
 // handOff waits, while the shard's worker is short of CPU rather than in a
@@ -135,19 +146,20 @@ func (s Stream) Begin(l slog.Level) bool {
 // sink does, for the limit of this admission, which sheds records below
 // KeepLevel before the ring itself is full. Close ends the wait (the
 // record is then shed).
-func (s Stream) handOff(st *shardState, limit int64) bool {
+func (s Stream) handOff(st *shardState, limit int64, c *Call) bool {
 	w := s.w
-	return s.sh.HandOff(func() bool { return w.isClosed() || st.counts.queued() < limit }) &&
-		!w.isClosed()
+	ok, waited := s.sh.HandOff(c.waited, func() bool { return w.isClosed() || st.counts.queued() < limit })
+	c.waited += waited
+	return ok && !w.isClosed()
 }
 
 // admit counts one more record in the shard's queued and reports whether
 // it stayed within limit. While it would not, it hands off to the worker
 // (handOff) and tries again; queued is raised when it returns, either way.
-func (s Stream) admit(st *shardState, limit int64) bool {
+func (s Stream) admit(st *shardState, limit int64, c *Call) bool {
 	for st.counts.addQueued(1) > limit {
 		st.counts.addQueued(-1)
-		if !s.handOff(st, limit) {
+		if !s.handOff(st, limit, c) {
 			st.counts.addQueued(1)
 			return false
 		}
@@ -165,7 +177,7 @@ func (s Stream) End() { s.w.shards[s.shard].counts.end() }
 // and counted, as [Stream.WriteLevel] says (at or above KeepLevel, after
 // a wait of up to Options.KeepWait for room); a report of earlier drops goes
 // in front of it. An empty r is counted in Stats.Empty.
-func (s Stream) Push(l slog.Level, r *Record) {
+func (s Stream) Push(c Call, l slog.Level, r *Record) {
 	w := s.w
 	st := &w.shards[s.shard]
 	lv := levelIndex(l)
@@ -182,7 +194,7 @@ func (s Stream) Push(l slog.Level, r *Record) {
 		return
 	}
 	report, pend := s.takeReport(st, b)
-	full := !s.admit(st, w.opts.admissionLimit(l))
+	full := !s.admit(st, w.opts.admissionLimit(l), &c)
 	wait := keep && w.opts.keepWait > 0 && (full || b.big != nil && w.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
 	if full && !wait {
 		st.counts.addQueued(-1)

@@ -88,8 +88,8 @@ type Config[T any] struct {
 	// MaxInFlight is the most values published and not yet acknowledged
 	// (awaiting an ack or a retry), over all the drain workers. A worker
 	// that finds it (or MaxInFlightBytes) reached waits for an ack;
-	// producers never wait: the rings fill and pushes are shed and
-	// counted. It is what an outage can hold before the rings fill:
+	// producers never wait on it: the rings fill and pushes are shed and
+	// counted (sink's "What a push waits for"). It is what an outage can hold before the rings fill:
 	// default 262,144 (1<<18), about 13 s at 20,000 values/s; at most
 	// [MaxMaxInFlight]. Slots are allocated 1,024 at a time as the load
 	// first needs them: a value in flight costs about 1 KiB of heap with

@@ -1,18 +1,22 @@
 // Package natssink publishes the values pushed into a sharded sink
 // ([github.com/shardedsink/shardedsink/sink]) to NATS JetStream, one message
-// per value: producers never wait, and every value is acked by the stream,
-// counted as failed, or counted as dropped.
+// per value: producers never wait on the stream, and every value is acked
+// by the stream, counted as failed, or counted as dropped.
 //
 //	s, err := natssink.New(js, natssink.Config[Event]{
 //		Subject: "events.app", // a stream must capture it
 //		Encode:  func(dst []byte, e Event) ([]byte, error) { return e.AppendJSON(dst), nil },
 //	})
-//	ok := s.Push(ev)      // never blocks; false: shed and counted
+//	ok := s.Push(ev)      // never waits on the stream; false: shed and counted
 //	err = s.Shutdown(ctx) // publishes what the rings hold, waits for the acks
 //
 // Push or PushWait: [Sink.Push] for values that may be shed (telemetry,
-// logs): it never waits, and a burst larger than the rings is dropped and
-// counted. [Sink.PushWait] for values worth a bounded wait (an audit event,
+// logs). A push never waits on the destination, however slow: a full ring
+// sheds, and a push parks only while its drain worker is short of CPU
+// behind a destination that keeps up (or, with Spill, while the spiller
+// moves values to disk), for at most HandOffWait in all (sink's "What a
+// push waits for"; here Config.Sink's). A burst larger than the rings is
+// dropped and counted. [Sink.PushWait] for values worth a bounded wait (an audit event,
 // a burst that must reach the stream whole): with no room it parks until
 // the drain workers free some or its ctx ends, then drops and counts the
 // value (Stats().WaitedOut). A ctx of a second holds a burst of 64

@@ -216,9 +216,13 @@ func (s *Sink[T]) start(cfg Config[T]) error {
 	return nil
 }
 
-// Push hands v to the sink's rings without waiting: it is [sink.Sink.Push],
-// one lock-free push into the ring of the CPU the caller runs on, with no
-// allocation and no shared counter touched. It returns false when that ring
+// Push hands v to the sink's rings: it is [sink.Sink.Push], one lock-free
+// push into the ring of the CPU the caller runs on, with no allocation and
+// no shared counter touched. A push never waits on the destination,
+// however slow: a full ring sheds, and a push parks only while its drain
+// worker is short of CPU behind a destination that keeps up (or, with
+// Spill, while the spiller moves values to disk), for at most HandOffWait
+// in all (sink's "What a push waits for"). It returns false when that ring
 // and the next were full, or Shutdown has begun: v is then dropped and
 // counted (Stats().Dropped). True means v was accepted, not yet published.
 func (s *Sink[T]) Push(v T) bool { return s.sink.Push(v) }

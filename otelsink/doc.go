@@ -1,7 +1,8 @@
 // Package otelsink holds OpenTelemetry span and log processors built on the
 // sharded sink of [github.com/shardedsink/shardedsink/sink], in place of
 // sdktrace.NewBatchSpanProcessor and sdklog.NewBatchProcessor: their OnEnd
-// and OnEmit never wait or lock, and spread over several rings.
+// and OnEmit take no lock, spread over several rings, and wait only as
+// a push does (Model).
 //
 //	exporter, _ := otlptracegrpc.New(ctx)
 //	tp := sdktrace.NewTracerProvider(
@@ -19,8 +20,13 @@
 // with sink.Sink.Push into its goroutine's home ring (or the next shard's,
 // when that one is full; or every other shard's, where a CPU owns a group
 // of shards, as with the default shard count and CPU homes); when those are
-// full the span is dropped and counted, and OnEnd returns: it never blocks
-// (there is no WithBlocking).
+// full the span is dropped and counted, and OnEnd returns (there is no
+// WithBlocking). OnEnd is a push. A push never waits on the destination,
+// however slow: a full ring sheds, and a push parks only while its drain
+// worker is short of CPU behind a destination that keeps up (or, with
+// Spill, while the spiller moves values to disk), for at most HandOffWait
+// in all (sink's "What a push waits for"; otelsink has no spill tier, and
+// the exporter's calls are the destination's).
 // [LogProcessor.OnEmit] does the same with record.Clone(), since the SDK
 // reuses the record. The drain workers of all the shards fill one export
 // batch, exported when it holds [WithMaxExportBatchSize] items or one batch
@@ -42,7 +48,7 @@
 //	WithExportTimeout, *_EXPORT_TIMEOUT             WithExportTimeout
 //	WithBatchTimeout / WithExportInterval,
 //	  *_SCHEDULE_DELAY                              WithBatchTimeout
-//	WithBlocking                                    (none: OnEnd never waits)
+//	WithBlocking                                    (none: OnEnd never waits on the exporter)
 //	(none)                                          WithShards, WithIdleMode, WithLogger,
 //	                                                WithOverloadReport, WithName, WithMeterProvider
 //

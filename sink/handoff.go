@@ -286,32 +286,31 @@ func (s *Sink[T]) getWaiter() *handOffWaiter {
 }
 
 // handOff is the hand-off of a push into shard i that found the ring full
-// (see the top of this file): while the shard's Drain is not slow it parks
-// until the worker takes values, tries again with try, and repeats, until
-// the worker has taken nothing for HandOffWait. It reports whether try
-// succeeded. It returns false at once with the hand-off off, once
-// Shutdown has begun, and while a Drain call of the shard has run longer
-// than SlowDrain.
-func (s *Sink[T]) handOff(i int, try func() bool) bool {
-	if s.cfg.handOffWait == 0 || s.isClosing() {
-		return false
+// (see the top of this file): while parking helps (parkHelps) it parks
+// until the worker takes values, tries again with try, and repeats, for
+// at most HandOffWait less spent (what the caller's earlier hand-offs of
+// the same call waited) in all. It reports whether try succeeded, and how
+// long it waited. It returns false at once with the hand-off off, once
+// Shutdown has begun, and while the destination is slow.
+func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited int64) {
+	if s.cfg.handOffWait == 0 || s.isClosing() || spent >= int64(s.cfg.handOffWait) {
+		return false, 0
 	}
 	if age, shed := s.shedAge(i, s.now()); shed {
 		// The call may have returned, its worker waiting for a processor:
 		// a push that yielded to it hands off if it has ended.
 		if !yieldToAReturnedCall(age) || s.shedsNow(i, s.now()) {
-			return false
+			return false, 0
 		}
 	}
 	if !s.parkHelps(i) {
-		return false
+		return false, 0
 	}
 	q := &s.handOffs[i]
-	// The wait ends when the worker has taken nothing for HandOffWait:
-	// each wake-up is a take (or a Drain call's end), and moves the
-	// deadline on from its own time, not from when this push got to run
-	// after it.
+	// The wait ends HandOffWait after the call's first hand-off began:
+	// the one bound of a call's wait, whatever path it takes.
 	began := s.now()
+	deadline := began - spent + int64(s.cfg.handOffWait)
 	w := s.getWaiter()
 	defer s.waiters.Put(w)
 	behind := q.join(w)
@@ -321,7 +320,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		if (parks != 0 || !behind) && try() {
 			now := s.now()
 			q.leave(w, now-began < int64(handOffFairAfter), !s.mayTurnFair(i, now))
-			return true
+			return true, now - began
 		}
 		if parks == 0 {
 			atomic.AddUint64(&q.parked, 1)
@@ -332,7 +331,7 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 				s.spill.wake()
 			}
 		}
-		sleep := min(s.recheckIn(i), FastCall)
+		sleep := min(s.recheckIn(i), FastCall, max(time.Duration(deadline-s.now()), 0)+time.Microsecond)
 		if now := s.now(); s.waitCapped(i, now) {
 			// After a stall, a push waits no longer than handOffRecoveringCap
 			// in all: the destination has just been slow.
@@ -351,17 +350,17 @@ func (s *Sink[T]) handOff(i int, try func() bool) bool {
 		case <-s.stop:
 			w.t.Stop()
 			q.leave(w, false, false)
-			return false
+			return false, s.now() - began
 		}
 		w.t.Stop()
 		now := s.now()
 		if age, shed := s.shedAge(i, now); shed && yieldToAReturnedCall(age) {
 			now = s.now() // the call may have ended meanwhile
 		}
-		if now-began >= int64(s.cfg.handOffWait) || !s.parkHelps(i) ||
+		if now >= deadline || !s.parkHelps(i) ||
 			now-began >= int64(handOffRecoveringCap) && s.waitCapped(i, now) || s.shedsNow(i, now) || s.isClosing() {
 			q.leave(w, false, !s.mayTurnFair(i, now))
-			return try()
+			return try(), now - began
 		}
 		q.requeue(w, now-began >= int64(handOffFairAfter) && s.mayTurnFair(i, now))
 	}
@@ -611,31 +610,33 @@ func (s *Sink[T]) slowFor(i int, now int64) (age int64, slow bool) {
 	return age, ok && age > int64(SlowDrain)
 }
 
-// HandOff parks the caller, when the sink hands off (Config.HandOffWait)
-// and the handle's shard is backed up for want of CPU rather than because
-// Drain is slow, until ready reports true: it calls ready, and after each
-// take of the shard's worker and each of its Drain calls again, for at
-// most HandOffWait. It reports whether ready returned true. It returns
-// false at once when ready does not and the hand-off is off, Shutdown has
-// begun, or a Drain call of the shard has run longer than [SlowDrain]
-// (and stops waiting when one does). It is for a caller with an admission
-// of its own in front of the ring (logsink's, which sheds records below
-// its KeepLevel before the ring is full): what Push does for a full ring,
-// such a caller does for its own limit. ready must not block.
+// HandOff parks the caller, when the sink hands off and the handle's
+// shard is backed up for want of CPU rather than behind a slow
+// destination, until ready reports true: it calls ready, and after each
+// take of the shard's worker and each of its Drain calls again. spent is
+// what earlier hand-offs of the same call waited (0 for its first): the
+// call waits at most HandOffWait in all, across them. It reports whether
+// ready returned true, and how long it waited. It returns false at once
+// when ready does not and the hand-off cannot wait (it is off, Shutdown
+// has begun, the destination is slow, or spent is HandOffWait). It is for
+// a caller with an admission of its own in front of the ring (logsink's,
+// which sheds records below its KeepLevel before the ring is full): what
+// Push does for a full ring, such a caller does for its own limit. ready
+// must not block.
 //
 // While the shard's queue is fair ([Handle.HandOffState]), a caller joins
 // it before it calls ready, behind the pushes already parked, unless the
-// hand-off cannot wait (it is off, Shutdown has begun, Drain is slow): it
-// then reports ready's answer at once.
-func (h *Handle[T]) HandOff(ready func() bool) bool {
+// hand-off cannot wait: it then reports ready's answer at once.
+func (h *Handle[T]) HandOff(spent time.Duration, ready func() bool) (ok bool, waited time.Duration) {
 	if h.sh == nil {
 		panicUnmade("Handle")
 	}
 	fair := h.s.handOffFair(h.shard)
 	if !fair && ready() {
-		return true
+		return true, 0
 	}
-	return h.s.handOff(h.shard, ready) || fair && ready()
+	ok, w := h.s.handOff(h.shard, int64(spent), ready)
+	return ok || fair && ready(), time.Duration(w)
 }
 
 // HandOffState reports, in one atomic load of a line that parked pushes,

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
@@ -247,7 +249,7 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 		ready := func() bool { calls.Add(1); return true }
 		began := time.Now()
 		var in atomic.Bool
-		go func() { in.Store(s.handles[0].HandOff(ready)) }()
+		go func() { ok, _ := s.handles[0].HandOff(0, ready); in.Store(ok) }()
 		synctest.Wait()
 		if n := calls.Load(); n != 0 || in.Load() {
 			t.Fatalf("behind a parked push, HandOff called ready %d times at once (in %v), want a park first", n, in.Load())
@@ -262,7 +264,7 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 		}
 		q.leave(ahead, false, false)
 		calls.Store(0)
-		if !s.handles[0].HandOff(ready) || calls.Load() != 1 {
+		if ok, _ := s.handles[0].HandOff(0, ready); !ok || calls.Load() != 1 {
 			t.Fatalf("an unfair queue: ready called %d times, want once, at once", calls.Load())
 		}
 	})
@@ -334,4 +336,35 @@ func TestTimedCallsJudgeEveryShard(t *testing.T) {
 	if !s.drainSlow(0, end) {
 		t.Fatal("untimed, shard 0's Drain call past SlowDrain is not slow")
 	}
+}
+
+// A call's hand-offs share one bound: HandOff given what the call's
+// earlier hand-offs waited (spent) waits only the rest of HandOffWait, and
+// not at all once spent is HandOffWait; a push's own hand-off waits
+// HandOffWait at most. (With the bound per hand-off, as before, logsink's
+// Begin and admission each waited a whole HandOffWait: this test fails
+// with the deadline taken from began alone.)
+func TestACallsHandOffsShareOneBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const wait = 20 * time.Millisecond
+		s := bare(t, Config[int]{Shards: 1, RingCapacity: 8, HandOffWait: wait})
+		fill(t, s, 0, 8) // no worker: the ring stays full
+		never := func() bool { return false }
+		for _, spent := range []time.Duration{0, wait - 3*time.Millisecond, wait, 2 * wait} {
+			t0 := time.Now()
+			ok, waited := s.handles[0].HandOff(spent, never)
+			took := time.Since(t0)
+			require.False(t, ok)
+			require.Equal(t, took, waited, "HandOff's waited is not the time it took")
+			require.LessOrEqual(t, took, max(wait-spent, 0)+time.Millisecond, "spent %v: waited past the bound", spent)
+			if spent < wait {
+				require.GreaterOrEqual(t, took, wait-spent, "spent %v: gave up before the bound", spent)
+			} else {
+				require.Zero(t, took, "spent %v: waited although the bound was spent", spent)
+			}
+		}
+		t0 := time.Now()
+		require.False(t, s.Push(99))
+		require.LessOrEqual(t, time.Since(t0), wait+time.Millisecond, "a push waited past HandOffWait")
+	})
 }

@@ -22,16 +22,14 @@
 //
 // # Guarantees
 //
-//  1. Handle never waits for a slow writer, but for a record at or above
-//     KeepLevel whose ring is full, which waits up to Options.KeepWait
-//     for room (guarantee 5), and a call that found its ring full just as
-//     a Write began, which waits until that Write has run sink.SlowDrain
-//     (10 ms). It waits for a drain worker that is short of CPU (loggers
-//     that outnumber the cores and never block): a call whose ring is
-//     full then parks until the worker writes (logsink's hand-off,
-//     Options.DisableHandOff), so the log stays complete while the writer
-//     keeps up (in the second after a Write of over 100 ms, a stall, it
-//     parks 5 ms at most, unless Options.SpillDir takes the records). It
+//  1. Handle is a push. A push never waits on the destination, however
+//     slow: a full ring sheds, and a push parks only while its drain
+//     worker is short of CPU behind a destination that keeps up (or, with
+//     Spill, while the spiller moves values to disk), for at most
+//     HandOffWait in all (sink's "What a push waits for"; here
+//     Options.SpillDir and Options.DisableHandOff). The one other wait is
+//     the one a caller asks for: a record at or above KeepLevel whose ring
+//     is full waits up to Options.KeepWait for room (guarantee 5). It
 //     formats the
 //     record (as the synchronous Format handler would, plus one copy of
 //     the bytes) and makes one push into one ring. With [JSON] and [Text]

@@ -111,7 +111,8 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	// Begin counts a record it refuses (closed, or its ring full) before
 	// anything is formatted; End, deferred, runs even when the Format
 	// handler calls runtime.Goexit, so that Close does not wait for it.
-	if !h.s.Begin(r.Level) {
+	call, ok := h.s.Begin(r.Level)
+	if !ok {
 		return nil
 	}
 	defer h.s.End()
@@ -139,6 +140,6 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		}
 		return nil
 	}
-	h.s.Push(r.Level, b)
+	h.s.Push(call, r.Level, b)
 	return nil
 }

@@ -104,13 +104,14 @@ func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 
 func (c *Core) write(ent zapcore.Entry, fields []zapcore.Field) (err error) {
 	lv := SlogLevel(ent.Level)
-	if !c.s.Begin(lv) {
+	call, ok := c.s.Begin(lv)
+	if !ok {
 		return nil
 	}
 	defer c.s.End()
 	r, err := c.sh.encode(c.enc, ent, fields, true)
 	if r != nil {
-		c.s.Push(lv, r)
+		c.s.Push(call, lv, r)
 	}
 	return err
 }

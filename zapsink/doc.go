@@ -1,7 +1,7 @@
 // Package zapsink puts zap on logsink's non-blocking record writer: a
 // [Core] (a zapcore.Core) that encodes every entry on the goroutine that
 // logs, with the zapcore.Encoder you give it, and hands the bytes to a
-// logsink.Writer, which never waits for the destination; and a
+// logsink.Writer, which never waits on the destination; and a
 // [WriteSyncer] for users who keep their own core.
 //
 //	core, err := zapsink.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), os.Stdout, zap.InfoLevel, nil)
@@ -11,14 +11,16 @@
 //
 // # Guarantees
 //
-// Those of logsink (its package doc): a logging call never waits for the
-// destination (an entry at or above KeepLevel whose ring is full waits up
-// to Options.KeepWait, default 1 ms, for room, and is then shed and
-// counted in Stats().WaitedOut; a call whose ring is full while the drain
-// worker is only short of CPU waits for it, until the Write in progress
-// has run sink.SlowDrain at most: logsink's hand-off, which
-// Options.DisableHandOff turns off); when the destination falls behind,
-// records are shed,
+// Those of logsink (its package doc). A logging call is a push. A push
+// never waits on the destination, however slow: a full ring sheds, and a
+// push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
+// values to disk), for at most HandOffWait in all (sink's "What a push
+// waits for"; here Options.SpillDir and Options.DisableHandOff). The one
+// other wait is the one a caller asks for: an entry at or above KeepLevel
+// whose ring is full waits up to Options.KeepWait, default 1 ms, for
+// room, and is then shed and counted in Stats().WaitedOut. When the
+// destination falls behind, records are shed,
 // counted, and reported in the stream by a record at WARN, encoded by
 // your encoder,
 //

@@ -14,14 +14,16 @@
 //
 // # Guarantees
 //
-// Those of logsink (its package doc): a logging call never waits for the
-// destination (an event at or above KeepLevel whose ring is full waits up
-// to Options.KeepWait, default 1 ms, for room, and is then shed and
-// counted in Stats().WaitedOut; a call whose ring is full while the drain
-// worker is only short of CPU waits for it, until the Write in progress
-// has run sink.SlowDrain at most: logsink's hand-off, which
-// Options.DisableHandOff turns off); when the destination falls behind,
-// events are shed,
+// Those of logsink (its package doc). A logging call is a push. A push
+// never waits on the destination, however slow: a full ring sheds, and a
+// push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
+// values to disk), for at most HandOffWait in all (sink's "What a push
+// waits for"; here Options.SpillDir and Options.DisableHandOff). The one
+// other wait is the one a caller asks for: an event at or above KeepLevel
+// whose ring is full waits up to Options.KeepWait, default 1 ms, for
+// room, and is then shed and counted in Stats().WaitedOut. When the
+// destination falls behind, events are shed,
 // counted, and reported in the stream by an event at warn level that
 // zerolog itself formats, with zerolog's field names,
 //

@@ -25,7 +25,7 @@ func main() {
 	for range 8 {
 		wg.Go(func() {
 			for i := range 1000 {
-				s.Push(Event{Status: 200 + i%2}) // never waits for Drain; false: dropped and counted
+				s.Push(Event{Status: 200 + i%2}) // never waits on Drain; false: dropped and counted
 			}
 		})
 	}
