@@ -4,9 +4,9 @@
 // hands them on in batches to an [Action], off the producers' path. A value
 // that finds its ring full is shed and counted. A push never waits on the
 // destination, however slow: a full ring sheds, and a push parks only while
-// its drain worker is short of CPU behind a destination that keeps up (or,
-// with Spill, while the spiller moves values to disk), for at most
-// HandOffWait in all (see What a push waits for).
+// its drain worker or the destination is short of CPU that the producers
+// hold (or, with Spill, while the spiller moves values to disk), for at
+// most HandOffWait in all (see What a push waits for).
 // For telemetry, logs, metrics and other streams that tolerate loss; not a
 // durable queue (no at-least-once delivery, no order across shards).
 //
@@ -108,9 +108,9 @@
 // # What a push waits for
 //
 // A push never waits on the destination, however slow: a full ring sheds,
-// and a push parks only while its drain worker is short of CPU behind a
-// destination that keeps up (or, with Spill, while the spiller moves
-// values to disk), for at most HandOffWait in all.
+// and a push parks only while its drain worker or the destination is
+// short of CPU that the producers hold (or, with Spill, while the spiller
+// moves values to disk), for at most HandOffWait in all.
 //
 // A ring fills for one of two reasons. Either the destination is slower
 // than the pushes, and shedding is the answer; or the drain worker is
@@ -121,12 +121,17 @@
 // healthy file were lost that way. The sink tells the two apart by the
 // destination's pace, the shortest of the worker's recent calls into it:
 // a worker short of CPU stretches calls, never shortens them. Behind a
-// destination whose recent calls all took [FastCall] (250 µs) or more, or
-// whose call in progress has run longer than [SlowDrain] (10 ms), a push
-// into a full ring sheds at once, and so does every push under
-// [DropOldest] (it displaces instead) or with [Config.DisableHandOff].
-// Otherwise it parks until the worker takes values and tries again, for
-// at most [Config.HandOffWait] (100 ms) in all, and is then shed; a parked
+// destination whose call in progress has run longer than [SlowDrain] (10
+// ms), a push into a full ring sheds at once. Behind one whose recent
+// calls all took [FastCall] (250 µs) or more, it sheds at once too, unless
+// the process's goroutines hold every processor (its CPU time against
+// GOMAXPROCS): what such a destination waits for may run behind them (a
+// pipe's reader), and the push parks for 2 ms at most first. Every push
+// under [DropOldest] sheds
+// at once (it displaces instead), and so does every push with
+// [Config.DisableHandOff]. Behind a destination that keeps up, a push
+// parks until the worker takes values and tries again, for at most
+// [Config.HandOffWait] (100 ms) in all, and is then shed; a parked
 // producer leaves the run queue, and the worker runs. Stats().HandOffs
 // counts the pushes that parked; the overload report names the cause.
 // The other waits are the ones a caller asks for: [Handle.PushWait] and

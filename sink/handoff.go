@@ -7,16 +7,17 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/shardedsink/shardedsink/internal/cpuload"
 	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
 // The hand-off: what a push does when its ring is full, and the one home
-// of the rule that decides whether it parks or sheds (parkHelps, with
+// of the rule that decides whether it parks or sheds (parkFor, with
 // shedAge for a call in progress). The users' text, the same words in
 // every package that pushes (TestThePromiseIsOneText keeps them so): a
 // push never waits on the destination, however slow: a full ring sheds,
-// and a push parks only while its drain worker is short of CPU behind a
-// destination that keeps up (or, with Spill, while the spiller moves
+// and a push parks only while its drain worker or the destination is short of
+// CPU that the producers hold (or, with Spill, while the spiller moves
 // values to disk), for at most HandOffWait in all.
 //
 // A ring fills for one of two reasons. Either the destination is slower
@@ -33,38 +34,43 @@ import (
 // (its Drain calls, or with a CallTimer its timed calls). A worker short
 // of CPU stretches calls (a Write whose system call returns waits for a
 // processor), it never shortens them, so the shortest of several is the
-// destination's own time. A push into a full ring parks (parkHelps) only
-// while that pace is under FastCall (250 µs), and, before the first call
-// ends, while the call in progress is younger than FastCall: the
-// destination keeps up with a worker that runs, and the ring is full
-// because the worker does not. Behind a slower destination it sheds at
-// once, whatever its per-call time. Measured against the earlier tell
-// (the age of the call in progress against SlowDrain alone), with issue
-// 62's user program (8 paced producers, Shards 2, RingCapacity 1024,
-// BatchSize 256, a Drain sleeping 5 ms a call): the longest push went
-// from 1.003 s to that of the hand-off off, 0 hand-offs
-// (BenchmarkSlowDestination; docs/benchmarks.md, "What a push waits
-// for"). Other tells were tried and dropped: the process's CPU time
-// (getrusage) against GOMAXPROCS reads a busy host as spare CPU, and with
-// the machine loaded by other processes 256 producers on locked threads
-// had up to 141 k of 512 k pushes shed; runtime/metrics'
-// /sched/latencies samples too few schedulings of goroutines that never
-// block to say anything within milliseconds.
+// destination's own time. Behind a destination whose pace is under
+// FastCall (250 µs), or before the first call ends one whose call in
+// progress is younger than FastCall, a full ring means a worker short of
+// CPU, and a push parks for up to HandOffWait. Behind a slower one it
+// parks only while the process's goroutines hold every processor
+// (internal/cpuload: its CPU time against GOMAXPROCS), for cpuShortWait
+// at most: what such a destination waits for may run behind the
+// producers (the reader of a pipe, in this process or on this machine:
+// zapsink's stalled pipe, whose reader is a goroutine of the probe,
+// passed 1.4 to 6.8 % of the records after the stall without this park,
+// 27 to 36 % with it). Otherwise it sheds at once, whatever the
+// destination's per-call time. With the earlier tell, the age of the
+// call in progress against SlowDrain alone, issue 62's program (8 paced
+// producers, Shards 2, RingCapacity 1024, BatchSize 256, a Drain sleeping
+// 5 ms a call) saw pushes of 1.003 s; the table of both, hand-off on and
+// off: docs/benchmarks.md, "What a push waits for". Tried and dropped as
+// the only tell: the process's CPU time, since a machine loaded by other
+// processes reads as spare CPU (256 producers on locked threads then had
+// up to 141 k of 512 k pushes shed); runtime/metrics' /sched/latencies,
+// which samples too few schedulings of goroutines that never block to
+// say anything within milliseconds.
 //
-// The rule, in order: the hand-off off, DropOldest (budget.go's refused:
-// it displaces), or Shutdown begun: shed. A call in progress older than
-// SlowDrain (with a CallTimer, of any shard: drainstate.go): shed, after
-// one yield while the call is younger than SlowDrain + returnedCallWindow
-// (yieldToAReturnedCall). A slow pace: shed. Otherwise park, until the
-// worker takes values (or a Drain call of it returns) and the push gets
-// in, and give up (shed) once it has waited HandOffWait in all, once the
-// pace turns slow or a call passes SlowDrain, or when Shutdown begins.
-// HandOffWait is the one bound of a push's wait, whatever path it takes
-// (logsink's admission goes through the same handOff). A spill tier that
-// takes the shard's values lifts the pace test: a push then waits for the
-// spiller's moves, which free room every millisecond, within the same
-// bound. Only a ring full in slots hands off: a push that the byte budget
-// alone refused sheds as before (shard.handOffPush says why).
+// The rule, in order (parkFor; the yield in handOff): the hand-off off,
+// DropOldest (budget.go's refused: it displaces), or Shutdown begun:
+// shed. A call in progress older than SlowDrain (with a CallTimer, of
+// any shard: drainstate.go): shed, after one yield while the call is
+// younger than SlowDrain + returnedCallWindow (yieldToAReturnedCall).
+// Then parkFor's bound: 0 sheds; otherwise park until the worker takes
+// values (or a Drain call of it returns) and the push gets in, and give
+// up (shed) once the bound has passed, the bound looked up again at every
+// wake-up, or when Shutdown begins. HandOffWait bounds a call's waits in
+// all, whatever path it takes (logsink's admission and push share it:
+// Handle.HandOff's spent). A spill tier that takes the shard's values
+// lifts the pace test: a push then waits for the spiller's moves, which
+// free room every millisecond, within the same bound. Only a ring full in
+// slots hands off: a push that the byte budget alone refused sheds as
+// before (shard.handOffPush says why).
 //
 // The protocol, Dekker's pattern as in PushWait and the doorbell: a parked
 // push joins its shard's queue (raising n) before its last try; a worker
@@ -286,7 +292,7 @@ func (s *Sink[T]) getWaiter() *handOffWaiter {
 }
 
 // handOff is the hand-off of a push into shard i that found the ring full
-// (see the top of this file): while parking helps (parkHelps) it parks
+// (see the top of this file): while parkFor allows it, it parks
 // until the worker takes values, tries again with try, and repeats, for
 // at most HandOffWait less spent (what the caller's earlier hand-offs of
 // the same call waited) in all. It reports whether try succeeded, and how
@@ -303,14 +309,15 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 			return false, 0
 		}
 	}
-	if !s.parkHelps(i) {
+	bound := s.parkFor(i)
+	if bound == 0 {
 		return false, 0
 	}
 	q := &s.handOffs[i]
 	// The wait ends HandOffWait after the call's first hand-off began:
 	// the one bound of a call's wait, whatever path it takes.
 	began := s.now()
-	deadline := began - spent + int64(s.cfg.handOffWait)
+	deadline := began + min(int64(s.cfg.handOffWait)-spent, bound)
 	w := s.getWaiter()
 	defer s.waiters.Put(w)
 	behind := q.join(w)
@@ -357,7 +364,12 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 		if age, shed := s.shedAge(i, now); shed && yieldToAReturnedCall(age) {
 			now = s.now() // the call may have ended meanwhile
 		}
-		if now >= deadline || !s.parkHelps(i) ||
+		if b := s.parkFor(i); b == 0 {
+			deadline = now
+		} else {
+			deadline = min(deadline, began+b)
+		}
+		if now >= deadline ||
 			now-began >= int64(handOffRecoveringCap) && s.waitCapped(i, now) || s.shedsNow(i, now) || s.isClosing() {
 			q.leave(w, false, !s.mayTurnFair(i, now))
 			return try(), now - began
@@ -366,15 +378,19 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 	}
 }
 
-// parkHelps reports whether a push refused by shard i's full ring may
-// park: the process's goroutines hold every processor (cpuload.Short), so
-// that the shard's worker, if runnable, waits for one that parking the
-// producers frees; or the shard's spill tier takes its values, whose
-// moves free room every millisecond. Otherwise the ring is full because
-// the destination is slower than the pushes, and the push sheds.
-func (s *Sink[T]) parkHelps(i int) bool {
+// parkFor returns how long, in all, a push refused by shard i's full ring
+// may park now; 0: it sheds. The rule (see the top of this file): while
+// the shard's spill tier takes its values, HandOffWait (the spiller's
+// moves free room every millisecond); behind a destination that keeps up
+// (its pace under FastCall, or before its first call ends a call in
+// progress younger than FastCall), HandOffWait: the ring is full because
+// the worker is short of CPU; behind a slower destination, cpuShortWait
+// while the process's goroutines hold every processor (cpuload.Short):
+// what the destination waits for (a reader of a pipe, in this process or
+// on this machine) may be running behind the producers; otherwise 0.
+func (s *Sink[T]) parkFor(i int) int64 {
 	if s.spillTakes(i) {
-		return true
+		return int64(s.cfg.handOffWait)
 	}
 	ds, timed := s.judges(i)
 	now := s.now()
@@ -386,11 +402,25 @@ func (s *Sink[T]) parkHelps(i int) bool {
 			pace, known = ds[j].pending(now, timed)
 		}
 		if known && pace >= int64(FastCall) {
-			return false
+			if cpuload.Short() {
+				return int64(min(cpuShortWait, s.cfg.handOffWait))
+			}
+			return 0
 		}
 	}
-	return true
+	return int64(s.cfg.handOffWait)
 }
+
+// cpuShortWait is the longest a push parks behind a slow destination
+// while the process's goroutines hold every processor (parkFor). Short
+// enough that a push behind a destination that is merely slow waits no
+// more than a preemption would make it wait anyway (issue 62's slow rows
+// with both cores busy: hand-off on and off side by side in
+// docs/benchmarks.md, "What a push waits for"); long enough that 64
+// goroutines logging into a pipe whose reader runs behind them park, and
+// the reader runs (zapsink's and zerologsink's stalled pipes: the records
+// that reached the reader after the stall, in the same table).
+const cpuShortWait = 2 * time.Millisecond
 
 // FastCall is the pace from which the sink takes a destination to be
 // slow: behind a destination whose recent calls (the worker's last 8 to
