@@ -91,7 +91,9 @@
 //	shardedsink_slog_on_disk_records                 gauge    records in the spill directory now
 //
 // Once the handler is closed and nobody logs, written + dropped + failed +
-// abandoned + empty is every record handled.
+// abandoned + empty + lost_on_disk + on_disk - recovered is every record
+// handled (the last three 0 without a SpillDir; slogsink.Stats has the
+// identity).
 //
 // # Series of any logsink writer
 //

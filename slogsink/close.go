@@ -26,7 +26,9 @@ func (h *Handler) Flush(ctx context.Context) error {
 // [DroppedMessage] record for any drops not yet reported; then the drain
 // workers stop. It returns nil, or ctx.Err() when ctx ends first: the
 // records still buffered then are not written, and are counted in
-// Stats().Abandoned once the workers have exited ([Handler.Done]).
+// Stats().Abandoned once the workers have exited ([Handler.Done]); with
+// Options.SpillDir they go to disk instead, for the next handler on the
+// directory, and are counted in Stats().OnDisk ([Stats] has the identity).
 //
 // Close runs once; every call returns the first call's result, and a call
 // made while the first is still working returns when it does, or with its

@@ -63,14 +63,18 @@
 //     slog.Logger, which never passes an empty name, the two agree).
 //  3. Accounting: once Close has returned and [Handler.Done] is closed (at
 //     once when Close returned nil), the records handled are exactly
-//     Written + Dropped + Errors + Abandoned + Empty ([Stats]). Dropped:
+//     Written + Dropped + Errors + Abandoned + Empty + LostOnDisk + OnDisk
+//     - Recovered ([Stats]; the last three are 0 without
+//     Options.SpillDir). Dropped:
 //     shed because a ring was full (in slots or in bytes), or handled
 //     after Close. Errors: lost in a Write that failed or panicked, or in a
 //     Format handler (ReplaceAttr included) that returned an error or
 //     panicked; a panic costs its record or its Write only, is counted in
 //     Panics, never reaches the caller, and the first of each minute is
 //     logged through Options.Logger. Abandoned: still buffered when Close's
-//     ctx ended. Empty: the Format handler wrote no bytes for them.
+//     ctx ended, without a SpillDir (with one, those go to disk: OnDisk,
+//     for the next handler on the directory). Empty: the Format handler
+//     wrote no bytes for them.
 //  4. Every drop is reported in the stream exactly once, by a
 //     [DroppedMessage] record at level WARN whose "dropped" attribute is
 //     the number of records lost at that point of the handler's shard (and
