@@ -1,7 +1,8 @@
 // Command readme is the complete program of the README: eight goroutines
 // push 8,000 events into a sink, the program shuts the sink down and reads
 // its Stats. main_test.go keeps the README's copy and its output equal to
-// this file and what it prints.
+// this file and what it prints; snippets_test.go builds every go block of
+// the README, its fragments in a harness that continues this program.
 package main
 
 import (
@@ -17,9 +18,10 @@ type Event struct{ Status int }
 
 func main() {
 	var shipped atomic.Int64
-	s := sink.MustNew(sink.Config[Event]{}, sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
+	action := sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
 		shipped.Add(int64(len(batch))) // ship the batch; keep no reference into it
-	}))
+	})
+	s := sink.MustNew(sink.Config[Event]{}, action)
 
 	var wg sync.WaitGroup
 	for range 8 {
