@@ -23,7 +23,7 @@ import (
 // snippetDocuments are the markdown files, relative to the repository root,
 // whose go blocks TestEveryGoSnippetCompiles builds: the front page and the
 // READMEs it links for the modules that have no other.
-var snippetDocuments = []string{"README.md"}
+var snippetDocuments = []string{"README.md", "natssink/README.md"}
 
 // snippet is one go block of a markdown file.
 type snippet struct {
