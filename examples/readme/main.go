@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -17,9 +16,8 @@ import (
 type Event struct{ Status int }
 
 func main() {
-	var shipped atomic.Int64
 	action := sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
-		shipped.Add(int64(len(batch))) // ship the batch; keep no reference into it
+		// ship the batch; keep no reference into it
 	})
 	s := sink.MustNew(sink.Config[Event]{}, action)
 
@@ -37,5 +35,5 @@ func main() {
 		panic(err)
 	}
 	st := s.Stats()
-	fmt.Printf("shipped %d, dropped %d, queued %d\n", shipped.Load(), st.Dropped, st.Queued)
+	fmt.Printf("drained %d, dropped %d, queued %d\n", st.Drained, st.Dropped, st.Queued)
 }
