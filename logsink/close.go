@@ -148,7 +148,7 @@ func (w *Writer) waitQuiet(ctx context.Context) error {
 // Done returns a channel that is closed once Close has stopped the drain
 // workers and the last of them has exited; after a Close whose ctx ended
 // first, that is when the last Write in flight has returned. From then on
-// the counts of [Handler.Stats] are final.
+// the counts of [Writer.Stats] are final.
 func (w *Writer) Done() <-chan struct{} { return w.sink.Done() }
 
 // Dropped returns Stats().Dropped, without allocating.

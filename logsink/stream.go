@@ -99,8 +99,7 @@ type Call struct{ waited time.Duration }
 // yields the processor (runtime.Gosched) in Begin, so that the drain
 // worker, runnable but behind busy loggers, gets a turn; while records are
 // parked for room that a spill directory's mover frees, one per
-// millisecond, so that they get one (parkedYieldEvery; see the package
-// doc).
+// millisecond, so that they get one (see the package doc, guarantee 1).
 func (s Stream) Begin(l slog.Level) (Call, bool) {
 	w := s.w
 	st := &w.shards[s.shard]

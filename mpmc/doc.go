@@ -42,10 +42,10 @@
 //
 // A send or receive that completes at once costs one locked instruction on
 // amd64 (the ring's compare-and-swap), no allocation, and no lock unless
-// goroutines wait on the other side: 0.43x to 0.68x a Go channel's from
-// one goroutine, 0.68x to 1.11x with 4 senders and 4 receivers, where a
-// Go channel is cheaper with 16 slots between goroutines
-// (bench/channels/RESULTS.md; go run ./bench/channels).
+// goroutines wait on the other side: 0.52x to 0.64x a Go channel's from
+// one goroutine, 0.48x to 0.85x with 4 senders and 4 receivers, and at
+// most 0.99x in any case of the table (bench/channels/RESULTS.md;
+// go run ./bench/channels).
 //
 // # Ends, Close and Release
 //

@@ -31,7 +31,7 @@ const maxCPUHomeTable = 1 << 12
 // producers running at the same instant run on different CPUs, so with a
 // ring per CPU they never share a ring. More rings (a Shards set above it)
 // do not make pushes cheaper; they add capacity: each CPU then owns a group
-// of them, which its goroutines share by their stacks (see cpuHomeTable).
+// of them, which its goroutines share by their stacks.
 // The cap by GOMAXPROCS keeps a process that may run on many CPUs but
 // runs few threads at once (a container's CPU quota on a large host) to a
 // few rings per running thread.

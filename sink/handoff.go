@@ -684,7 +684,7 @@ func (h *Handle[T]) HandOff(spent time.Duration, ready func() bool) (ok bool, wa
 // does not hand off. A caller whose pushes the ring takes while others
 // are parked runs ahead of them: logsink's callers yield the processor
 // now and then while records are parked and the tier takes, so that the
-// parked ones get it (logsink's parkedYieldEvery).
+// parked ones get it (logsink's guarantee 1).
 func (h *Handle[T]) HandOffState() (parked, spilling, fair bool) {
 	if h.sh == nil {
 		panicUnmade("Handle")

@@ -108,14 +108,14 @@ func writeHeadline(w io.Writer, res *Result, runs []*Result, all *Result) error 
 		defaults = fmt.Sprintf("; ‡: every default (%s-slot rings), workers draining, another run",
 			groupDigits(sink.DefaultRingCapacity))
 	}
-	caption := fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values into structures that "+
+	caption := report.Wrap(fmt.Sprintf("%d producers, each on its own OS thread, push 8-byte values into structures that "+
 		"hold a whole round (%s slots), nobody draining%s. "+
 		"Core-ns per push: min(producers, GOMAXPROCS) x wall time / accepted pushes; †: producers took turns. "+
 		"The median of %d runs by the sink's cell (%s%s): %s, load average %s, Sink.Push on %s "+
-		"([method](docs/benchmarks.md#the-decision-table-benchcontended)).\n\n",
+		"([method](docs/benchmarks.md#the-decision-table-benchcontended)).",
 		at, groupDigits(ringCapacity(res.Config.Round)), defaults, max(len(runs), 1), windowShort(res.Config),
-		spread, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes))
-	if _, err := io.WriteString(w, caption); err != nil {
+		spread, r.Machine, report.FormatLoad(r.LoadBefore), homesText(res.Config.Homes)), report.FrontPageWidth, "")
+	if _, err := io.WriteString(w, caption+"\n\n"); err != nil {
 		return err
 	}
 	return writeFrontTable(w, res, all, at)

@@ -22,6 +22,7 @@ import (
 	"github.com/shardedsink/shardedsink/bench/internal/report"
 
 	"github.com/shardedsink/shardedsink/bench/internal/commandtest"
+	"github.com/shardedsink/shardedsink/bench/internal/doccheck"
 	"github.com/shardedsink/shardedsink/ring/vyukov"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -577,4 +578,25 @@ func TestTheHeadlineRunsAndTheTablesRunCombine(t *testing.T) {
 	require.InDelta(t, 0.2, worst, 1e-9)
 	_, from = combined([]*Result{h1, h2})
 	require.Nil(t, from, "a run of every table needs no other")
+}
+
+// TestTheReadmeShowsTheCommittedMethod fails when the first command of
+// README.md that runs this harness is not the one that made the committed
+// headline runs: run.sh with RUNS set to the number of runs/run-N.json
+// files. A quicker form may follow it, labelled as such.
+func TestTheReadmeShowsTheCommittedMethod(t *testing.T) {
+	runs, err := filepath.Glob("runs/run-*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, runs, "no committed headline run")
+	cmds, err := doccheck.Commands("../..", "README.md")
+	require.NoError(t, err)
+	var measuring []string
+	for _, c := range cmds {
+		if strings.Contains(c.Text, "bench/contended") && !strings.Contains(c.Text, " -from ") {
+			measuring = append(measuring, c.Text)
+		}
+	}
+	require.NotEmpty(t, measuring, "README.md gives no command that runs bench/contended")
+	require.Equal(t, fmt.Sprintf("RUNS=%d bash bench/contended/run.sh", len(runs)), measuring[0],
+		"README.md's first command that runs the harness is not the committed method")
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -18,10 +20,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var pushesLine = regexp.MustCompile(`(?m)^pushes +(\d+) attempted = (\d+) accepted \+ (\d+) dropped \(ring full\)$`)
 
 func TestRunAddsUp(t *testing.T) {
-	for _, pace := range []time.Duration{0, time.Millisecond} {
+	for _, c := range []struct {
+		pace    time.Duration
+		handOff bool
+	}{{0, true}, {time.Millisecond, true}, {0, false}} {
+		pace := c.pace
 		var out bytes.Buffer
-		if err := run(&out, 16, 1000, 64, pace); err != nil {
-			t.Fatalf("pace %v: %v", pace, err)
+		if err := run(&out, 16, 1000, 64, pace, c.handOff); err != nil {
+			t.Fatalf("pace %v, hand-off %v: %v", pace, c.handOff, err)
+		}
+		if off := strings.Contains(out.String(), "The hand-off was off"); off == c.handOff {
+			t.Errorf("pace %v, hand-off %v: the report says the hand-off was off: %v", pace, c.handOff, off)
 		}
 		report := out.String()
 		if n := strings.Count(report, "\n"); n > 20 {
@@ -50,4 +59,25 @@ func TestRunAddsUp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTheHandOffDecidesWhetherAFlatOutRunSheds holds the package doc's
+// account of -pace 0 on one processor, where a producer pushing flat out
+// outruns the drain worker for certain: with the hand-off (the default) a
+// push into a full ring waits for the worker and almost nothing is
+// dropped; with -handoff=false most pushes are.
+func TestTheHandOffDecidesWhetherAFlatOutRunSheds(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const total = 16 * 1000
+	dropped := func(handOff bool) int {
+		var out bytes.Buffer
+		require.NoError(t, run(&out, 16, 1000, 64, 0, handOff))
+		m := pushesLine.FindStringSubmatch(out.String())
+		require.NotNil(t, m, "no accounting line in the report:\n%s", out.String())
+		n, err := strconv.Atoi(m[3])
+		require.NoError(t, err)
+		return n
+	}
+	require.LessOrEqual(t, dropped(true), total/100, "with the hand-off, a flat-out run drops few or none")
+	require.Greater(t, dropped(false), total/2, "without it, a flat-out run drops most pushes")
 }

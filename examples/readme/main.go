@@ -1,14 +1,14 @@
 // Command readme is the complete program of the README: eight goroutines
 // push 8,000 events into a sink, the program shuts the sink down and reads
 // its Stats. main_test.go keeps the README's copy and its output equal to
-// this file and what it prints.
+// this file and what it prints; snippets_test.go builds every go block of
+// the README, its fragments in a harness that continues this program.
 package main
 
 import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -16,24 +16,24 @@ import (
 type Event struct{ Status int }
 
 func main() {
-	var shipped atomic.Int64
-	s := sink.MustNew(sink.Config[Event]{}, sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
-		shipped.Add(int64(len(batch))) // ship the batch; keep no reference into it
-	}))
+	action := sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
+		// ship the batch; keep no reference into it
+	})
+	s := sink.MustNew(sink.Config[Event]{}, action)
 
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for i := range 1000 {
-				s.Push(Event{Status: 200 + i%2}) // never waits on Drain; false: dropped and counted
+				s.Push(Event{Status: 200 + i%2}) // false: dropped and counted
 			}
 		})
 	}
-	wg.Wait() // producers first; Shutdown drains what is buffered
+	wg.Wait() // then Shutdown drains the rest
 
 	if err := s.Shutdown(context.Background()); err != nil {
 		panic(err)
 	}
 	st := s.Stats()
-	fmt.Printf("shipped %d, dropped %d, queued %d\n", shipped.Load(), st.Dropped, st.Queued)
+	fmt.Printf("drained %d, dropped %d, queued %d\n", st.Drained, st.Dropped, st.Queued)
 }

@@ -38,7 +38,7 @@ func TestTheReadmeShowsThisProgramAndItsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "shipped 8000, dropped 0, queued 0\n"; string(out) != want {
+	if want := "drained 8000, dropped 0, queued 0\n"; string(out) != want {
 		t.Errorf("the program printed %q, want %q", out, want)
 	}
 	if !strings.Contains(string(readme), "```\n"+string(out)+"```\n") {

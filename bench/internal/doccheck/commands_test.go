@@ -19,7 +19,7 @@ import (
 const root = "../../.."
 
 // documents are the markdown files whose commands a reader types.
-var documents = []string{"README.md", "docs/*.md"}
+var documents = []string{"README.md", "docs/*.md", "natssink/README.md"}
 
 // how says how the test runs a documented command: as written (run ==
 // "="), as a quick form that exercises the same command without its long
@@ -45,6 +45,9 @@ var commands = map[string]how{
 	"bash .ci/run":                      {skip: "the CI gate itself: this test runs inside it"},
 	"go test ./...":                     {skip: "the core module's tests: the CI gate runs them (under -race), and this test is one of them"},
 	"go test ./bench/frontpage -update": {run: "go test -count=1 ./bench/frontpage"},
+
+	// natssink/README.md
+	"go test ./natssink/...": {run: "go test -count=1 -run '^Example$' ./natssink/"},
 
 	// docs/design.md and docs/benchmarks.md: the contended harness
 	"RUNS=3 bash bench/contended/run.sh": {run: "bash -n bench/contended/run.sh"},
@@ -72,6 +75,7 @@ var commands = map[string]how{
 	"bash bench/channels/compare.sh OLD_CHECKOUT .":                                           {run: "bash -n bench/channels/compare.sh"},
 	"bash slogsink/testdata/bench.sh":                                                         {run: "bash -n slogsink/testdata/bench.sh"},
 	"bash slogsink/testdata/keepwait.sh":                                                      {run: "bash -n slogsink/testdata/keepwait.sh"},
+	"bash sink/testdata/handoff.sh":                                                           {run: "bash -n sink/testdata/handoff.sh"},
 	"bash slogsink/testdata/compare.sh -rounds 10 -bench 'With/records=0|InfoOnAChain'":       {run: "bash -n slogsink/testdata/compare.sh"},
 	"go test -run TestAFloodOfLargeRecordsIsBoundedInBytes -v ./slogsink/":                    asWritten,
 	"bash otelsink/testdata/bench.sh":                                                         {run: "bash -n otelsink/testdata/bench.sh"},

@@ -1,12 +1,15 @@
 // Package doccheck finds the shell commands that the repository's
 // documentation tells a reader to type, so that a test can run every one
-// of them (or its quick form) and no documented command rots.
+// of them (or its quick form) and no documented command rots, and the
+// phrases that point at a table by its place ("the table above") where no
+// table is, so that none points the wrong way after an edit.
 package doccheck
 
 import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -161,4 +164,102 @@ func inlineCommands(line string) []string {
 			}
 		}
 	}
+}
+
+// TableReference is a phrase of a markdown file that points at a table by
+// its place: "the table above", "the tables below".
+type TableReference struct {
+	File string // relative to the root
+	Line int
+	Text string // the phrase
+}
+
+// tableRef is the phrase of a TableReference, which may run over a line
+// break.
+var tableRef = regexp.MustCompile(`\b[Tt]he\s+tables?\s+(above|below)\b`)
+
+// heading is a markdown heading outside code blocks: its level, then text.
+var heading = regexp.MustCompile(`^(#{1,6}) `)
+
+// DanglingTableReferences returns the phrases "the table above" and "the
+// table(s) below" of the markdown files at root/paths (globs allowed) that
+// have no table where they point: for "below", no table row between the
+// phrase and the next heading of its section's level or higher (so its
+// subsections count); for "above", none between the start of its
+// top-level (##) section and the phrase. Rows and headings inside fenced
+// code blocks do not count.
+func DanglingTableReferences(root string, paths ...string) ([]TableReference, error) {
+	var out []TableReference
+	for _, p := range paths {
+		files, err := filepath.Glob(filepath.Join(root, p))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			rel, _ := filepath.Rel(root, f)
+			for _, r := range danglingIn(strings.Split(string(raw), "\n")) {
+				r.File = filepath.ToSlash(rel)
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// danglingIn is DanglingTableReferences for the lines of one file.
+func danglingIn(lines []string) []TableReference {
+	level := make([]int, len(lines)) // of the heading on the line; 0: none
+	row := make([]bool, len(lines))  // a table row
+	fenced := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		if m := heading.FindStringSubmatch(l); m != nil {
+			level[i] = len(m[1])
+		}
+		row[i] = strings.HasPrefix(t, "|")
+	}
+	var out []TableReference
+	for i, l := range lines {
+		joined := l
+		if i+1 < len(lines) {
+			joined += " " + lines[i+1]
+		}
+		for _, m := range tableRef.FindAllStringSubmatchIndex(joined, -1) {
+			if m[0] >= len(l) {
+				continue // the next line's, found there
+			}
+			found := false
+			if joined[m[2]:m[3]] == "below" {
+				lvl := 1
+				for j := i; j >= 0; j-- {
+					if level[j] > 0 {
+						lvl = level[j]
+						break
+					}
+				}
+				for j := i + 1; j < len(lines) && (level[j] == 0 || level[j] > lvl); j++ {
+					found = found || row[j]
+				}
+			} else {
+				for j := i - 1; j >= 0 && (level[j] == 0 || level[j] > 2); j-- {
+					found = found || row[j]
+				}
+			}
+			if !found {
+				out = append(out, TableReference{Line: i + 1, Text: strings.Join(strings.Fields(joined[m[0]:m[1]]), " ")})
+			}
+		}
+	}
+	return out
 }

@@ -174,3 +174,13 @@ func TestFromPathsKeepsListOrderSortsEachGlobAndRefusesAGlobOfNothing(t *testing
 		t.Fatal("an empty list gave no error")
 	}
 }
+
+func TestWrapBreaksAtSpacesOutsideCodeAndBlockMarkers(t *testing.T) {
+	require.Equal(t, "one two\n  three\n  four", Wrap("one two three four", 9, "  "))
+	require.Equal(t, "a\n`b c d`\ne", Wrap("a `b c d` e", 5, ""), "a code span stays whole")
+	require.Equal(t, "a bb -\nc", Wrap("a bb - c", 4, ""), "no line starts with a list marker")
+	require.Equal(t, "a 12.\nx", Wrap("a 12. x", 3, ""), "nor with an ordered one")
+	require.Equal(t, "averylongword\nb", Wrap("averylongword b", 4, ""))
+	require.Equal(t, "short", Wrap("short", 200, "  "))
+	require.Equal(t, "a\n12 %", Wrap("a 12 %", 4, ""), "a percent sign stays by its number")
+}
