@@ -286,7 +286,9 @@ type Config[T any] struct {
 	// batch is short after draining its own ring tops it up from other
 	// shards: at most StealVictims shards per round, at most StealItems
 	// values from each, in a deterministic round-robin over the other
-	// shards. Stealing happens only on the drain side.
+	// shards, and with IdleWake an idle worker is woken to steal the values
+	// waiting behind a Drain call that has run for SlowDrain. Stealing
+	// happens only on the drain side.
 	DisableStealing bool
 	// StealVictims is the most shards a worker steals from per round.
 	// Default 2, clamped to Shards-1.

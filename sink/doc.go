@@ -208,9 +208,15 @@
 // finds room costs the same.
 //
 // An idle worker parks until a producer rings its doorbell ([IdleWake], the
-// default) or polls every IdleSleep ([IdlePoll]). An idle
-// sink costs a fraction of a percent of one core with IdleWake and several
-// percent with IdlePoll; a value pushed into it reaches Drain in microseconds
+// default) or polls every IdleSleep ([IdlePoll]). A push into the ring of a
+// worker that is inside a Drain call rings nobody; so with IdleWake and
+// stealing on, the overload monitor looks behind each Drain call that has
+// run for [SlowDrain], and then every SlowDrain, and wakes an idle worker
+// to steal the values waiting there: such a value reaches Drain within
+// SlowDrain of its push while a worker is free. An idle
+// sink (no Drain call in progress) keeps no timer for that: it costs a
+// fraction of a percent of one core with IdleWake and several percent with
+// IdlePoll; a value pushed into it reaches Drain in microseconds
 // when the pusher then blocks, a few milliseconds when it keeps its P (go run
 // ./bench/idle; docs/benchmarks.md, "Idle workers (sink)"). Over a ring whose
 // Len does not synchronise with its push (ring/chanring's) a doorbell can

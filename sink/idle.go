@@ -43,7 +43,7 @@ func (w *worker[T]) park() {
 	// unsynchronised read) a doorbell can slip; the timer below bounds
 	// the delay to IdleSleep.
 	sh.setSleeping(true)
-	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) {
+	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) || w.stealBehind() {
 		sh.setSleeping(false)
 		return
 	}
@@ -67,6 +67,24 @@ func (w *worker[T]) park() {
 	// at once, finds nothing, and parks again. Harmless.
 	sh.setSleeping(false)
 	w.blocked()
+}
+
+// stealBehind reports whether the worker, about to park with its flag
+// set, goes round again instead, to steal values that wait behind another
+// worker's Drain call (the steal watch, stealwatch.go, found some): it
+// points the steal cursor at that shard. It does so once, until a round
+// takes values: a victim whose values it cannot take does not keep it
+// spinning.
+func (w *worker[T]) stealBehind() bool {
+	if w.hinted {
+		w.hinted = false
+		return false
+	}
+	v, ok := w.s.strandedVictim(w.home)
+	if ok {
+		w.victim, w.hinted = v, true
+	}
+	return ok
 }
 
 // sleep blocks for d, until Flush drops a token into the doorbell (in the
@@ -109,7 +127,7 @@ func (w *worker[T]) waitBatch() {
 	// The Dekker pair of park, with the producers' push and with Flush,
 	// which raises flushing before it loads the flag (Sink.nudge).
 	sh.setSleeping(true)
-	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) || w.s.flushing.Load() != 0 {
+	if sh.ring.Len() > 0 || w.s.reached(phaseStopping) || w.s.flushing.Load() != 0 || w.stealBehind() {
 		sh.setSleeping(false)
 		return
 	}

@@ -18,7 +18,8 @@ type Overload struct {
 	Interval time.Duration
 }
 
-// monitor is the overload monitor's goroutine. Every OverloadInterval it sums
+// monitor is the overload monitor's goroutine; it also keeps the steal
+// watch (stealwatch.go) when its timer fires. Every OverloadInterval it sums
 // the drop counters and, only when the total rose since the last check,
 // reports the rise. The first check comes one interval after New (a check
 // at New would always see a zero delta). Ticks missed while a report runs are
@@ -40,6 +41,10 @@ func (s *Sink[T]) monitor(last uint64) {
 	}()
 	t := time.NewTicker(s.cfg.overloadInterval)
 	defer t.Stop()
+	var watch <-chan time.Time // nil, which blocks, without the steal watch
+	if s.watchTimer != nil {
+		watch = s.watchTimer.C
+	}
 	checked := time.Now()
 	for {
 		stopping := false
@@ -47,6 +52,9 @@ func (s *Sink[T]) monitor(last uint64) {
 		case <-s.stop:
 			stopping = true
 		case <-t.C:
+		case <-watch:
+			s.watchFired()
+			continue
 		}
 		// The counters only grow, so the total rose exactly when it
 		// differs from the last one seen. last moves on before the report,
@@ -68,6 +76,9 @@ func (s *Sink[T]) monitor(last uint64) {
 		}
 		checked = now
 		if stopping {
+			if s.watchTimer != nil {
+				s.watchTimer.Stop()
+			}
 			finished = true
 			return
 		}

@@ -126,6 +126,10 @@ type Sink[T any] struct {
 	// only the monitor adds to it.
 	overloads atomic.Uint64
 
+	// watchTimer is the steal watch's timer (stealwatch.go), received by
+	// the monitor; nil unless IdleWake with stealing on.
+	watchTimer *time.Timer
+
 	// cursor hands out shards round-robin for Handle and for the pool
 	// misses of Push. A successful push never touches it.
 	// A plain uint64 used through atomic.AddUint64 (see shard's "Atomics"
@@ -145,6 +149,15 @@ type Sink[T any] struct {
 	// cache lines: parking callers write it, every worker reads it.
 	waiting int32
 	_       [layout.CacheLine - 4]byte
+
+	// watching is 1 while the steal watch is armed, and stranded while it
+	// last found values waiting behind a Drain call (stealwatch.go). Plain
+	// int32s used through sync/atomic's functions, on cache lines of their
+	// own: every Drain call loads watching, every park stranded, and each
+	// is written only when it changes (at most twice per stealAfter).
+	watching int32
+	stranded int32
+	_        [layout.CacheLine - 8]byte
 }
 
 // New validates cfg, builds the rings and starts one drain worker per shard
@@ -228,6 +241,10 @@ func buildSettled[T any](st settings[T], action Action[T]) (*Sink[T], error) {
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the
 	// batch that the calling Drain holds.
+	if st.idle == IdleWake && st.stealVictims > 0 {
+		s.watchTimer = time.NewTimer(time.Hour)
+		s.watchTimer.Stop()
+	}
 	s.drainCtx, s.cancelDrain = context.WithCancel(context.WithValue(context.Background(), drainMarker{}, s))
 	s.finalCtx = s.drainCtx
 	if st.spill.Dir != "" {

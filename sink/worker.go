@@ -33,8 +33,11 @@ type worker[T any] struct {
 
 	// victim is the steal cursor: the next shard to visit, advanced on every
 	// visit so that victims are taken in a deterministic round-robin that
-	// starts after home.
+	// starts after home. hinted is set when stealBehind pointed it at a
+	// shard whose values wait behind a Drain call, until a round takes
+	// values or the worker parks.
 	victim int
+	hinted bool
 
 	// leaving is set while this goroutine may be ending by runtime.Goexit
 	// (see run and drain).
@@ -135,8 +138,12 @@ func (w *worker[T]) loop() {
 			w.beginRound()
 		}
 		own := w.burst()
+		took := own
 		if w.s.cfg.stealVictims > 0 && len(w.batch) < cap(w.batch) {
-			w.steal()
+			took += w.steal()
+		}
+		if took > 0 {
+			w.hinted = false
 		}
 		if len(w.batch) == 0 {
 			w.endRound()
@@ -165,7 +172,7 @@ func (w *worker[T]) loop() {
 		if own == cap(w.batch)-held && w.s.cfg.stealVictims > 0 {
 			// The home ring filled the batch and may be backing up: wake
 			// one sleeping worker, which will steal from it.
-			w.wakeHelper()
+			w.s.wakeHelper(w.home)
 		}
 		drained := len(w.batch)
 		w.drain(w.s.drainCtx)
@@ -368,18 +375,6 @@ func (w *worker[T]) take(sh *shard[T], i, limit int) int {
 	return n
 }
 
-// wakeHelper rings the doorbell of the first sleeping worker after home.
-func (w *worker[T]) wakeHelper() {
-	n := len(w.s.shards)
-	for i := range n {
-		sh := &w.s.shards[(w.home+1+i)%n]
-		if sh != w.sh && sh.isSleeping() {
-			sh.wake()
-			return
-		}
-	}
-}
-
 // replace hands the worker on to a new goroutine after its Drain call, or
 // the logger reporting a failed one, called runtime.Goexit. It runs in the
 // ending goroutine's last deferred call, after drain's, so nothing else
@@ -457,6 +452,9 @@ func (w *worker[T]) drainOne(ctx context.Context, end int) {
 	returned := false
 	start := w.s.now()
 	w.d.drainBegan(start)
+	if w.s.watchTimer != nil && w.att == nil {
+		w.s.watchDrain() // after the store of start: see stealwatch.go
+	}
 	if t := w.s.spill; t != nil && w.s.cfg.handOffWait == 0 {
 		t.wake() // after the store of start: see spillTier.sleeping
 	}

@@ -122,7 +122,7 @@ func TestWakeHelperRingsOneSleepingWorker(t *testing.T) {
 	s := bare(t, Config[int]{Shards: 3, RingCapacity: 4})
 	s.shards[1].setSleeping(true)
 	s.shards[2].setSleeping(true)
-	newWorker(s, 0, nil).wakeHelper()
+	s.wakeHelper(0)
 	require.Zero(t, atomic.LoadUint32(&s.shards[1].sleeping), "the next sleeping shard after home is woken")
 	require.Len(t, s.shards[1].doorbell, 1)
 	require.Equal(t, uint32(1), atomic.LoadUint32(&s.shards[2].sleeping), "only one")
