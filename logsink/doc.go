@@ -31,7 +31,7 @@
 //
 //  1. A Write is a push. A push never waits on the destination, however
 //     slow: a full ring sheds, and a push parks only while its drain
-//     worker or the destination is short of CPU that the producers hold (or, with
+//     worker is short of CPU behind a destination that keeps up (or, with
 //     Spill, while the spiller moves values to disk), for at most
 //     HandOffWait in all (sink's "What a push waits for"; here
 //     Options.SpillDir, and sink's default HandOffWait, 100 ms, shared by

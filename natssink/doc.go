@@ -12,8 +12,8 @@
 //
 // Push or PushWait: [Sink.Push] for values that may be shed (telemetry,
 // logs). A push never waits on the destination, however slow: a full ring
-// sheds, and a push parks only while its drain worker or the destination is
-// short of CPU that the producers hold (or, with Spill, while the spiller
+// sheds, and a push parks only while its drain worker is short of CPU
+// behind a destination that keeps up (or, with Spill, while the spiller
 // moves values to disk), for at most HandOffWait in all (sink's "What a
 // push waits for"; here Config.Sink's). A burst larger than the rings is
 // dropped and counted. [Sink.PushWait] for values worth a bounded wait (an audit event,

@@ -220,7 +220,7 @@ func (s *Sink[T]) start(cfg Config[T]) error {
 // push into the ring of the CPU the caller runs on, with no allocation and
 // no shared counter touched. A push never waits on the destination,
 // however slow: a full ring sheds, and a push parks only while its drain
-// worker or the destination is short of CPU that the producers hold (or, with
+// worker is short of CPU behind a destination that keeps up (or, with
 // Spill, while the spiller moves values to disk), for at most HandOffWait
 // in all (sink's "What a push waits for"). It returns false when that ring
 // and the next were full, or Shutdown has begun: v is then dropped and

@@ -23,7 +23,7 @@
 // full the span is dropped and counted, and OnEnd returns (there is no
 // WithBlocking). OnEnd is a push. A push never waits on the destination,
 // however slow: a full ring sheds, and a push parks only while its drain
-// worker or the destination is short of CPU that the producers hold (or, with
+// worker is short of CPU behind a destination that keeps up (or, with
 // Spill, while the spiller moves values to disk), for at most HandOffWait
 // in all (sink's "What a push waits for"; otelsink has no spill tier, and
 // the exporter's calls are the destination's).

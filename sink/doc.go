@@ -4,8 +4,7 @@
 // hands them on in batches to an [Action], off the producers' path. A value
 // that finds its ring full is shed and counted. A push never waits on the
 // destination, however slow: a full ring sheds, and a push parks only while
-// its drain worker or the destination is short of CPU that the producers
-// hold (or, with Spill, while the spiller moves values to disk), for at
+// its drain worker is short of CPU behind a destination that keeps up (or, with Spill, while the spiller moves values to disk), for at
 // most HandOffWait in all (see What a push waits for).
 // For telemetry, logs, metrics and other streams that tolerate loss; not a
 // durable queue (no at-least-once delivery, no order across shards).
@@ -108,8 +107,8 @@
 // # What a push waits for
 //
 // A push never waits on the destination, however slow: a full ring sheds,
-// and a push parks only while its drain worker or the destination is
-// short of CPU that the producers hold (or, with Spill, while the spiller
+// and a push parks only while its drain worker is short of CPU
+// behind a destination that keeps up (or, with Spill, while the spiller
 // moves values to disk), for at most HandOffWait in all.
 //
 // A ring fills for one of two reasons. Either the destination is slower
@@ -121,13 +120,10 @@
 // healthy file were lost that way. The sink tells the two apart by the
 // destination's pace, the shortest of the worker's recent calls into it:
 // a worker short of CPU stretches calls, never shortens them. Behind a
-// destination whose call in progress has run longer than [SlowDrain] (10
-// ms), a push into a full ring sheds at once. Behind one whose recent
-// calls all took [FastCall] (250 µs) or more, it sheds at once too, unless
-// the process's goroutines hold every processor (its CPU time against
-// GOMAXPROCS): what such a destination waits for may run behind them (a
-// pipe's reader), and the push parks for 2 ms at most first. Every push
-// under [DropOldest] sheds
+// destination whose recent calls all took [FastCall] (250 µs) or more, or
+// whose call in progress has run longer than [SlowDrain] (10 ms), or
+// before its first call has ended one whose call is in progress, a push
+// into a full ring sheds at once. Every push under [DropOldest] sheds
 // at once (it displaces instead), and so does every push with
 // [Config.DisableHandOff]. Behind a destination that keeps up, a push
 // parks until the worker takes values and tries again, for at most

@@ -1,10 +1,6 @@
 package sink
 
-import (
-	"testing"
-
-	"github.com/shardedsink/shardedsink/internal/cpuload"
-)
+import "testing"
 
 // UseStackHomes makes the sinks built until the test ends take the home of
 // the handle-less Push from the goroutine's stack, as on a platform without
@@ -41,10 +37,3 @@ const HandOffStall = handOffStall
 
 // PaceRound is paceRound.
 const PaceRound = paceRound
-
-// ForceCPUShort makes the hand-off's CPU tell (internal/cpuload) read
-// short, or not, until the test ends.
-func ForceCPUShort(t testing.TB, short bool) { cpuload.Force(t.Cleanup, short) }
-
-// CPUShortWait is cpuShortWait.
-const CPUShortWait = cpuShortWait

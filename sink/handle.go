@@ -15,8 +15,8 @@ type Handle[T any] struct {
 
 // Push pushes v into the handle's shard and reports whether it was accepted.
 // A push never waits on the destination, however slow: a full ring sheds,
-// and a push parks only while its drain worker or the destination is short of
-// CPU that the producers hold (or, with Spill, while the spiller moves
+// and a push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
 // values to disk), for at most HandOffWait in all (the package doc, "What
 // a push waits for"). On success it is one TryPush on the shard's ring and
 // one load of the shard's sleeping flag: no counter, lock, timer or allocation

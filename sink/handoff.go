@@ -7,7 +7,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/shardedsink/shardedsink/internal/cpuload"
 	"github.com/shardedsink/shardedsink/internal/layout"
 )
 
@@ -16,8 +15,8 @@ import (
 // shedAge for a call in progress). The users' text, the same words in
 // every package that pushes (TestThePromiseIsOneText keeps them so): a
 // push never waits on the destination, however slow: a full ring sheds,
-// and a push parks only while its drain worker or the destination is short of
-// CPU that the producers hold (or, with Spill, while the spiller moves
+// and a push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
 // values to disk), for at most HandOffWait in all.
 //
 // A ring fills for one of two reasons. Either the destination is slower
@@ -35,32 +34,31 @@ import (
 // of CPU stretches calls (a Write whose system call returns waits for a
 // processor), it never shortens them, so the shortest of several is the
 // destination's own time. Behind a destination whose pace is under
-// FastCall (250 µs), or before the first call ends one whose call in
-// progress is younger than FastCall, a full ring means a worker short of
-// CPU, and a push parks for up to HandOffWait. Behind a slower one it
-// parks only while the process's goroutines hold every processor
-// (internal/cpuload: its CPU time against GOMAXPROCS), for cpuShortWait
-// at most: what such a destination waits for may run behind the
-// producers (the reader of a pipe, in this process or on this machine:
-// zapsink's stalled pipe, whose reader is a goroutine of the probe,
-// passed 1.4 to 6.8 % of the records after the stall without this park,
-// 27 to 36 % with it). Otherwise it sheds at once, whatever the
-// destination's per-call time. With the earlier tell, the age of the
-// call in progress against SlowDrain alone, issue 62's program (8 paced
-// producers, Shards 2, RingCapacity 1024, BatchSize 256, a Drain sleeping
-// 5 ms a call) saw pushes of 1.003 s; the table of both, hand-off on and
-// off: docs/benchmarks.md, "What a push waits for". Tried and dropped as
-// the only tell: the process's CPU time, since a machine loaded by other
-// processes reads as spare CPU (256 producers on locked threads then had
-// up to 141 k of 512 k pushes shed); runtime/metrics' /sched/latencies,
-// which samples too few schedulings of goroutines that never block to
-// say anything within milliseconds.
+// FastCall (250 µs) a full ring means a worker short of CPU, and a push
+// parks for up to HandOffWait (keepsUp); so it does before the first call
+// ends, while no call is in progress (the worker has not run: it waits
+// for a CPU). Behind a slower destination, or a first call in progress,
+// it sheds at once, whatever the per-call time. With the earlier tell, the
+// age of the call in progress against SlowDrain alone, issue 62's program
+// (8 paced producers, Shards 2, RingCapacity 1024, BatchSize 256, a Drain
+// sleeping 5 ms a call) saw pushes of 1.003 s; the table of both, hand-off
+// on and off: docs/benchmarks.md, "What a push waits for". Tried and
+// dropped: the process's CPU time (getrusage) against GOMAXPROCS, as the
+// tell or as leave to park briefly behind a slow destination (whose pipe
+// reader may run behind the producers): a machine loaded by others reads
+// as spare CPU (256 producers on locked threads had up to 141 k of 512 k
+// pushes shed), and with two goroutines spinning on both cores every park
+// cost its push a preemption, 20 to 56 ms; runtime/metrics'
+// /sched/latencies, which samples too few schedulings of goroutines that
+// never block to say anything within milliseconds.
 //
 // The rule, in order (parkFor; the yield in handOff): the hand-off off,
 // DropOldest (budget.go's refused: it displaces), or Shutdown begun:
 // shed. A call in progress older than SlowDrain (with a CallTimer, of
 // any shard: drainstate.go): shed, after one yield while the call is
-// younger than SlowDrain + returnedCallWindow (yieldToAReturnedCall).
+// younger than SlowDrain + returnedCallWindow and the destination keeps
+// up (yieldToAReturnedCall: behind a slow destination a yield only costs
+// the push a turn in the run queue, 40 to 56 ms with both cores busy).
 // Then parkFor's bound: 0 sheds; otherwise park until the worker takes
 // values (or a Drain call of it returns) and the push gets in, and give
 // up (shed) once the bound has passed, the bound looked up again at every
@@ -305,7 +303,7 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 	if age, shed := s.shedAge(i, s.now()); shed {
 		// The call may have returned, its worker waiting for a processor:
 		// a push that yielded to it hands off if it has ended.
-		if !yieldToAReturnedCall(age) || s.shedsNow(i, s.now()) {
+		if !s.keepsUp(i) || !yieldToAReturnedCall(age) || s.shedsNow(i, s.now()) {
 			return false, 0
 		}
 	}
@@ -338,7 +336,7 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 				s.spill.wake()
 			}
 		}
-		sleep := min(s.recheckIn(i), FastCall, max(time.Duration(deadline-s.now()), 0)+time.Microsecond)
+		sleep := min(s.recheckIn(i), max(time.Duration(deadline-s.now()), 0)+time.Microsecond)
 		if now := s.now(); s.waitCapped(i, now) {
 			// After a stall, a push waits no longer than handOffRecoveringCap
 			// in all: the destination has just been slow.
@@ -361,7 +359,7 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 		}
 		w.t.Stop()
 		now := s.now()
-		if age, shed := s.shedAge(i, now); shed && yieldToAReturnedCall(age) {
+		if age, shed := s.shedAge(i, now); shed && s.keepsUp(i) && yieldToAReturnedCall(age) {
 			now = s.now() // the call may have ended meanwhile
 		}
 		if b := s.parkFor(i); b == 0 {
@@ -382,45 +380,38 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 // may park now; 0: it sheds. The rule (see the top of this file): while
 // the shard's spill tier takes its values, HandOffWait (the spiller's
 // moves free room every millisecond); behind a destination that keeps up
-// (its pace under FastCall, or before its first call ends a call in
-// progress younger than FastCall), HandOffWait: the ring is full because
-// the worker is short of CPU; behind a slower destination, cpuShortWait
-// while the process's goroutines hold every processor (cpuload.Short):
-// what the destination waits for (a reader of a pipe, in this process or
-// on this machine) may be running behind the producers; otherwise 0.
+// (keepsUp), HandOffWait: the ring is full because the worker is short of
+// CPU; behind a slower one, 0.
 func (s *Sink[T]) parkFor(i int) int64 {
-	if s.spillTakes(i) {
+	if s.spillTakes(i) || s.keepsUp(i) {
 		return int64(s.cfg.handOffWait)
 	}
+	return 0
+}
+
+// keepsUp reports whether shard i's destination keeps up with a worker
+// that runs: its pace (drainstate.go) is under FastCall; before the first
+// call ends, when no call is in progress (the worker has not run yet: it
+// waits for a CPU). A call in progress before the pace is known may be a
+// slow destination's, and a push does not wait to find out. With a
+// CallTimer every shard's destination counts, as for the judges.
+func (s *Sink[T]) keepsUp(i int) bool {
 	ds, timed := s.judges(i)
 	now := s.now()
 	for j := range ds {
 		pace, known := ds[j].pace()
 		if !known {
-			// Before its first call ends, a call in progress for FastCall
-			// says as much about the destination.
-			pace, known = ds[j].pending(now, timed)
-		}
-		if known && pace >= int64(FastCall) {
-			if cpuload.Short() {
-				return int64(min(cpuShortWait, s.cfg.handOffWait))
+			if _, inCall := ds[j].pending(now, timed); inCall {
+				return false
 			}
-			return 0
+			continue
+		}
+		if pace >= int64(FastCall) {
+			return false
 		}
 	}
-	return int64(s.cfg.handOffWait)
+	return true
 }
-
-// cpuShortWait is the longest a push parks behind a slow destination
-// while the process's goroutines hold every processor (parkFor). Short
-// enough that a push behind a destination that is merely slow waits no
-// more than a preemption would make it wait anyway (issue 62's slow rows
-// with both cores busy: hand-off on and off side by side in
-// docs/benchmarks.md, "What a push waits for"); long enough that 64
-// goroutines logging into a pipe whose reader runs behind them park, and
-// the reader runs (zapsink's and zerologsink's stalled pipes: the records
-// that reached the reader after the stall, in the same table).
-const cpuShortWait = 2 * time.Millisecond
 
 // FastCall is the pace from which the sink takes a destination to be
 // slow: behind a destination whose recent calls (the worker's last 8 to

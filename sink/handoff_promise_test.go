@@ -70,34 +70,3 @@ func TestADropOldestPushNeverParks(t *testing.T) {
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
 }
-
-// Behind a slow destination while the process's goroutines hold every
-// processor (the CPU tell forced short), a push parks, since what the
-// destination waits for may run behind the producers, but for
-// CPUShortWait at most, then sheds: a destination slower than the pushes
-// costs a push no more than that. (With the bound of a destination that
-// keeps up, HandOffWait, this fails: the push waits for the take.)
-func TestBehindASlowDestinationWithTheCPUShortAPushParksBriefly(t *testing.T) {
-	sink.ForceCPUShort(t, true)
-	synctest.Test(t, func(t *testing.T) {
-		cfg := testCfg(1, 8, 4)
-		cfg.HandOffWait = time.Second
-		const per = 5 * time.Millisecond
-		s, err := sink.New(cfg, sink.ActionFunc[ev](func(context.Context, []ev) { time.Sleep(per) }))
-		require.NoError(t, err)
-		h := s.Handle()
-		require.True(t, h.Push(ev{-1}))
-		time.Sleep(2 * per) // the first Drain call has shown the pace
-		var waited time.Duration
-		for i := range 100 {
-			t0 := time.Now()
-			h.Push(ev{i})
-			waited = max(waited, time.Since(t0))
-		}
-		require.NoError(t, s.Shutdown(context.Background()))
-		st := s.Stats()
-		require.Positive(t, st.HandOffs, "no push parked with the CPU short")
-		require.LessOrEqual(t, waited, sink.CPUShortWait, "a push waited past CPUShortWait behind a slow destination")
-		require.Positive(t, st.Dropped, "the destination kept up: the test shows nothing")
-	})
-}

@@ -14,7 +14,7 @@ import (
 // push waits for", sink/handoff.go's header): every package that pushes
 // states it in these words, and no other statement of a push's waits
 // stands beside it.
-const thePromise = "A push never waits on the destination, however slow: a full ring sheds, and a push parks only while its drain worker or the destination is short of CPU that the producers hold (or, with Spill, while the spiller moves values to disk), for at most HandOffWait in all"
+const thePromise = "A push never waits on the destination, however slow: a full ring sheds, and a push parks only while its drain worker is short of CPU behind a destination that keeps up (or, with Spill, while the spiller moves values to disk), for at most HandOffWait in all"
 
 // promiseHomes are the files that state thePromise, from the repository's
 // root: the users' docs of every package that pushes, and the front page.

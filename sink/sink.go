@@ -334,8 +334,8 @@ func shardFor(key uint64, n int) int {
 // Push pushes v into the ring of the caller's CPU (or stack) and reports
 // whether it was accepted; a success writes nothing shared. A push never
 // waits on the destination, however slow: a full ring sheds, and a push
-// parks only while its drain worker or the destination is short of CPU
-// that the producers hold (or, with Spill, while the spiller moves values to disk),
+// parks only while its drain worker is short of CPU behind a destination
+// that keeps up (or, with Spill, while the spiller moves values to disk),
 // for at most HandOffWait in all (the package doc, "What a push waits
 // for"). A full home ring sends v to the next shard (with groups of
 // shards, to every other): when all refuse, v is dropped and counted and

@@ -24,7 +24,7 @@
 //
 //  1. Handle is a push. A push never waits on the destination, however
 //     slow: a full ring sheds, and a push parks only while its drain
-//     worker or the destination is short of CPU that the producers hold (or, with
+//     worker is short of CPU behind a destination that keeps up (or, with
 //     Spill, while the spiller moves values to disk), for at most
 //     HandOffWait in all (sink's "What a push waits for"; here
 //     Options.SpillDir and Options.DisableHandOff). The one other wait is

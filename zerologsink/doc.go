@@ -16,8 +16,8 @@
 //
 // Those of logsink (its package doc). A logging call is a push. A push
 // never waits on the destination, however slow: a full ring sheds, and a
-// push parks only while its drain worker or the destination is short of
-// CPU that the producers hold (or, with Spill, while the spiller moves
+// push parks only while its drain worker is short of CPU behind a
+// destination that keeps up (or, with Spill, while the spiller moves
 // values to disk), for at most HandOffWait in all (sink's "What a push
 // waits for"; here Options.SpillDir and Options.DisableHandOff). The one
 // other wait is the one a caller asks for: an event at or above KeepLevel

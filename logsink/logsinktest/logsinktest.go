@@ -29,11 +29,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/shardedsink/shardedsink/internal/cpuload"
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -247,22 +247,31 @@ func stalled(t *testing.T, f Front) {
 	}
 }
 
-// handOff logs Info records into a stalled destination until one is shed,
-// on synctest's clock, so that the wait is exact: with the hand-off on,
-// the call that finds the ring full parks until the first Write, in
-// progress, has run sink.FastCall (before a Write has ended, that says
-// the destination is slow), then is shed; with it off, it is shed at once.
+// handOff logs Info records into a destination that keeps up for a
+// record and then stalls, until one is shed, on synctest's clock, so that
+// the wait is exact: with the hand-off on, the call that finds the ring
+// full parks (the destination's pace is fast: a worker short of CPU, for
+// all the sink knows) until the stalled Write has run sink.SlowDrain,
+// then is shed; with it off, it is shed at once. Behind a destination
+// whose pace is slow, or before any Write has ended, no call waits: the
+// sink's own tests show those.
 func handOff(t *testing.T, f Front) {
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("DisableHandOff=%t", off), func(t *testing.T) {
-			// The CPU tell reads not short: the process's CPU time is no
-			// clock of the bubble.
-			cpuload.Force(t.Cleanup, false)
 			synctest.Test(t, func(t *testing.T) {
-				dst := &gated{open: make(chan struct{})}
+				dst := &stallsAfterOne{gated: gated{open: make(chan struct{})}}
 				s := f.New(t, dst, logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, DisableHandOff: off})
-				start := time.Now()
-				calls := 0
+				s.Log(slog.LevelInfo, 0)
+				for s.Stats().Written == 0 { // at once, or after a MaxDelay
+					time.Sleep(time.Millisecond)
+				}
+				// The destination's pace is known, and fast.
+				s.Log(slog.LevelInfo, 1)
+				for dst.stalled.Load() == 0 {
+					time.Sleep(time.Millisecond)
+				}
+				start := time.Unix(0, dst.stalled.Load()) // the Write stalled
+				calls := 2
 				for s.Stats().Dropped == 0 {
 					s.Log(slog.LevelInfo, calls)
 					calls++
@@ -273,15 +282,31 @@ func handOff(t *testing.T, f Front) {
 					t.Fatalf("Close: %v", err)
 				}
 				balance(t, s.Stats(), calls)
-				if off && waited != 0 {
+				if off && waited > time.Millisecond {
 					t.Fatalf("with the hand-off off, the calls into a full ring waited %v; want none", waited)
 				}
-				if !off && (waited < sink.FastCall || waited > sink.FastCall+time.Millisecond) {
-					t.Fatalf("with the hand-off on, the first record was shed after %v; want it to wait for sink.FastCall (%v)", waited, sink.FastCall)
+				if !off && (waited < sink.SlowDrain || waited > sink.SlowDrain+time.Millisecond) {
+					t.Fatalf("with the hand-off on, the first record was shed after %v; want it to wait until the Write has run sink.SlowDrain (%v)", waited, sink.SlowDrain)
 				}
 			})
 		})
 	}
+}
+
+// stallsAfterOne is a destination whose first Write returns at once and
+// whose later ones wait for open.
+type stallsAfterOne struct {
+	gated
+	wrote   atomic.Bool
+	stalled atomic.Int64 // when a Write began to wait for open (UnixNano)
+}
+
+func (d *stallsAfterOne) Write(p []byte) (int, error) {
+	if d.wrote.CompareAndSwap(false, true) {
+		return d.lockedBuffer.Write(p)
+	}
+	d.stalled.CompareAndSwap(0, time.Now().UnixNano())
+	return d.gated.Write(p)
 }
 
 // failWrites fails every Write.
