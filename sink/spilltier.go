@@ -50,9 +50,14 @@ import (
 // batch, lost those the tier lost (a failed write's buffered records, a
 // value its Codec could not encode or decode, records that a corrupt
 // frame cut off). spilled - replayed - lost is the backlog: values
-// accepted, not yet handed to Drain, not lost. shard.popped counts every
-// value handed to a batch, from the ring or the tier, so that
-// popped + ring.Len() + backlog is every value accepted, as Flush needs.
+// accepted, not yet handed to Drain, not lost. recovered counts the
+// values an earlier sink on the directory left that were handed to a
+// batch. shard.popped counts every value of this sink's handed to a
+// batch, from the ring or the tier, and not the recovered ones, so that
+// popped + ring.Len() + backlog is every value accepted, as Flush needs:
+// a Flush that counted the recovered values in its progress but not in
+// its target returned while they were handed, before the values accepted
+// behind them. (Stats' Drained is popped + recovered.)
 //
 // Faults. A full budget (spill.ErrFull) blocks the shard's tier until
 // Drain catches up; a failed write turns it off for spillRetry; either
@@ -605,12 +610,14 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 }
 
 // replay hands up to limit values of shard i's tier to w's batch, oldest
-// first, and reports how many and whether the tier is empty now (the
-// worker may go on with the ring). shard.mu is held.
-func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
+// first, and reports how many, how many of them an earlier sink on the
+// directory wrote (counted in recovered, not in the shard's popped), and
+// whether the tier is empty now (the worker may go on with the ring).
+// shard.mu is held.
+func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, empty bool) {
 	ts := &t.shards[i]
 	if !ts.hasDisk.Load() || ts.closed {
-		return 0, true
+		return 0, 0, true
 	}
 	for n < limit {
 		p, earlier, err := ts.next()
@@ -623,7 +630,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 			// handed nor counted, a corrupt record cut off.
 			ts.lost.Add(ts.backlog())
 			ts.hasDisk.Store(false)
-			return n, true
+			return n, recovered, true
 		}
 		w.fromDisk = true // a record was read: done must mark it
 		if err != nil {
@@ -632,7 +639,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 				ts.lost.Add(uint64(we.Lost))
 			}
 			t.fault(w.s, i, "a read failed", err)
-			return n, false
+			return n, recovered, false
 		}
 		v, err := t.codec.Decode(p)
 		switch {
@@ -642,6 +649,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 			ts.lost.Add(1)
 		case earlier:
 			ts.recovered.Add(1)
+			recovered++
 		default:
 			ts.replayed.Add(1)
 		}
@@ -652,7 +660,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 		w.batch = append(w.batch, v)
 		n++
 	}
-	return n, false
+	return n, recovered, false
 }
 
 // next returns the shard's oldest record on disk, and whether an earlier

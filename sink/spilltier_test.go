@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -377,4 +378,84 @@ func TestHandOffStateSeesTheSpillTierTake(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// shardHandles returns a Handle of each of s's shards, by shard.
+func shardHandles[T any](s *sink.Sink[T], shards int) []*sink.Handle[T] {
+	hs := make([]*sink.Handle[T], shards)
+	for found := 0; found < shards; {
+		h := s.Handle()
+		if hs[h.Shard()] == nil {
+			hs[h.Shard()] = h
+			found++
+		}
+	}
+	return hs
+}
+
+// requireAccounted checks the identity of Stats' doc on a quiet sink
+// with a spill tier: every value pushed into it, or recovered from an
+// earlier sink's directory, is drained, in a ring, in the tier, or
+// dropped (a value the tier lost is in Dropped, as DroppedForDisk and
+// SpillLost), once. pushes counts the calls, accepted or not.
+func requireAccounted(t testing.TB, st sink.Stats, pushes uint64) {
+	t.Helper()
+	require.Equal(t, pushes+st.Recovered, st.Drained+uint64(st.Queued)+uint64(st.SpillQueued)+st.Dropped,
+		"Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes and %d recovered (Spilled %d, Replayed %d, SpillLost %d, DroppedForDisk %d)",
+		st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes, st.Recovered, st.Spilled, st.Replayed, st.SpillLost, st.DroppedForDisk)
+	require.LessOrEqual(t, st.SpillLost, st.DroppedForDisk)
+	require.LessOrEqual(t, st.DroppedForDisk, st.Dropped)
+}
+
+// pacedCollector is a collector whose Drain calls take a millisecond
+// each, so that a backlog takes a while to reach it.
+type pacedCollector struct{ collector[uint64] }
+
+func (c *pacedCollector) Drain(ctx context.Context, batch []uint64) {
+	time.Sleep(time.Millisecond)
+	c.collector.Drain(ctx, batch)
+}
+
+// Guarantee 5 holds while a sink reads back what an earlier sink left:
+// a sink started on a directory holding thousands of an earlier sink's
+// values, into which one value a shard is pushed, returns from Flush
+// only once those new values, behind the recovered ones, have been
+// handed to Drain. Before, Flush's target counted the values this sink
+// accepted and its progress the values read back from disk too, so it
+// returned after the first 32 recovered values, none of the new ones.
+func TestFlushWaitsForNewValuesBehindWhatAnEarlierSinkLeft(t *testing.T) {
+	dir := t.TempDir()
+	const shards, n = 2, 2000
+	g := newGate[uint64]()
+	s, err := sink.New(spillCfg(dir, shards), g)
+	require.NoError(t, err)
+	for p, h := range shardHandles(s, shards) {
+		for i := range n {
+			require.True(t, h.Push(producerValue(p, i)))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	<-s.Done()
+	first := s.Stats()
+	requireAccounted(t, first, shards*n)
+	left := shards*n - first.Drained
+	require.Greater(t, left, uint64(1000), "what the first sink left on disk")
+
+	c := &pacedCollector{}
+	s2 := newSink(t, spillCfg(dir, shards), c)
+	for p, h := range shardHandles(s2, shards) {
+		require.True(t, h.Push(producerValue(shards+p, 0)))
+	}
+	flush(t, s2)
+	got := c.values()
+	for p := range shards {
+		require.True(t, slices.Contains(got, producerValue(shards+p, 0)),
+			"Flush returned with %d of the %d recovered values handed to Drain, and not shard %d's new value", len(got), left, p)
+	}
+	require.Len(t, got, int(left)+shards, "every recovered value, and the new ones")
+	st := s2.Stats()
+	require.Equal(t, left, st.Recovered)
+	requireAccounted(t, st, shards)
 }
