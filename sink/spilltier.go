@@ -238,6 +238,25 @@ type spillShard struct {
 	blocked uint32
 	// The counters of the accounting above, written under shard.mu.
 	spilled, replayed, recovered, lost atomic.Uint64
+	// writeLost is how many of the records that own's failed writes lost
+	// (spill.Stats.Lost) lost counts: see countWriteLosses. Under
+	// shard.mu.
+	writeLost uint64
+}
+
+// countWriteLosses adds to lost the records that failed writes of the
+// shard's log lost since it last did: the log counts them at the failed
+// write, under its lock, whoever wrote (an append, the reader catching
+// up, a Sync). shard.mu is held, as for every other addition to lost, so
+// that the end-of-file sweep of replay, which counts as lost whatever of
+// the backlog is neither handed nor counted, and this count never count
+// a record twice. (The syncer added a Sync's WriteError.Lost once Sync
+// had returned, without the mutex: a worker that read the log to its end
+// during Sync's fsync had swept the same records.)
+func (ts *spillShard) countWriteLosses() {
+	n := ts.own.Stats().Lost
+	ts.lost.Add(n - ts.writeLost)
+	ts.writeLost = n
 }
 
 // backlog returns the values the tier holds for the shard. shard.mu is
@@ -543,7 +562,7 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 		atomic.StoreUint32(&ts.blocked, 1)
 		return false
 	case errors.As(err, &we):
-		ts.lost.Add(uint64(we.Lost))
+		ts.countWriteLosses()
 		t.pause(s, i, "a write failed", err)
 		return false
 	default: // spill.ErrTooLarge
@@ -594,14 +613,23 @@ func (t *spillTier[T]) syncer(s *Sink[T], due <-chan struct{}, done chan<- struc
 }
 
 // syncAll syncs every shard's log (its segment and the done position).
+// Sync runs without the shard's mutex, which the spiller and the worker
+// go on taking meanwhile; what a failed write of it lost is counted under
+// the mutex once it returns (countWriteLosses).
 func (t *spillTier[T]) syncAll(s *Sink[T]) {
 	t.unsynced.Store(false)
 	for i := range t.shards {
 		ts := &t.shards[i]
 		err := ts.own.Sync()
+		if hook := s.cfg.exp.syncHook; hook != nil {
+			hook(i, err)
+		}
 		var we *spill.WriteError
 		if errors.As(err, &we) {
-			ts.lost.Add(uint64(we.Lost))
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			ts.countWriteLosses()
+			sh.mu.Unlock()
 			t.pause(s, i, "a sync failed", err)
 		} else if err != nil {
 			t.fault(s, i, "a sync failed", err)
@@ -627,17 +655,19 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 		}
 		if err == io.EOF {
 			// Everything is read: what this sink moved out and neither
-			// handed nor counted, a corrupt record cut off.
+			// handed nor counted, failed writes lost or a corrupt record
+			// cut off. The reader got io.EOF after taking the log's lock
+			// behind every failed write of what it did not read, which
+			// counted its records there: countWriteLosses sees them all,
+			// and the sweep counts the rest.
+			ts.countWriteLosses()
 			ts.lost.Add(ts.backlog())
 			ts.hasDisk.Store(false)
 			return n, recovered, true
 		}
 		w.fromDisk = true // a record was read: done must mark it
 		if err != nil {
-			var we *spill.WriteError
-			if errors.As(err, &we) {
-				ts.lost.Add(uint64(we.Lost))
-			}
+			ts.countWriteLosses()
 			t.fault(w.s, i, "a read failed", err)
 			return n, recovered, false
 		}
@@ -785,7 +815,16 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 		t.shards[i].closed = true
 		sh.mu.Unlock()
 	}
-	return t.closeLogs()
+	err := t.closeLogs()
+	// The last writes, Close's, may have failed: what they lost is not
+	// the next sink's.
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		t.shards[i].countWriteLosses()
+		sh.mu.Unlock()
+	}
+	return err
 }
 
 // spillTakes reports whether shard i's tier takes values now: on, not full and
