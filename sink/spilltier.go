@@ -60,10 +60,11 @@ import (
 // behind them. (Stats' Drained is popped + recovered.)
 //
 // Faults. A full budget (spill.ErrFull) blocks the shard's tier until
-// Drain catches up; a failed write turns it off for spillRetry; either
-// way the value the spiller holds stays in the carry, pushes that the
-// ring refuses meanwhile are counted as dropped for the disk, and the
-// spiller tries again. A failed write is logged at most once per
+// Drain catches up and the files it finished give the share room again
+// (reclaimAll), or the spiller's next write succeeds; a failed write
+// turns it off for spillRetry; either way the value the spiller holds
+// stays in the carry, pushes that the ring refuses meanwhile are counted
+// as dropped for the disk, and the spiller tries again. A failed write is logged at most once per
 // spillRetry. Nothing the disk does stops the sink or a producer.
 
 // Codec turns values into bytes for the spill tier and back
@@ -224,18 +225,23 @@ type spillShard struct {
 	// closed is set, under shard.mu, once Shutdown has closed the logs:
 	// what they hold is the next sink's.
 	closed bool
-	// offUntil is when a failed write's pause ends (Sink.now): set by the
-	// spiller and the syncer, read by the spiller.
+	// offUntil is when a failed write's pause ends (Sink.now), 0 once the
+	// spiller has seen it pass (takes): set by the spiller and the
+	// syncer, read by the spiller and by pushes that their ring refused
+	// (refuses).
 	offUntil atomic.Int64
-	// blocked is 1 while the tier cannot take this shard's values (its
-	// share full, or off after a failed write); refused counts the
-	// pushes dropped for the disk meanwhile. Pushes that their ring
-	// refused read and write them, so they are plain integers used only
-	// through sync/atomic's functions (see shard's "Atomics" note), with
-	// refused 8-byte aligned on 32-bit platforms.
+	// full is 1 from an append that the shard's share of the budget
+	// refused (spill.ErrFull) until the share has room again: the
+	// spiller's next write succeeds, or the reclaimer, having given back
+	// the files of done segments, finds room for the carry (reclaimAll).
+	// Written under shard.mu. refused counts the pushes dropped for the
+	// disk while the tier refuses (refuses). Pushes that their ring
+	// refused read full and add to refused, so they are plain integers
+	// used only through sync/atomic's functions (see shard's "Atomics"
+	// note), with refused 8-byte aligned on 32-bit platforms.
 	_       [0]atomic.Uint64
 	refused uint64
-	blocked uint32
+	full    uint32
 	// The counters of the accounting above, written under shard.mu.
 	spilled, replayed, recovered, lost atomic.Uint64
 	// writeLost is how many of the records that own's failed writes lost
@@ -257,6 +263,19 @@ func (ts *spillShard) countWriteLosses() {
 	n := ts.own.Stats().Lost
 	ts.lost.Add(n - ts.writeLost)
 	ts.writeLost = n
+}
+
+// refuses reports whether the shard's tier takes none of its values now
+// (epoch is the sink's, for Sink.now): its share of the budget is full,
+// or a failed write turned it off for spillRetry. A push that its ring
+// refused asks; it reads the clock only during a pause, or after one
+// until the spiller has seen it pass.
+func (ts *spillShard) refuses(epoch time.Time) bool {
+	if atomic.LoadUint32(&ts.full) != 0 {
+		return true
+	}
+	u := ts.offUntil.Load()
+	return u != 0 && u > sinceEpoch(epoch)
 }
 
 // backlog returns the values the tier holds for the shard. shard.mu is
@@ -456,8 +475,13 @@ func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
 // Drain first, and the pushes would wait for all of them.
 func (t *spillTier[T]) takes(s *Sink[T], i int, now int64) bool {
 	ts := &t.shards[i]
-	if ts.offUntil.Load() > now {
-		return false
+	if u := ts.offUntil.Load(); u != 0 {
+		if u > now {
+			return false
+		}
+		// The pause is over: refuses reads no clock from now on. A pause
+		// that the syncer began meanwhile stands (the swap fails).
+		ts.offUntil.CompareAndSwap(u, 0)
 	}
 	slow := s.drainSlow(i, now) || s.cfg.handOffWait == 0 && atomic.LoadInt64(&s.drains[i].start) != 0
 	return slow || ts.hasDisk.Load()
@@ -552,14 +576,13 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 	var we *spill.WriteError
 	switch {
 	case err == nil:
-		// A pause that the syncer began (a failed sync) meanwhile stands.
-		if atomic.LoadUint32(&ts.blocked) != 0 && ts.offUntil.Load() <= s.now() {
-			atomic.StoreUint32(&ts.blocked, 0)
+		if atomic.LoadUint32(&ts.full) != 0 {
+			atomic.StoreUint32(&ts.full, 0)
 		}
 		t.unsynced.Store(true)
 		return true
 	case errors.Is(err, spill.ErrFull):
-		atomic.StoreUint32(&ts.blocked, 1)
+		atomic.StoreUint32(&ts.full, 1)
 		return false
 	case errors.As(err, &we):
 		ts.countWriteLosses()
@@ -578,7 +601,6 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 // disk. The spiller's and the syncer's (or Shutdown's, once both have
 // exited).
 func (t *spillTier[T]) pause(s *Sink[T], i int, what string, err error) {
-	atomic.StoreUint32(&t.shards[i].blocked, 1)
 	t.shards[i].offUntil.Store(s.now() + int64(spillRetry))
 	t.fault(s, i, what+"; spilling is off for a while", err)
 }
@@ -790,7 +812,28 @@ func (t *spillTier[T]) reclaimAll(s *Sink[T]) {
 				t.fault(s, i, "a segment could not be removed", err)
 			}
 		}
+		// A full share that the files just removed gave room to takes
+		// values again: the next stall spills from its first refused
+		// push, rather than shed them for the disk (and leave the
+		// spiller asleep: no push parks on a tier that refuses) until
+		// the spiller's next write. Under the mutex, as the spiller's
+		// ErrFull: one that came before the removal is cleared here,
+		// one after it found the room, or none.
+		sh.mu.Lock()
+		if atomic.LoadUint32(&ts.full) != 0 && ts.own.Fits(ts.carryLen()) {
+			atomic.StoreUint32(&ts.full, 0)
+		}
+		sh.mu.Unlock()
 	}
+}
+
+// carryLen returns the length of the carry's record, 0 without one.
+// shard.mu is held.
+func (ts *spillShard) carryLen() int {
+	if !ts.carrying {
+		return 0
+	}
+	return len(ts.carry)
 }
 
 // close ends the tier at the end of a Shutdown: once the drain ended with
@@ -830,7 +873,7 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 // spillTakes reports whether shard i's tier takes values now: on, not full and
 // not off. Pushes then park while its Drain is slow (the spiller takes).
 func (s *Sink[T]) spillTakes(i int) bool {
-	return s.spill != nil && atomic.LoadUint32(&s.spill.shards[i].blocked) == 0
+	return s.spill != nil && !s.spill.shards[i].refuses(s.epoch)
 }
 
 // readStats adds the tier's disk figures to st: the bytes of its files,

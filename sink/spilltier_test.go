@@ -459,3 +459,63 @@ func TestFlushWaitsForNewValuesBehindWhatAnEarlierSinkLeft(t *testing.T) {
 	require.Equal(t, left, st.Recovered)
 	requireAccounted(t, st, shards)
 }
+
+// A full spill tier sheds for the disk only while it is full: once Drain
+// has caught up and the tier has given its budget back, the next stall
+// spills again from the first push its ring refuses. Before, the full
+// budget set a flag that only the spiller's next successful write
+// cleared: the next stall's pushes that the ring refused were shed for
+// the disk into the empty tier, and did not park for the spiller, which
+// slept on (22 of 40 shed).
+func TestATierThatWasFullTakesTheNextStall(t *testing.T) {
+	g := &stallable{}
+	cfg := spillCfg(t.TempDir(), 1)
+	cfg.Spill.MaxBytes = sink.MinSpillShardBytes // 65 records of 1000 bytes
+	cfg.Spill.Codec = u64Codec{size: 1000}
+	s := newSink(t, cfg, g)
+	t.Cleanup(func() { g.stalled.Store(false) }) // before the sink's Shutdown
+	h := s.Handle()
+	var pushes, accepted uint64
+	push := func() {
+		pushes++
+		if h.Push(accepted) {
+			accepted++
+		}
+	}
+	// stall stalls Drain and waits until the stalled call is slow.
+	stall := func() {
+		g.stalled.Store(true)
+		push()
+		time.Sleep(3 * sink.SlowDrain)
+	}
+	stall()
+	for range 400 {
+		push()
+	}
+	st := s.Stats()
+	require.Positive(t, st.DroppedForDisk, "cycle 1: the tier did not fill")
+	g.stalled.Store(false)
+	flush(t, s)
+	before := s.Stats()
+	require.Zero(t, before.SpillBytes, "cycle 1: the tier still holds bytes")
+	require.Zero(t, before.SpillQueued)
+
+	stall()
+	const more = 100 // the ring's 64, and 36 for the tier's 65
+	for range more {
+		push()
+	}
+	st = s.Stats()
+	require.Equal(t, before.Dropped, st.Dropped,
+		"cycle 2: %d of %d values shed into an empty spill tier (SpillBytes before %d, SpillErrors %d)",
+		st.Dropped-before.Dropped, more+1, before.SpillBytes, st.SpillErrors)
+	require.Positive(t, st.Spilled-before.Spilled, "cycle 2: nothing spilled")
+	g.stalled.Store(false)
+	flush(t, s)
+	got := g.values()
+	require.Len(t, got, int(accepted))
+	for i, v := range got {
+		require.Equal(t, uint64(i), v, "value %d", i)
+	}
+	requireAccounted(t, s.Stats(), pushes)
+}

@@ -630,6 +630,14 @@ func (l *Log) Next() ([]byte, error) {
 	}
 }
 
+// Fits reports whether a record of n bytes is within the budget now, with
+// its frame and the magic of a new segment: an Append of it would not
+// return ErrFull, unless appends fill the files first. Any goroutine may
+// call it.
+func (l *Log) Fits(n int) bool {
+	return l.bytes.Load()+int64(frameSize+len(magic)+n) <= l.opts.MaxBytes
+}
+
 // Dir returns the Log's directory, as an absolute path.
 func (l *Log) Dir() string { return l.dir }
 
