@@ -519,3 +519,51 @@ func TestATierThatWasFullTakesTheNextStall(t *testing.T) {
 	}
 	requireAccounted(t, s.Stats(), pushes)
 }
+
+// The overload report names the disk when the spill tier's budget drops
+// values: the default record says so, carries dropped_for_disk, and its
+// likely_cause names Spill.MaxBytes; an OnOverload gets the disk's part
+// of each report's Delta in ForDisk. Before, the record said "values
+// dropped because rings were full", with no dropped_for_disk and a cause
+// that did not name the disk.
+func TestTheOverloadReportNamesTheDisk(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		g := newGate[uint64]()
+		cfg := spillCfg(t.TempDir(), 1)
+		cfg.Spill.MaxBytes = sink.MinSpillShardBytes
+		cfg.Spill.Codec = u64Codec{size: 1000}
+		logger, logs := testLogger()
+		cfg.Logger = logger
+		r := &recorder{}
+		if custom {
+			cfg.OnOverload = r.onOverload
+		}
+		s := newSink(t, cfg, g)
+		h := s.Handle()
+		for i := range 400 {
+			h.Push(uint64(i))
+		}
+		st := s.Stats()
+		require.Positive(t, st.DroppedForDisk, "the tier did not fill")
+		require.Zero(t, st.DroppedFull(), "a ring shed for want of slots: the test does not test the disk alone")
+		g.release()
+		flush(t, s)
+		require.NoError(t, s.Shutdown(t.Context())) // its last check reports what is left
+		st = s.Stats()
+		if custom {
+			var delta, forDisk uint64
+			for _, o := range r.snapshot() {
+				require.LessOrEqual(t, o.ForDisk, o.Delta, "%+v", o)
+				delta, forDisk = delta+o.Delta, forDisk+o.ForDisk
+			}
+			require.Equal(t, st.Dropped, delta)
+			require.Equal(t, st.DroppedForDisk, forDisk, "the reports' ForDisk")
+			continue
+		}
+		out := logs.String()
+		require.Contains(t, out, "values dropped")
+		require.NotContains(t, out, "because rings were full", "values the disk budget dropped blamed on full rings")
+		require.Contains(t, out, "dropped_for_disk=")
+		require.Contains(t, out, "Spill.MaxBytes", "the likely cause does not name the disk")
+	}
+}
