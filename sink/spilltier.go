@@ -838,7 +838,8 @@ func (ts *spillShard) carryLen() int {
 
 // close ends the tier at the end of a Shutdown: once the drain ended with
 // err (its ctx cut it short), it first moves what the rings still hold to
-// disk, for the next sink on the directory; then it closes every log
+// disk, for the next sink on the directory, and counts as lost what the
+// tier refused (dropLeft); then it closes every log
 // (each syncs) and releases the directory. A worker still in a Drain call
 // that the ctx cut short reads nothing more from the tier. The spiller
 // has exited.
@@ -850,6 +851,7 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 	if drainErr != nil {
 		for i := range s.shards {
 			t.move(s, i, true)
+			t.dropLeft(s, i)
 		}
 	}
 	for i := range s.shards {
@@ -868,6 +870,44 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 		sh.mu.Unlock()
 	}
 	return err
+}
+
+// dropLeft counts as lost what close's move left of shard i because the
+// tier refused it (its share full, or a failed write): the carry and the
+// values still in the ring. A later Shutdown must not hand them to Drain
+// (the tier's older values are the next sink's, and would reach its
+// Drain after them), and the carry, uncounted, would have gone with the
+// log. The spiller has exited; the workers read nothing more from the
+// tier once it is closed, and a worker still in a Drain call that the ctx
+// cut short takes nothing from the ring (its final drain ends with the
+// ctx).
+func (t *spillTier[T]) dropLeft(s *Sink[T], i int) {
+	ts, sh := &t.shards[i], &s.shards[i]
+	sh.mu.Lock()
+	n := 0
+	if ts.carrying {
+		ts.carrying = false
+		ts.lost.Add(1)
+		n++
+	}
+	for {
+		v, ok := sh.ring.TryPop()
+		if !ok {
+			break
+		}
+		// Moved out of the ring into the tier, which loses it.
+		ts.spilled.Add(1)
+		ts.lost.Add(1)
+		n++
+		if sh.slow != nil && sh.slow.budget != nil {
+			sh.slow.budget.release(sizeOf(sh.slow.budget.sizeOf, v))
+		}
+	}
+	sh.mu.Unlock()
+	if n > 0 {
+		t.fault(s, i, "Shutdown's ctx ended while the tier could take no more (full, or off after a failed write); the values it could not write are lost",
+			fmt.Errorf("%d values lost", n))
+	}
 }
 
 // spillTakes reports whether shard i's tier takes values now: on, not full and

@@ -629,3 +629,60 @@ func TestACleanShutdownLeavesNoValueOnDisk(t *testing.T) {
 	require.Zero(t, st.Recovered)
 	requireAccounted(t, st, n)
 }
+
+// A Shutdown cut short while the tier is full keeps the order and counts
+// what the disk cannot take: the value the spiller holds and the ring's
+// values, which the full tier cannot take, are dropped for the disk; the
+// tier's values go to the next sink, first; a second Shutdown has nothing
+// left to drain and returns nil. Before, the held value was lost
+// uncounted (SpillQueued 66 against 65 on disk), the second Shutdown
+// handed the ring's 64 values to Drain before the next sink handed the
+// older ones, and it returned "66 values left ...: context deadline
+// exceeded" with no deadline.
+func TestAShutdownCutShortWhileTheTierIsFullKeepsOrderAndCounts(t *testing.T) {
+	dir := t.TempDir()
+	g := newGate[uint64]()
+	cfg := spillCfg(dir, 1)
+	cfg.Spill.MaxBytes = sink.MinSpillShardBytes
+	cfg.Spill.Codec = u64Codec{size: 1000}
+	s, err := sink.New(cfg, g)
+	require.NoError(t, err)
+	h := s.Handle()
+	const pushes = 400
+	var accepted uint64
+	for range pushes {
+		if h.Push(accepted) {
+			accepted++
+		}
+	}
+	require.Positive(t, s.Stats().DroppedForDisk, "the tier did not fill")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	g.release() // the cut Drain call returns: its batch is handed
+	<-s.Done()
+	// No deadline, so that a drain it made could not end by one; cancelled
+	// after 10 s so that a hang fails the test.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer time.AfterFunc(10*time.Second, cancel2).Stop()
+	require.NoError(t, s.Shutdown(ctx2), "a second Shutdown after the tier was closed")
+	first := s.Stats()
+	requireAccounted(t, first, pushes)
+	require.Zero(t, first.Queued, "values left in the ring")
+
+	c := &collector[uint64]{}
+	s2 := newSink(t, cfg, c)
+	// Flush does not wait for recovered values (no value of s2's is behind
+	// them): wait for the count.
+	eventually(t, func() bool { return c.count() >= first.SpillQueued }, "the next sink reads back what the first left")
+	flush(t, s2)
+	second := s2.Stats()
+	require.Equal(t, uint64(first.SpillQueued), second.Recovered,
+		"the first sink's SpillQueued against what the next one read back (SpillLost %d)", first.SpillLost)
+	got := append(g.values(), c.values()...)
+	for i := 1; i < len(got); i++ {
+		require.Less(t, got[i-1], got[i], "value %d of %d handed to Drain after value %d", got[i], len(got), got[i-1])
+	}
+	require.Equal(t, first.Drained+second.Recovered, uint64(len(got)))
+	require.Equal(t, accepted, uint64(len(got))+first.SpillLost, "every accepted value delivered or counted lost")
+}
