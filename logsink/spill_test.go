@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,5 +125,75 @@ func TestAWriterWritesWhatTheLastOneLeftOnDisk(t *testing.T) {
 	}
 	if want != n {
 		t.Fatalf("the second Writer wrote up to %d, want %d", want, n)
+	}
+}
+
+// pacedWriter is a destination whose Writes take a millisecond each.
+type pacedWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (p *pacedWriter) Write(b []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.Write(b)
+}
+
+func (p *pacedWriter) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.String()
+}
+
+// Flush waits for the records written before it while a Writer writes
+// what an earlier one left on disk first: they are behind those, and
+// Flush returns once they are written (before, the sink's Flush returned
+// after the first batches of the recovered records, the new one not
+// written).
+func TestFlushWaitsForARecordBehindWhatTheLastWriterLeft(t *testing.T) {
+	dir := t.TempDir()
+	stalled := &lockedWriter{gate: make(chan struct{})}
+	w, err := logsink.New(stalled, &logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.Stream()
+	for i := range 1000 {
+		_, _ = s.Write(fmt.Appendf(nil, "%d\n", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := w.Close(ctx); err == nil {
+		t.Fatal("Close returned nil while the destination stalled")
+	}
+	close(stalled.gate)
+	<-w.Done()
+	left := w.Stats().OnDisk
+	if left < 500 {
+		t.Fatalf("the first Writer left %d records on disk, want most of 1000", left)
+	}
+
+	dst := &pacedWriter{}
+	w2, err := logsink.New(dst, &logsink.Options{Shards: 1, BatchSize: 16, SpillDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := w2.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := w2.Stream().Write([]byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer fcancel()
+	if err := w2.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	if out := dst.String(); !strings.HasSuffix(out, "new\n") {
+		t.Fatalf("Flush returned with %d of the %d recovered records written, and not the new one", strings.Count(out, "\n"), left)
 	}
 }

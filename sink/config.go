@@ -335,6 +335,10 @@ type experiments struct {
 	// reclaimHook, when set, runs where the spill tier is about to remove
 	// a shard's done segments (spillTier.reclaimAll).
 	reclaimHook func(shard int)
+	// syncHook, when set, runs where the spill tier's syncer has synced a
+	// shard's log, with Sync's error, before it counts what a failed
+	// write lost (spillTier.syncAll).
+	syncHook func(shard int, err error)
 }
 
 // settings is a Config after defaults, validation and normalisation.

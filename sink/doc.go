@@ -167,10 +167,14 @@
 // directory hands Drain twice: what was read back and handed to Drain
 // since the last sync. The rest of what was spilled reaches that sink's
 // Drain first, once, in order (Stats().Recovered), also from the
-// directories of shards it no longer has. A Shutdown whose ctx ends before
+// directories of shards it no longer has. A Shutdown that drains
+// everything leaves none of the values on disk (each shard's directory
+// keeps a cursor and a lock file). A Shutdown whose ctx ends before
 // its drain is done moves what the rings still hold to disk, syncs and
 // closes the tier: those values go to the next sink on the directory, not
-// to a later Shutdown. The directory is the sink's alone (a lock on each
+// to a later Shutdown (what a full tier cannot take then is dropped and
+// counted, in DroppedForDisk and SpillLost, so that none of it reaches a
+// Drain before the older values on disk). The directory is the sink's alone (a lock on each
 // shard's directory; directories 0700, files 0600). It cannot be combined
 // with DropOldest; under MaxQueuedBytes a spilled value's bytes go back to
 // the budget, and a value read back holds none.

@@ -64,7 +64,7 @@ func (sh *shard[T]) countRefusalFor(forBytes bool) (afterShutdown bool) {
 // takes values sheds for want of slots, as without the tier.
 func (s *Sink[T]) countForDisk(sh *shard[T]) bool {
 	ts := &s.spill.shards[s.indexOf(sh)]
-	if atomic.LoadUint32(&ts.blocked) == 0 {
+	if !ts.refuses(s.epoch) {
 		return false
 	}
 	atomic.AddUint64(&ts.refused, 1)

@@ -186,7 +186,7 @@ func TestTheRecoveringCapIsLiftedByASpillTierThatTakes(t *testing.T) {
 	if s.waitCapped(0, end) {
 		t.Fatal("a cap while a spill tier takes the shard's values")
 	}
-	s.spill.shards[0].blocked = 1
+	s.spill.shards[0].full = 1
 	if !s.waitCapped(0, end) {
 		t.Fatal("no cap while the shard's spill tier is blocked")
 	}
@@ -210,7 +210,7 @@ func TestTheQueueMayTurnFairWhileASpillTierTakes(t *testing.T) {
 	if !s.mayTurnFair(0, slow) {
 		t.Fatal("not fair while a spill tier takes what a slow Drain call leaves")
 	}
-	s.spill.shards[0].blocked = 1
+	s.spill.shards[0].full = 1
 	if s.mayTurnFair(0, slow) {
 		t.Fatal("fair while the shard's spill tier is blocked")
 	}

@@ -34,6 +34,11 @@ import (
 // had not returned since the Flush began and says that a Flush from inside
 // that call waits for itself. Pass Drain's ctx on.
 //
+// With the spill tier, the values an earlier sink on the directory left
+// (Stats().Recovered) reach a shard's Drain before the values the shard
+// accepts: Flush waits for those ahead of a value it waits for, and not
+// for the rest.
+//
 // Flush is exact with stealing and with producers that keep pushing; how
 // it knows: docs/design.md, "sink: mechanism".
 func (s *Sink[T]) Flush(ctx context.Context) error {
@@ -103,8 +108,9 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 }
 
 // handedOrLost returns the values of shard i handed to a batch
-// (shard.popped) and, with the spill tier, those the tier lost: with the
-// values in the ring and the tier's backlog, every value accepted (see
+// (shard.popped, which leaves out what an earlier sink on the directory
+// left) and, with the spill tier, those the tier lost: with the values in
+// the ring and the tier's backlog, every value accepted (see
 // spilltier.go).
 func (s *Sink[T]) handedOrLost(i int) uint64 {
 	n := s.shards[i].popped.Load()

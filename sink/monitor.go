@@ -11,6 +11,11 @@ type Overload struct {
 	Sink  string // the sink's Name
 	Delta uint64 // values dropped since the previous report (> 0)
 	Total uint64 // values dropped since the sink was created
+	// ForDisk is, of Delta, the values dropped for the spill tier
+	// ([Stats].DroppedForDisk): pushes that their ring refused while the
+	// shard's share of Spill.MaxBytes was full or a failed write had
+	// turned the tier off, and values the tier lost. 0 without Spill.
+	ForDisk uint64
 	// Interval is the time the drops were counted over: the time since the
 	// previous check, which is the OverloadInterval, or less for the last
 	// check, made when Shutdown begins (or more, when a slow report made
@@ -26,15 +31,17 @@ type Overload struct {
 // dropped, not queued. When Shutdown begins, it makes a last check, so that
 // the drops of the last, partial interval are reported too, and exits.
 //
-// last is the total seen at the previous check. An OnOverload (or a logger)
-// that calls runtime.Goexit ends this goroutine; the deferred call then
-// starts a new one that goes on from the same total, so the monitor never
-// stops before Shutdown and Shutdown never waits for a monitor that is gone.
-func (s *Sink[T]) monitor(last uint64) {
+// last is the total seen at the previous check, and lastDisk the drops
+// for the spill tier that the reports so far counted. An OnOverload (or a
+// logger) that calls runtime.Goexit ends this goroutine; the deferred call
+// then starts a new one that goes on from the same totals, so the monitor
+// never stops before Shutdown and Shutdown never waits for a monitor that
+// is gone.
+func (s *Sink[T]) monitor(last, lastDisk uint64) {
 	finished := false
 	defer func() {
 		if !finished {
-			go s.monitor(last)
+			go s.monitor(last, lastDisk)
 			return
 		}
 		s.exited()
@@ -60,6 +67,9 @@ func (s *Sink[T]) monitor(last uint64) {
 		// differs from the last one seen. last moves on before the report,
 		// which may not return.
 		now := time.Now()
+		// The disk's drops before the total: each only grows, so the
+		// total loaded after counts every disk drop loaded before.
+		disk := s.droppedForDisk()
 		if total := s.Dropped(); total > last {
 			o := Overload{
 				Sink:     s.cfg.name,
@@ -67,7 +77,10 @@ func (s *Sink[T]) monitor(last uint64) {
 				Total:    total,
 				Interval: now.Sub(checked),
 			}
-			last = total
+			// At most Delta: a disk drop counted in the last total after
+			// the last load of the disk's is this check's to report.
+			o.ForDisk = min(disk-lastDisk, o.Delta)
+			last, lastDisk = total, lastDisk+o.ForDisk
 			s.overloads.Add(1)
 			s.reportOverload(o)
 		}
@@ -109,9 +122,26 @@ func (s *Sink[T]) reportOverload(o Overload) {
 		if s.cfg.maxQueuedBytes > 0 {
 			args = append(args, "dropped_for_bytes", s.droppedForBytes())
 		}
+		msg := "sink: values dropped because rings were full"
+		if s.spill != nil {
+			args = append(args, "dropped_for_disk", s.droppedForDisk())
+			switch {
+			case o.ForDisk == o.Delta:
+				msg = "sink: values dropped for the spill tier"
+			case o.ForDisk > 0:
+				msg = "sink: values dropped because rings were full and for the spill tier"
+			}
+		}
 		drainTime, takeLag := s.recentDrains()
-		args = append(args, "max_drain_time", drainTime, "max_take_lag", takeLag, "likely_cause", likelyCause(drainTime, takeLag))
-		s.log(slog.LevelError, "sink: values dropped because rings were full", args...)
+		cause := likelyCause(drainTime, takeLag)
+		switch {
+		case o.ForDisk == o.Delta:
+			cause = diskCause
+		case o.ForDisk > 0:
+			cause += "; and " + diskCause
+		}
+		args = append(args, "max_drain_time", drainTime, "max_take_lag", takeLag, "likely_cause", cause)
+		s.log(slog.LevelError, msg, args...)
 	}
 	returned = true
 }
@@ -125,6 +155,20 @@ func (s *Sink[T]) recentDrains() (drainTime, takeLag time.Duration) {
 		drainTime, takeLag = max(drainTime, d), max(takeLag, l)
 	}
 	return drainTime, takeLag
+}
+
+// diskCause is the overload report's likely cause of drops for the spill
+// tier.
+const diskCause = "the spill tier could take no more: its share of Spill.MaxBytes full behind a slow or stalled destination, or its writes failing (see Stats().SpillErrors and the tier's error records)"
+
+// droppedForDisk returns the drops for the spill tier so far (0 without
+// one).
+func (s *Sink[T]) droppedForDisk() uint64 {
+	var total uint64
+	for i := range s.shards {
+		total += s.droppedForDiskOn(i)
+	}
+	return total
 }
 
 // likelyCause names, for the overload report, the likelier reason why

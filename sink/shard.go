@@ -90,10 +90,13 @@ type shard[T any] struct {
 	// is busy, and Flush locks it to read popped and the ring length as one
 	// snapshot. Producers never touch it.
 	mu sync.Mutex
-	// popped counts the values taken from the ring. It is only added to
-	// while mu is held, after the values were taken, so that under mu
-	// popped + ring.Len() is the number of values ever accepted (the ones
-	// taken and the ones still in the ring).
+	// popped counts the values taken from the ring (and, with the spill
+	// tier, those of this sink's values read back from it; not what an
+	// earlier sink on the directory left, which the tier counts as
+	// recovered). It is only added to while mu is held, after the values
+	// were taken, so that under mu popped + ring.Len() (+ the tier's
+	// backlog) is the number of values ever accepted (the ones taken and
+	// the ones still in the ring).
 	popped atomic.Uint64
 	// seq is the home worker's batch number, and its parity the rule
 	// Flush relies on: odd from before the worker's first pop of a round

@@ -274,7 +274,7 @@ func (s *Sink[T]) start() {
 	for i := range s.shards {
 		go newWorker(s, i, nil).run()
 	}
-	go s.monitor(0)
+	go s.monitor(0, 0)
 	if s.spill != nil {
 		go s.spill.run(s)
 	}

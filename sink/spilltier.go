@@ -50,15 +50,21 @@ import (
 // batch, lost those the tier lost (a failed write's buffered records, a
 // value its Codec could not encode or decode, records that a corrupt
 // frame cut off). spilled - replayed - lost is the backlog: values
-// accepted, not yet handed to Drain, not lost. shard.popped counts every
-// value handed to a batch, from the ring or the tier, so that
-// popped + ring.Len() + backlog is every value accepted, as Flush needs.
+// accepted, not yet handed to Drain, not lost. recovered counts the
+// values an earlier sink on the directory left that were handed to a
+// batch. shard.popped counts every value of this sink's handed to a
+// batch, from the ring or the tier, and not the recovered ones, so that
+// popped + ring.Len() + backlog is every value accepted, as Flush needs:
+// a Flush that counted the recovered values in its progress but not in
+// its target returned while they were handed, before the values accepted
+// behind them. (Stats' Drained is popped + recovered.)
 //
 // Faults. A full budget (spill.ErrFull) blocks the shard's tier until
-// Drain catches up; a failed write turns it off for spillRetry; either
-// way the value the spiller holds stays in the carry, pushes that the
-// ring refuses meanwhile are counted as dropped for the disk, and the
-// spiller tries again. A failed write is logged at most once per
+// Drain catches up and the files it finished give the share room again
+// (reclaimAll), or the spiller's next write succeeds; a failed write
+// turns it off for spillRetry; either way the value the spiller holds
+// stays in the carry, pushes that the ring refuses meanwhile are counted
+// as dropped for the disk, and the spiller tries again. A failed write is logged at most once per
 // spillRetry. Nothing the disk does stops the sink or a producer.
 
 // Codec turns values into bytes for the spill tier and back
@@ -219,20 +225,57 @@ type spillShard struct {
 	// closed is set, under shard.mu, once Shutdown has closed the logs:
 	// what they hold is the next sink's.
 	closed bool
-	// offUntil is when a failed write's pause ends (Sink.now): set by the
-	// spiller and the syncer, read by the spiller.
+	// offUntil is when a failed write's pause ends (Sink.now), 0 once the
+	// spiller has seen it pass (takes): set by the spiller and the
+	// syncer, read by the spiller and by pushes that their ring refused
+	// (refuses).
 	offUntil atomic.Int64
-	// blocked is 1 while the tier cannot take this shard's values (its
-	// share full, or off after a failed write); refused counts the
-	// pushes dropped for the disk meanwhile. Pushes that their ring
-	// refused read and write them, so they are plain integers used only
-	// through sync/atomic's functions (see shard's "Atomics" note), with
-	// refused 8-byte aligned on 32-bit platforms.
+	// full is 1 from an append that the shard's share of the budget
+	// refused (spill.ErrFull) until the share has room again: the
+	// spiller's next write succeeds, or the reclaimer, having given back
+	// the files of done segments, finds room for the carry (reclaimAll).
+	// Written under shard.mu. refused counts the pushes dropped for the
+	// disk while the tier refuses (refuses). Pushes that their ring
+	// refused read full and add to refused, so they are plain integers
+	// used only through sync/atomic's functions (see shard's "Atomics"
+	// note), with refused 8-byte aligned on 32-bit platforms.
 	_       [0]atomic.Uint64
 	refused uint64
-	blocked uint32
+	full    uint32
 	// The counters of the accounting above, written under shard.mu.
 	spilled, replayed, recovered, lost atomic.Uint64
+	// writeLost is how many of the records that own's failed writes lost
+	// (spill.Stats.Lost) lost counts: see countWriteLosses. Under
+	// shard.mu.
+	writeLost uint64
+}
+
+// countWriteLosses adds to lost the records that failed writes of the
+// shard's log lost since it last did: the log counts them at the failed
+// write, under its lock, whoever wrote (an append, the reader catching
+// up, a Sync). shard.mu is held, as for every other addition to lost, so
+// that the end-of-file sweep of replay, which counts as lost whatever of
+// the backlog is neither handed nor counted, and this count never count
+// a record twice. (The syncer added a Sync's WriteError.Lost once Sync
+// had returned, without the mutex: a worker that read the log to its end
+// during Sync's fsync had swept the same records.)
+func (ts *spillShard) countWriteLosses() {
+	n := ts.own.Stats().Lost
+	ts.lost.Add(n - ts.writeLost)
+	ts.writeLost = n
+}
+
+// refuses reports whether the shard's tier takes none of its values now
+// (epoch is the sink's, for Sink.now): its share of the budget is full,
+// or a failed write turned it off for spillRetry. A push that its ring
+// refused asks; it reads the clock only during a pause, or after one
+// until the spiller has seen it pass.
+func (ts *spillShard) refuses(epoch time.Time) bool {
+	if atomic.LoadUint32(&ts.full) != 0 {
+		return true
+	}
+	u := ts.offUntil.Load()
+	return u != 0 && u > sinceEpoch(epoch)
 }
 
 // backlog returns the values the tier holds for the shard. shard.mu is
@@ -432,8 +475,13 @@ func (t *spillTier[T]) busyOn(s *Sink[T], i int) bool {
 // Drain first, and the pushes would wait for all of them.
 func (t *spillTier[T]) takes(s *Sink[T], i int, now int64) bool {
 	ts := &t.shards[i]
-	if ts.offUntil.Load() > now {
-		return false
+	if u := ts.offUntil.Load(); u != 0 {
+		if u > now {
+			return false
+		}
+		// The pause is over: refuses reads no clock from now on. A pause
+		// that the syncer began meanwhile stands (the swap fails).
+		ts.offUntil.CompareAndSwap(u, 0)
 	}
 	slow := s.drainSlow(i, now) || s.cfg.handOffWait == 0 && atomic.LoadInt64(&s.drains[i].start) != 0
 	return slow || ts.hasDisk.Load()
@@ -528,17 +576,16 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 	var we *spill.WriteError
 	switch {
 	case err == nil:
-		// A pause that the syncer began (a failed sync) meanwhile stands.
-		if atomic.LoadUint32(&ts.blocked) != 0 && ts.offUntil.Load() <= s.now() {
-			atomic.StoreUint32(&ts.blocked, 0)
+		if atomic.LoadUint32(&ts.full) != 0 {
+			atomic.StoreUint32(&ts.full, 0)
 		}
 		t.unsynced.Store(true)
 		return true
 	case errors.Is(err, spill.ErrFull):
-		atomic.StoreUint32(&ts.blocked, 1)
+		atomic.StoreUint32(&ts.full, 1)
 		return false
 	case errors.As(err, &we):
-		ts.lost.Add(uint64(we.Lost))
+		ts.countWriteLosses()
 		t.pause(s, i, "a write failed", err)
 		return false
 	default: // spill.ErrTooLarge
@@ -554,7 +601,6 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 // disk. The spiller's and the syncer's (or Shutdown's, once both have
 // exited).
 func (t *spillTier[T]) pause(s *Sink[T], i int, what string, err error) {
-	atomic.StoreUint32(&t.shards[i].blocked, 1)
 	t.shards[i].offUntil.Store(s.now() + int64(spillRetry))
 	t.fault(s, i, what+"; spilling is off for a while", err)
 }
@@ -589,14 +635,23 @@ func (t *spillTier[T]) syncer(s *Sink[T], due <-chan struct{}, done chan<- struc
 }
 
 // syncAll syncs every shard's log (its segment and the done position).
+// Sync runs without the shard's mutex, which the spiller and the worker
+// go on taking meanwhile; what a failed write of it lost is counted under
+// the mutex once it returns (countWriteLosses).
 func (t *spillTier[T]) syncAll(s *Sink[T]) {
 	t.unsynced.Store(false)
 	for i := range t.shards {
 		ts := &t.shards[i]
 		err := ts.own.Sync()
+		if hook := s.cfg.exp.syncHook; hook != nil {
+			hook(i, err)
+		}
 		var we *spill.WriteError
 		if errors.As(err, &we) {
-			ts.lost.Add(uint64(we.Lost))
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			ts.countWriteLosses()
+			sh.mu.Unlock()
 			t.pause(s, i, "a sync failed", err)
 		} else if err != nil {
 			t.fault(s, i, "a sync failed", err)
@@ -605,12 +660,14 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 }
 
 // replay hands up to limit values of shard i's tier to w's batch, oldest
-// first, and reports how many and whether the tier is empty now (the
-// worker may go on with the ring). shard.mu is held.
-func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
+// first, and reports how many, how many of them an earlier sink on the
+// directory wrote (counted in recovered, not in the shard's popped), and
+// whether the tier is empty now (the worker may go on with the ring).
+// shard.mu is held.
+func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, empty bool) {
 	ts := &t.shards[i]
 	if !ts.hasDisk.Load() || ts.closed {
-		return 0, true
+		return 0, 0, true
 	}
 	for n < limit {
 		p, earlier, err := ts.next()
@@ -620,19 +677,21 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 		}
 		if err == io.EOF {
 			// Everything is read: what this sink moved out and neither
-			// handed nor counted, a corrupt record cut off.
+			// handed nor counted, failed writes lost or a corrupt record
+			// cut off. The reader got io.EOF after taking the log's lock
+			// behind every failed write of what it did not read, which
+			// counted its records there: countWriteLosses sees them all,
+			// and the sweep counts the rest.
+			ts.countWriteLosses()
 			ts.lost.Add(ts.backlog())
 			ts.hasDisk.Store(false)
-			return n, true
+			return n, recovered, true
 		}
 		w.fromDisk = true // a record was read: done must mark it
 		if err != nil {
-			var we *spill.WriteError
-			if errors.As(err, &we) {
-				ts.lost.Add(uint64(we.Lost))
-			}
+			ts.countWriteLosses()
 			t.fault(w.s, i, "a read failed", err)
-			return n, false
+			return n, recovered, false
 		}
 		v, err := t.codec.Decode(p)
 		switch {
@@ -642,6 +701,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 			ts.lost.Add(1)
 		case earlier:
 			ts.recovered.Add(1)
+			recovered++
 		default:
 			ts.replayed.Add(1)
 		}
@@ -652,7 +712,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n int, empty bool) {
 		w.batch = append(w.batch, v)
 		n++
 	}
-	return n, false
+	return n, recovered, false
 }
 
 // next returns the shard's oldest record on disk, and whether an earlier
@@ -752,12 +812,34 @@ func (t *spillTier[T]) reclaimAll(s *Sink[T]) {
 				t.fault(s, i, "a segment could not be removed", err)
 			}
 		}
+		// A full share that the files just removed gave room to takes
+		// values again: the next stall spills from its first refused
+		// push, rather than shed them for the disk (and leave the
+		// spiller asleep: no push parks on a tier that refuses) until
+		// the spiller's next write. Under the mutex, as the spiller's
+		// ErrFull: one that came before the removal is cleared here,
+		// one after it found the room, or none.
+		sh.mu.Lock()
+		if atomic.LoadUint32(&ts.full) != 0 && ts.own.Fits(ts.carryLen()) {
+			atomic.StoreUint32(&ts.full, 0)
+		}
+		sh.mu.Unlock()
 	}
+}
+
+// carryLen returns the length of the carry's record, 0 without one.
+// shard.mu is held.
+func (ts *spillShard) carryLen() int {
+	if !ts.carrying {
+		return 0
+	}
+	return len(ts.carry)
 }
 
 // close ends the tier at the end of a Shutdown: once the drain ended with
 // err (its ctx cut it short), it first moves what the rings still hold to
-// disk, for the next sink on the directory; then it closes every log
+// disk, for the next sink on the directory, and counts as lost what the
+// tier refused (dropLeft); then it closes every log
 // (each syncs) and releases the directory. A worker still in a Drain call
 // that the ctx cut short reads nothing more from the tier. The spiller
 // has exited.
@@ -769,6 +851,7 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 	if drainErr != nil {
 		for i := range s.shards {
 			t.move(s, i, true)
+			t.dropLeft(s, i)
 		}
 	}
 	for i := range s.shards {
@@ -777,13 +860,60 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 		t.shards[i].closed = true
 		sh.mu.Unlock()
 	}
-	return t.closeLogs()
+	err := t.closeLogs()
+	// The last writes, Close's, may have failed: what they lost is not
+	// the next sink's.
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		t.shards[i].countWriteLosses()
+		sh.mu.Unlock()
+	}
+	return err
+}
+
+// dropLeft counts as lost what close's move left of shard i because the
+// tier refused it (its share full, or a failed write): the carry and the
+// values still in the ring. A later Shutdown must not hand them to Drain
+// (the tier's older values are the next sink's, and would reach its
+// Drain after them), and the carry, uncounted, would have gone with the
+// log. The spiller has exited; the workers read nothing more from the
+// tier once it is closed, and a worker still in a Drain call that the ctx
+// cut short takes nothing from the ring (its final drain ends with the
+// ctx).
+func (t *spillTier[T]) dropLeft(s *Sink[T], i int) {
+	ts, sh := &t.shards[i], &s.shards[i]
+	sh.mu.Lock()
+	n := 0
+	if ts.carrying {
+		ts.carrying = false
+		ts.lost.Add(1)
+		n++
+	}
+	for {
+		v, ok := sh.ring.TryPop()
+		if !ok {
+			break
+		}
+		// Moved out of the ring into the tier, which loses it.
+		ts.spilled.Add(1)
+		ts.lost.Add(1)
+		n++
+		if sh.slow != nil && sh.slow.budget != nil {
+			sh.slow.budget.release(sizeOf(sh.slow.budget.sizeOf, v))
+		}
+	}
+	sh.mu.Unlock()
+	if n > 0 {
+		t.fault(s, i, "Shutdown's ctx ended while the tier could take no more (full, or off after a failed write); the values it could not write are lost",
+			fmt.Errorf("%d values lost", n))
+	}
 }
 
 // spillTakes reports whether shard i's tier takes values now: on, not full and
 // not off. Pushes then park while its Drain is slow (the spiller takes).
 func (s *Sink[T]) spillTakes(i int) bool {
-	return s.spill != nil && atomic.LoadUint32(&s.spill.shards[i].blocked) == 0
+	return s.spill != nil && !s.spill.shards[i].refuses(s.epoch)
 }
 
 // readStats adds the tier's disk figures to st: the bytes of its files,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -377,4 +378,311 @@ func TestHandOffStateSeesTheSpillTierTake(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// shardHandles returns a Handle of each of s's shards, by shard.
+func shardHandles[T any](s *sink.Sink[T], shards int) []*sink.Handle[T] {
+	hs := make([]*sink.Handle[T], shards)
+	for found := 0; found < shards; {
+		h := s.Handle()
+		if hs[h.Shard()] == nil {
+			hs[h.Shard()] = h
+			found++
+		}
+	}
+	return hs
+}
+
+// requireAccounted checks the identity of Stats' doc on a quiet sink
+// with a spill tier: every value pushed into it, or recovered from an
+// earlier sink's directory, is drained, in a ring, in the tier, or
+// dropped (a value the tier lost is in Dropped, as DroppedForDisk and
+// SpillLost), once. pushes counts the calls, accepted or not.
+func requireAccounted(t testing.TB, st sink.Stats, pushes uint64) {
+	t.Helper()
+	require.Equal(t, pushes+st.Recovered, st.Drained+uint64(st.Queued)+uint64(st.SpillQueued)+st.Dropped,
+		"Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes and %d recovered (Spilled %d, Replayed %d, SpillLost %d, DroppedForDisk %d)",
+		st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes, st.Recovered, st.Spilled, st.Replayed, st.SpillLost, st.DroppedForDisk)
+	require.LessOrEqual(t, st.SpillLost, st.DroppedForDisk)
+	require.LessOrEqual(t, st.DroppedForDisk, st.Dropped)
+}
+
+// pacedCollector is a collector whose Drain calls take a millisecond
+// each, so that a backlog takes a while to reach it.
+type pacedCollector struct{ collector[uint64] }
+
+func (c *pacedCollector) Drain(ctx context.Context, batch []uint64) {
+	time.Sleep(time.Millisecond)
+	c.collector.Drain(ctx, batch)
+}
+
+// Guarantee 5 holds while a sink reads back what an earlier sink left:
+// a sink started on a directory holding thousands of an earlier sink's
+// values, into which one value a shard is pushed, returns from Flush
+// only once those new values, behind the recovered ones, have been
+// handed to Drain. Before, Flush's target counted the values this sink
+// accepted and its progress the values read back from disk too, so it
+// returned after the first 32 recovered values, none of the new ones.
+func TestFlushWaitsForNewValuesBehindWhatAnEarlierSinkLeft(t *testing.T) {
+	dir := t.TempDir()
+	const shards, n = 2, 2000
+	g := newGate[uint64]()
+	s, err := sink.New(spillCfg(dir, shards), g)
+	require.NoError(t, err)
+	for p, h := range shardHandles(s, shards) {
+		for i := range n {
+			require.True(t, h.Push(producerValue(p, i)))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	<-s.Done()
+	first := s.Stats()
+	requireAccounted(t, first, shards*n)
+	left := shards*n - first.Drained
+	require.Greater(t, left, uint64(1000), "what the first sink left on disk")
+
+	c := &pacedCollector{}
+	s2 := newSink(t, spillCfg(dir, shards), c)
+	for p, h := range shardHandles(s2, shards) {
+		require.True(t, h.Push(producerValue(shards+p, 0)))
+	}
+	flush(t, s2)
+	got := c.values()
+	for p := range shards {
+		require.True(t, slices.Contains(got, producerValue(shards+p, 0)),
+			"Flush returned with %d of the %d recovered values handed to Drain, and not shard %d's new value", len(got), left, p)
+	}
+	require.Len(t, got, int(left)+shards, "every recovered value, and the new ones")
+	st := s2.Stats()
+	require.Equal(t, left, st.Recovered)
+	requireAccounted(t, st, shards)
+}
+
+// A full spill tier sheds for the disk only while it is full: once Drain
+// has caught up and the tier has given its budget back, the next stall
+// spills again from the first push its ring refuses. Before, the full
+// budget set a flag that only the spiller's next successful write
+// cleared: the next stall's pushes that the ring refused were shed for
+// the disk into the empty tier, and did not park for the spiller, which
+// slept on (22 of 40 shed).
+func TestATierThatWasFullTakesTheNextStall(t *testing.T) {
+	g := &stallable{}
+	cfg := spillCfg(t.TempDir(), 1)
+	cfg.Spill.MaxBytes = sink.MinSpillShardBytes // 65 records of 1000 bytes
+	cfg.Spill.Codec = u64Codec{size: 1000}
+	s := newSink(t, cfg, g)
+	t.Cleanup(func() { g.stalled.Store(false) }) // before the sink's Shutdown
+	h := s.Handle()
+	var pushes, accepted uint64
+	push := func() {
+		pushes++
+		if h.Push(accepted) {
+			accepted++
+		}
+	}
+	// stall stalls Drain and waits until the stalled call is slow.
+	stall := func() {
+		g.stalled.Store(true)
+		push()
+		time.Sleep(3 * sink.SlowDrain)
+	}
+	stall()
+	for range 400 {
+		push()
+	}
+	st := s.Stats()
+	require.Positive(t, st.DroppedForDisk, "cycle 1: the tier did not fill")
+	g.stalled.Store(false)
+	flush(t, s)
+	before := s.Stats()
+	require.Zero(t, before.SpillBytes, "cycle 1: the tier still holds bytes")
+	require.Zero(t, before.SpillQueued)
+
+	stall()
+	const more = 100 // the ring's 64, and 36 for the tier's 65
+	for range more {
+		push()
+	}
+	st = s.Stats()
+	require.Equal(t, before.Dropped, st.Dropped,
+		"cycle 2: %d of %d values shed into an empty spill tier (SpillBytes before %d, SpillErrors %d)",
+		st.Dropped-before.Dropped, more+1, before.SpillBytes, st.SpillErrors)
+	require.Positive(t, st.Spilled-before.Spilled, "cycle 2: nothing spilled")
+	g.stalled.Store(false)
+	flush(t, s)
+	got := g.values()
+	require.Len(t, got, int(accepted))
+	for i, v := range got {
+		require.Equal(t, uint64(i), v, "value %d", i)
+	}
+	requireAccounted(t, s.Stats(), pushes)
+}
+
+// The overload report names the disk when the spill tier's budget drops
+// values: the default record says so, carries dropped_for_disk, and its
+// likely_cause names Spill.MaxBytes; an OnOverload gets the disk's part
+// of each report's Delta in ForDisk. Before, the record said "values
+// dropped because rings were full", with no dropped_for_disk and a cause
+// that did not name the disk.
+func TestTheOverloadReportNamesTheDisk(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		g := newGate[uint64]()
+		cfg := spillCfg(t.TempDir(), 1)
+		cfg.Spill.MaxBytes = sink.MinSpillShardBytes
+		cfg.Spill.Codec = u64Codec{size: 1000}
+		logger, logs := testLogger()
+		cfg.Logger = logger
+		r := &recorder{}
+		if custom {
+			cfg.OnOverload = r.onOverload
+		}
+		s := newSink(t, cfg, g)
+		h := s.Handle()
+		for i := range 400 {
+			h.Push(uint64(i))
+		}
+		st := s.Stats()
+		require.Positive(t, st.DroppedForDisk, "the tier did not fill")
+		require.Zero(t, st.DroppedFull(), "a ring shed for want of slots: the test does not test the disk alone")
+		g.release()
+		flush(t, s)
+		require.NoError(t, s.Shutdown(t.Context())) // its last check reports what is left
+		st = s.Stats()
+		if custom {
+			var delta, forDisk uint64
+			for _, o := range r.snapshot() {
+				require.LessOrEqual(t, o.ForDisk, o.Delta, "%+v", o)
+				delta, forDisk = delta+o.Delta, forDisk+o.ForDisk
+			}
+			require.Equal(t, st.Dropped, delta)
+			require.Equal(t, st.DroppedForDisk, forDisk, "the reports' ForDisk")
+			continue
+		}
+		out := logs.String()
+		require.Contains(t, out, "values dropped")
+		require.NotContains(t, out, "because rings were full", "values the disk budget dropped blamed on full rings")
+		require.Contains(t, out, "dropped_for_disk=")
+		require.Contains(t, out, "Spill.MaxBytes", "the likely cause does not name the disk")
+	}
+}
+
+// segmentFiles returns the spill segments under dir and their bytes.
+func segmentFiles(t *testing.T, dir string) (files []string, bytes int64) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".seg" {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files, bytes = append(files, path), bytes+fi.Size()
+		return nil
+	}))
+	return files, bytes
+}
+
+// A clean Shutdown, everything drained, leaves none of the values on
+// disk: "segments whose records have all been read and marked done are
+// deleted", the last one too. Before, each shard's last segment stayed
+// (up to a segment's size: 3.6 to 84 MiB), marked done by the cursor but
+// holding values the user took for delivered. A sink started on the
+// directory afterwards hands nothing twice, and spills and reads back as
+// before.
+func TestACleanShutdownLeavesNoValueOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	const shards, n = 2, 2000
+	g := newGate[uint64]()
+	s, err := sink.New(spillCfg(dir, shards), g)
+	require.NoError(t, err)
+	for p, h := range shardHandles(s, shards) {
+		for i := range n {
+			require.True(t, h.Push(producerValue(p, i)))
+		}
+	}
+	require.Positive(t, s.Stats().Spilled)
+	g.release()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
+	requireInOrderPerProducer(t, g.values(), shards, n)
+	requireAccounted(t, s.Stats(), shards*n)
+	files, bytes := segmentFiles(t, dir)
+	require.Empty(t, files, "a clean Shutdown left %d bytes of values on disk", bytes)
+
+	// The next sink on the directory: nothing recovered, and a stall
+	// spills and reads back in order.
+	g2 := newGate[uint64]()
+	s2 := newSink(t, spillCfg(dir, shards), g2)
+	h := shardHandles(s2, shards)[0]
+	for i := range n {
+		require.True(t, h.Push(producerValue(0, i)))
+	}
+	require.Positive(t, s2.Stats().Spilled)
+	g2.release()
+	flush(t, s2)
+	requireInOrderPerProducer(t, g2.values(), 1, n)
+	st := s2.Stats()
+	require.Zero(t, st.Recovered)
+	requireAccounted(t, st, n)
+}
+
+// A Shutdown cut short while the tier is full keeps the order and counts
+// what the disk cannot take: the value the spiller holds and the ring's
+// values, which the full tier cannot take, are dropped for the disk; the
+// tier's values go to the next sink, first; a second Shutdown has nothing
+// left to drain and returns nil. Before, the held value was lost
+// uncounted (SpillQueued 66 against 65 on disk), the second Shutdown
+// handed the ring's 64 values to Drain before the next sink handed the
+// older ones, and it returned "66 values left ...: context deadline
+// exceeded" with no deadline.
+func TestAShutdownCutShortWhileTheTierIsFullKeepsOrderAndCounts(t *testing.T) {
+	dir := t.TempDir()
+	g := newGate[uint64]()
+	cfg := spillCfg(dir, 1)
+	cfg.Spill.MaxBytes = sink.MinSpillShardBytes
+	cfg.Spill.Codec = u64Codec{size: 1000}
+	s, err := sink.New(cfg, g)
+	require.NoError(t, err)
+	h := s.Handle()
+	const pushes = 400
+	var accepted uint64
+	for range pushes {
+		if h.Push(accepted) {
+			accepted++
+		}
+	}
+	require.Positive(t, s.Stats().DroppedForDisk, "the tier did not fill")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
+	g.release() // the cut Drain call returns: its batch is handed
+	<-s.Done()
+	// No deadline, so that a drain it made could not end by one; cancelled
+	// after 10 s so that a hang fails the test.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer time.AfterFunc(10*time.Second, cancel2).Stop()
+	require.NoError(t, s.Shutdown(ctx2), "a second Shutdown after the tier was closed")
+	first := s.Stats()
+	requireAccounted(t, first, pushes)
+	require.Zero(t, first.Queued, "values left in the ring")
+
+	c := &collector[uint64]{}
+	s2 := newSink(t, cfg, c)
+	// Flush does not wait for recovered values (no value of s2's is behind
+	// them): wait for the count.
+	eventually(t, func() bool { return c.count() >= first.SpillQueued }, "the next sink reads back what the first left")
+	flush(t, s2)
+	second := s2.Stats()
+	require.Equal(t, uint64(first.SpillQueued), second.Recovered,
+		"the first sink's SpillQueued against what the next one read back (SpillLost %d)", first.SpillLost)
+	got := append(g.values(), c.values()...)
+	for i := 1; i < len(got); i++ {
+		require.Less(t, got[i-1], got[i], "value %d of %d handed to Drain after value %d", got[i], len(got), got[i-1])
+	}
+	require.Equal(t, first.Drained+second.Recovered, uint64(len(got)))
+	require.Equal(t, accepted, uint64(len(got))+first.SpillLost, "every accepted value delivered or counted lost")
 }

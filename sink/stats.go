@@ -237,6 +237,9 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		drained := sh.popped.Load()
 		var spillQueued int
 		if s.spill != nil {
+			// popped counts this sink's values; what an earlier sink
+			// left is counted apart (spilltier.go), and in Drained too.
+			drained += s.spill.shards[i].recovered.Load()
 			spillQueued = int(s.spill.shards[i].backlog())
 		}
 		sh.mu.Unlock()

@@ -246,9 +246,13 @@ func (w *worker[T]) burst() int {
 	if t := w.s.spill; t != nil {
 		// The tier holds the shard's oldest values: the ring's turn
 		// comes once it is empty (see spilltier.go).
-		fromDisk, ringNext = t.replay(w, w.home, cap(w.batch)-len(w.batch))
-		if fromDisk > 0 {
-			w.sh.popped.Add(uint64(fromDisk))
+		var recovered int
+		fromDisk, recovered, ringNext = t.replay(w, w.home, cap(w.batch)-len(w.batch))
+		// Only this sink's values count in popped, which Flush's target
+		// counts too; what an earlier sink left is counted as recovered
+		// (replay), and Stats adds the two for Drained.
+		if own := fromDisk - recovered; own > 0 {
+			w.sh.popped.Add(uint64(own))
 		}
 	}
 	n := 0

@@ -1,5 +1,7 @@
-// Package tmpfs mounts a small tmpfs for the tests of a full disk: the
-// one copy of that setup for the packages that need it.
+// Package tmpfs sets up a failing disk for the tests of a full disk: a
+// small tmpfs (Mount, as root) or a limit on the size of the process's
+// files (LimitFileSize); the one copy of that setup for the packages
+// that need it.
 package tmpfs
 
 import (

@@ -21,7 +21,8 @@
 // the next append starts a new one. [Log.Append] refuses a record that
 // would take the files past Options.MaxBytes ([ErrFull]); segments whose
 // records have all been read and marked done ([Log.Done]) are deleted,
-// which gives their bytes back. [Log.MarkDone] and [Log.Reclaim] are
+// which gives their bytes back (the last one, while it takes appends, at
+// [Log.Close]: a Log closed with every record done leaves no segment). [Log.MarkDone] and [Log.Reclaim] are
 // Done's two halves, for a caller that must not hold a lock while the
 // file system frees a file.
 //

@@ -630,6 +630,14 @@ func (l *Log) Next() ([]byte, error) {
 	}
 }
 
+// Fits reports whether a record of n bytes is within the budget now, with
+// its frame and the magic of a new segment: an Append of it would not
+// return ErrFull, unless appends fill the files first. Any goroutine may
+// call it.
+func (l *Log) Fits(n int) bool {
+	return l.bytes.Load()+int64(frameSize+len(magic)+n) <= l.opts.MaxBytes
+}
+
 // Dir returns the Log's directory, as an absolute path.
 func (l *Log) Dir() string { return l.dir }
 
@@ -911,7 +919,10 @@ func (l *Log) Stats() Stats {
 	}
 }
 
-// Close syncs the Log, closes its files and releases the directory.
+// Close syncs the Log, closes its files and releases the directory. When
+// every record has been read and marked done, no segment is left: the
+// last one, which took appends and so was never deleted by Done, goes
+// too, and the directory keeps only the cursor and the lock file.
 func (l *Log) Close() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
@@ -920,6 +931,7 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	l.retireLast()
 	err := l.sync(true)
 	if l.w != nil {
 		_ = l.w.Close()
@@ -935,6 +947,36 @@ func (l *Log) Close() error {
 	}
 	l.release()
 	return err
+}
+
+// retireLast takes the last segment out for Reclaim, at Close, when every
+// record in it is done and the buffer holds none: a segment still taking
+// appends stays after its records are done (MarkDone takes out only a
+// sealed one), and a Log that closed with it left records that were read
+// and marked done on the disk. The done position moves past it, for the
+// cursor that Close's sync writes before Reclaim removes the file: a Log
+// opened afterwards numbers its first segment after it (and, had a crash
+// kept the file, takes it for done), and never reads a new segment of the
+// same number from the old position. Done before it, the segments before
+// it are out already. l.mu is held.
+func (l *Log) retireLast() {
+	if len(l.segs) != 1 || l.bufRecords != 0 {
+		return
+	}
+	last := l.segs[0]
+	if l.doneID != last.id || int64(l.doneOff) < last.size.Load() {
+		return
+	}
+	if l.w != nil {
+		_ = l.w.Close()
+		l.w = nil
+		// A magic not written yet is in the buffer, and in bytes.
+		l.bytes.Add(-int64(len(l.buf)))
+		l.buf = l.buf[:0]
+	}
+	last.sealed.Store(true)
+	l.doneID, l.doneOff = last.id+1, 0
+	l.dead = append(l.dead, l.detachFirst())
 }
 
 // release closes the lock file and forgets the directory.

@@ -578,3 +578,44 @@ func TestOpenRemovesTheSegmentsBeforeTheCursor(t *testing.T) {
 	}
 	expectRun(t, readAll(t, l2), 1500, 2000)
 }
+
+// A Log closed with every record read and marked done leaves no segment:
+// the last one, which took appends and so was never sealed, goes too
+// (the package doc: segments whose records are all done are deleted).
+// A Log opened on the directory afterwards starts after it, and reads
+// its own records from their start; one closed with records not done
+// keeps them.
+func TestCloseRemovesTheLastSegmentOnceAllIsDone(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir, small)
+	appendN(t, l, 0, 200) // within one segment
+	expectRun(t, readAll(t, l), 0, 200)
+	if err := l.Done(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if segs := segments(t, dir); len(segs) != 0 {
+		t.Fatalf("Close left %v, every record done", segs)
+	}
+	l = open(t, dir, small)
+	if st := l.Stats(); st.Segments != 0 || st.Bytes != 0 {
+		t.Fatalf("the next Log finds %+v", st)
+	}
+	appendN(t, l, 200, 300)
+	expectRun(t, readAll(t, l), 200, 300)
+	if err := l.Done(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 300, 310) // not read
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(segments(t, dir)) != 1 {
+		t.Fatalf("segments %v: want the one holding the records not done", segments(t, dir))
+	}
+	l = open(t, dir, small)
+	defer l.Close()
+	expectRun(t, readAll(t, l), 300, 310)
+}
