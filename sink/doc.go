@@ -142,11 +142,13 @@
 // With [Config.Spill] a directory on disk stands behind the rings, so
 // that a stalled destination or a burst loses nothing up to a disk
 // budget. While a Drain call of a shard (with a [CallTimer], a call into
-// the destination) runs longer than SlowDrain, or
-// the shard's tier still holds values, and its ring is half full (or
-// pushes are parked on it), the sink's spiller goroutine moves the ring's
-// values to the shard's segment log (package sink/spill), and a push into
-// the full ring parks, as in the hand-off, while the spiller takes. The shard's worker hands the log's values to
+// the destination) runs longer than SlowDrain, or the shard's tier still
+// holds values, and its ring is a quarter full (or pushes are parked on
+// it), the sink's spiller goroutine moves the ring's values to the
+// shard's segment log (package sink/spill), and a push into the full ring
+// parks, as in the hand-off, while the spiller takes (the overload
+// monitor wakes the spiller once a Drain call has run SlowDrain). The
+// shard's worker hands the log's values to
 // Drain before the ring's, so a shard's values reach Drain in the order
 // they were accepted, across memory and disk (a Handle's keep theirs; no
 // worker steals from a shard whose values are on disk). Producers never
@@ -161,9 +163,11 @@
 // Every record carries a CRC-32C; a torn or corrupt one ends its
 // segment's valid part and is counted (Stats().SpillCorrupt).
 //
-// What a crash (SIGKILL, or the machine) can lose: the values in the
-// rings and in batches, and what was spilled since the last sync (every
-// Spill.SyncInterval, a second by default). What a sink started on the
+// A crash (SIGKILL, or the machine) loses the values in the rings and in
+// batches, and those spilled since the last sync (every
+// Spill.SyncInterval, a second by default; in a stall, once the spiller
+// runs, a ring holds a quarter of its capacity at most). What a sink
+// started on the
 // directory hands Drain twice: what was read back and handed to Drain
 // since the last sync. The rest of what was spilled reaches that sink's
 // Drain first, once, in order (Stats().Recovered), also from the

@@ -76,3 +76,17 @@ func TestThePromiseIsOneText(t *testing.T) {
 		}
 	}
 }
+
+// theCrashWindow is the one text of what a crash loses with a spill tier
+// (issue 64): the package doc and the front page state it in these words.
+const theCrashWindow = "a crash loses the values in the rings and in batches, and those spilled since the last sync"
+
+func TestTheCrashWindowIsOneText(t *testing.T) {
+	for _, f := range []string{"README.md", "sink/doc.go", "docs/design.md"} {
+		raw, err := os.ReadFile(filepath.Join("..", f))
+		require.NoError(t, err)
+		text := strings.ToLower(plain(string(raw)))
+		text = strings.ReplaceAll(text, "a crash (sigkill, or the machine) loses", "a crash loses")
+		require.Contains(t, text, theCrashWindow, "%s does not state the crash window in the one text", f)
+	}
+}

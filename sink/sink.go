@@ -241,7 +241,7 @@ func buildSettled[T any](st settings[T], action Action[T]) (*Sink[T], error) {
 	// The ctx of every Drain call carries the sink, so that Flush and
 	// Shutdown can tell a call made with it and refuse to wait for the
 	// batch that the calling Drain holds.
-	if st.idle == IdleWake && st.stealVictims > 0 {
+	if st.idle == IdleWake && st.stealVictims > 0 || st.spill.Dir != "" {
 		s.watchTimer = time.NewTimer(time.Hour)
 		s.watchTimer.Stop()
 	}

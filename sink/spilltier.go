@@ -24,7 +24,7 @@ import (
 // Each shard has a segment log of its own (package spill), in
 // Dir/shard-NNNN. One goroutine per sink, the spiller, moves values from
 // the head of a ring to the tail of its shard's log, under the shard's
-// consumer mutex (shard.mu), while the ring is half full or pushes are
+// consumer mutex (shard.mu), while the ring is a quarter full or pushes are
 // parked on it and either the shard's destination is slow (drainstate.go:
 // a Drain call of the shard, or with a CallTimer any worker's call into
 // the destination, longer than SlowDrain; with the hand-off off, any
@@ -488,11 +488,13 @@ func (t *spillTier[T]) takes(s *Sink[T], i int, now int64) bool {
 }
 
 // due reports whether shard i's ring, whose tier takes its values
-// (takes), should spill now: it holds values, and it is half full or
-// pushes are parked on it.
+// (takes), should spill now: it holds values, and it is a quarter full or
+// pushes are parked on it. A quarter bounds what a crash in a stall
+// finds in the ring once the spiller runs; the overload monitor's watch
+// (stealwatch.go) wakes the spiller once a Drain call has run SlowDrain.
 func (t *spillTier[T]) due(s *Sink[T], i int) bool {
 	n := s.shards[i].ring.Len()
-	return n != 0 && (n >= s.cfg.ringCapacity/2 || s.handOffsParked(i))
+	return n != 0 && (n >= s.cfg.ringCapacity/4 || s.handOffsParked(i))
 }
 
 // move moves shard i's ring to its log, spillChunk values per hold of

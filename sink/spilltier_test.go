@@ -686,3 +686,41 @@ func TestAShutdownCutShortWhileTheTierIsFullKeepsOrderAndCounts(t *testing.T) {
 	require.Equal(t, first.Drained+second.Recovered, uint64(len(got)))
 	require.Equal(t, accepted, uint64(len(got))+first.SpillLost, "every accepted value delivered or counted lost")
 }
+
+// During a stall the spiller starts on its own, once the Drain call has
+// run SlowDrain, and moves a ring that is a quarter full: no push has to
+// park on a full ring first, so a crash in the stall finds at most a
+// quarter of the ring in memory once the spiller runs (issue 64, item 7;
+// before, the spiller slept until a push parked, and the ring held all
+// 40 values: Spilled 0).
+func TestTheSpillerStartsInAStallWithoutAParkedPush(t *testing.T) {
+	release := make(chan struct{})
+	s, err := sink.New(spillCfg(t.TempDir(), 1), sink.ActionFunc[uint64](func(ctx context.Context, _ []uint64) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	}))
+	require.NoError(t, err)
+	defer func() {
+		close(release)
+		require.NoError(t, s.Shutdown(context.Background()))
+	}()
+	h := s.Handle()
+	time.Sleep(20 * time.Millisecond) // the spiller, idle, sleeps until rung
+	require.True(t, h.Push(0))        // the Drain call that stalls
+	for s.Stats().Queued != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 40 { // more than a quarter of 64, far from full
+		require.True(t, h.Push(uint64(i+1)))
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for s.Stats().Spilled == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	st := s.Stats()
+	require.Positive(t, st.Spilled, "the spiller did not move a quarter-full ring in a stall: %+v", st)
+	require.Zero(t, st.HandOffs, "a push parked: the test shows nothing")
+	require.LessOrEqual(t, int(st.Queued), 64/4, "more than a quarter of the ring stayed in memory: %+v", st)
+}

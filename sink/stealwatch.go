@@ -134,7 +134,13 @@ func (s *Sink[T]) lookBehindDrains() (next time.Duration, busy bool) {
 		}
 		at := start + int64(stealAfter)
 		if at <= now {
-			if s.stealable(i) {
+			if t := s.spill; t != nil && s.shards[i].ring.Len() > 0 {
+				// The destination is slow: the spiller moves the ring's
+				// values to disk once it holds a quarter (spillTier.due),
+				// rather than wait for a push to park on a full ring.
+				t.wake()
+			}
+			if s.cfg.stealVictims > 0 && s.stealable(i) {
 				if !stranded {
 					stranded = true
 					atomic.StoreInt32(&s.stranded, 1)

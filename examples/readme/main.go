@@ -17,7 +17,7 @@ type Event struct{ Status int }
 
 func main() {
 	action := sink.ActionFunc[Event](func(ctx context.Context, batch []Event) {
-		// ship the batch; keep no reference into it
+		// ship it; keep no reference into batch
 	})
 	s := sink.MustNew(sink.Config[Event]{}, action)
 
