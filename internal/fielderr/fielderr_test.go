@@ -30,3 +30,26 @@ func TestListNamesEveryFieldAndWrapsTheSentinel(t *testing.T) {
 		t.Fatalf("Err() %v does not wrap the sentinel and the wrapped error", err)
 	}
 }
+
+// Adopt re-records another check's fields under this List's sentinel,
+// renamed where asked, and wraps what is not a field.
+func TestAdoptNamesTheFieldsInTheCallersTerms(t *testing.T) {
+	inner := errors.New("inner: invalid")
+	outer := errors.New("outer: invalid")
+	other := errors.New("something else")
+	found := New(inner)
+	found.Add("w", "nil", "needs a writer")
+	found.Add("SpillBytes", 1000, "too small")
+	found.Wrap(other)
+	l := New(outer)
+	l.Adopt(found.Err(), map[string]string{"w": "dst"})
+	l.Adopt(nil, nil)
+	err := l.Err()
+	if !errors.Is(err, outer) || errors.Is(err, inner) && !errors.Is(err, other) {
+		t.Fatalf("err %v: want the outer sentinel", err)
+	}
+	want := "outer: invalid: dst = nil: needs a writer\nouter: invalid: SpillBytes = 1000: too small\nouter: invalid: inner: invalid: something else"
+	if err.Error() != want {
+		t.Fatalf("got %q\nwant %q", err.Error(), want)
+	}
+}
