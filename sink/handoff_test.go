@@ -3,6 +3,7 @@ package sink_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -15,14 +16,15 @@ import (
 
 // starve pushes each values from each of producers goroutines, each on a
 // locked OS thread, as fast as they can, into a sink of cfg whose Drain
-// returns at once, and returns its Stats after Shutdown: producers that
-// outnumber the cores by far and never block, the load in which a worker
-// gets too little CPU.
-func starve(t *testing.T, cfg sink.Config[int], producers, each int) sink.Stats {
+// returns at once, and returns its Stats after Shutdown and the longest
+// push: producers that outnumber the cores by far and never block, the
+// load in which a worker gets too little CPU.
+func starve(t testing.TB, cfg sink.Config[int], producers, each int) (sink.Stats, time.Duration) {
 	t.Helper()
 	cfg.Logger = quiet
 	s, err := sink.New(cfg, sink.ActionFunc[int](func(context.Context, []int) {}))
 	require.NoError(t, err)
+	longest := make([]time.Duration, producers)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for p := range producers {
@@ -31,14 +33,16 @@ func starve(t *testing.T, cfg sink.Config[int], producers, each int) sink.Stats 
 			defer runtime.UnlockOSThread()
 			<-start
 			for i := range each {
+				t0 := time.Now()
 				s.Push(p*each + i)
+				longest[p] = max(longest[p], time.Since(t0))
 			}
 		})
 	}
 	close(start)
 	wg.Wait()
 	require.NoError(t, s.Shutdown(context.Background()))
-	return s.Stats()
+	return s.Stats(), slices.Max(longest)
 }
 
 // 256 producers on locked threads push into a sink whose Drain returns
@@ -56,10 +60,10 @@ func TestAStarvedWorkerLosesNothingWithTheHandOff(t *testing.T) {
 	// detector: go test runs packages side by side, and in .ci/run mpmc's
 	// locked-thread stress tests kept these workers from their rings for
 	// up to 238 ms, which no shorter wait rides out.
-	st := starve(t, sink.Config[int]{HandOffWait: raceSlowdown * 10 * sink.DefaultHandOffWait}, producers, each)
+	st, _ := starve(t, sink.Config[int]{HandOffWait: raceSlowdown * 10 * sink.DefaultHandOffWait}, producers, each)
 	require.Zero(t, st.Dropped, "pushes refused with the hand-off: %+v", st)
 	require.Equal(t, uint64(producers*each), st.Drained)
-	off := starve(t, sink.Config[int]{DisableHandOff: true}, producers, each)
+	off, _ := starve(t, sink.Config[int]{DisableHandOff: true}, producers, each)
 	t.Logf("with the hand-off: 0 dropped, %d pushes parked; without: %d of %d dropped", st.HandOffs, off.Dropped, producers*each)
 }
 

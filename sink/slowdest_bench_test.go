@@ -159,35 +159,9 @@ func BenchmarkStarved(b *testing.B) {
 	for _, handOff := range []string{"on", "off"} {
 		b.Run("producers=256/handoff="+handOff, func(b *testing.B) {
 			for range b.N {
-				const producers, each = 256, 2000
-				s, err := sink.New(sink.Config[int]{DisableHandOff: handOff == "off", Logger: quiet},
-					sink.ActionFunc[int](func(context.Context, []int) {}))
-				if err != nil {
-					b.Fatal(err)
-				}
-				longest := make([]time.Duration, producers)
-				var wg sync.WaitGroup
-				start := make(chan struct{})
-				for p := range producers {
-					wg.Go(func() {
-						runtime.LockOSThread()
-						defer runtime.UnlockOSThread()
-						<-start
-						for i := range each {
-							t0 := time.Now()
-							s.Push(p*each + i)
-							longest[p] = max(longest[p], time.Since(t0))
-						}
-					})
-				}
-				close(start)
-				wg.Wait()
-				if err := s.Shutdown(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				st := s.Stats()
+				st, longest := starve(b, sink.Config[int]{DisableHandOff: handOff == "off"}, 256, 2000)
 				b.ReportMetric(float64(st.Dropped), "refused")
-				b.ReportMetric(float64(slices.Max(longest)), "max-push-ns")
+				b.ReportMetric(float64(longest), "max-push-ns")
 				b.ReportMetric(float64(st.HandOffs), "handoffs")
 			}
 		})
