@@ -30,7 +30,11 @@ import (
 //
 // The tell is the destination's pace (drainState.pace): the shortest of
 // the worker's last paceRound to 2 × paceRound calls into the destination
-// (its Drain calls, or with a CallTimer its timed calls). A worker short
+// (its Drain calls, or with a CallTimer its timed calls, of every worker:
+// the shortest any worker saw, since they all go to the one destination;
+// judged per shard, one worker's rare slow call made otelsink's pushes
+// shed, and 47 to 53 % of a 64-goroutine burst was exported in 1 run of 5,
+// against 99.97 % in 14 of 14 with the shortest). A worker short
 // of CPU stretches calls (a Write whose system call returns waits for a
 // processor), it never shortens them, so the shortest of several is the
 // destination's own time. Behind a destination whose pace is under
@@ -394,23 +398,24 @@ func (s *Sink[T]) parkFor(i int) int64 {
 // call ends, when no call is in progress (the worker has not run yet: it
 // waits for a CPU). A call in progress before the pace is known may be a
 // slow destination's, and a push does not wait to find out. With a
-// CallTimer every shard's destination counts, as for the judges.
+// CallTimer every shard's calls go to the one destination, as for the
+// judges: its pace is the shortest that any worker saw.
 func (s *Sink[T]) keepsUp(i int) bool {
 	ds, timed := s.judges(i)
 	now := s.now()
+	pace, known, inCall := int64(0), false, false
 	for j := range ds {
-		pace, known := ds[j].pace()
-		if !known {
-			if _, inCall := ds[j].pending(now, timed); inCall {
-				return false
-			}
-			continue
+		if p, ok := ds[j].pace(); ok && (!known || p < pace) {
+			pace, known = p, true
 		}
-		if pace >= int64(FastCall) {
-			return false
+		if _, ok := ds[j].pending(now, timed); ok {
+			inCall = true
 		}
 	}
-	return true
+	if !known {
+		return !inCall
+	}
+	return pace < int64(FastCall)
 }
 
 // FastCall is the pace from which the sink takes a destination to be

@@ -70,3 +70,61 @@ func TestADropOldestPushNeverParks(t *testing.T) {
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
 }
+
+// paced is an Action that times each Drain call as a call into the
+// destination: -1 takes a millisecond (a slow call), 100 waits for hold
+// (a call that stalls), the rest return at once.
+type paced struct {
+	collector[ev]
+	hold chan struct{}
+}
+
+func (a *paced) Drain(ctx context.Context, batch []ev) {
+	calls := sink.CallTimerOf(ctx)
+	calls.Begin()
+	switch batch[0].id {
+	case -1:
+		time.Sleep(time.Millisecond)
+	case 100:
+		<-a.hold
+	}
+	calls.End()
+	a.collector.Drain(ctx, batch)
+}
+
+// With a CallTimer the workers' calls go to one destination, whose pace
+// is the shortest that any worker saw: one slow call of another shard's
+// worker does not make a push into this shard's full ring shed while its
+// own calls are quick. The push parks, as behind a destination that keeps
+// up, until the call in progress passes SlowDrain. (Judged by every
+// shard's pace alone, as first written, the push shed at once.)
+func TestTheDestinationsPaceIsTheShortestAnyWorkerSaw(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testCfg(2, 4, 1)
+		cfg.HandOffWait = time.Second
+		a := &paced{hold: make(chan struct{})}
+		s, err := sink.New(cfg, a)
+		require.NoError(t, err)
+		h0 := s.HandleFor(0)
+		h1 := h0
+		for k := uint64(1); h1.Shard() == h0.Shard(); k++ {
+			h1 = s.HandleFor(k)
+		}
+		require.True(t, h0.Push(ev{-1})) // a slow call on one worker
+		time.Sleep(2 * time.Millisecond)
+		require.True(t, h1.Push(ev{1})) // a quick one on the other
+		synctest.Wait()
+		require.True(t, h1.Push(ev{100})) // the call that stalls
+		synctest.Wait()
+		for i := range 4 {
+			require.True(t, h1.Push(ev{2 + i}))
+		}
+		t0 := time.Now()
+		require.False(t, h1.Push(ev{6}))
+		waited := time.Since(t0)
+		require.Greater(t, waited, time.Duration(0), "a push behind a destination that keeps up did not park")
+		require.LessOrEqual(t, waited, sink.SlowDrain+time.Millisecond)
+		close(a.hold)
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
