@@ -67,6 +67,9 @@ func TestClusterLeaderKilledLosesAndDuplicatesNothing(t *testing.T) {
 				if st.Duplicates > 0 || attempt == leaderKilledAttempts {
 					break
 				}
+				// A run may even find no value in flight unacked at the
+				// kill (0 retried, through fast batches in CI at
+				// 877295f): the fault did not test the retry path either.
 				// Through fast batches the values in flight when the acks
 				// were lost are few (a batch waits for its flow acks),
 				// and in some runs none of them had been stored before
@@ -74,6 +77,7 @@ func TestClusterLeaderKilledLosesAndDuplicatesNothing(t *testing.T) {
 				// untested (4 runs in 13 on the 2-core machine).
 				t.Logf("attempt %d: no value whose ack was lost had been stored; again", attempt)
 			}
+			require.Positive(t, st.Retried, "the fault made the sink retry")
 			require.Positive(t, st.Duplicates, "the stream recognised retries of values whose acks were lost")
 			if tc.batched {
 				require.Positive(t, st.Batched, "fast batches acked values")
@@ -132,6 +136,5 @@ func leaderKilled(t *testing.T, batched bool) natssink.Stats {
 	require.Equal(t, st.Acked, res.StreamMsgs, "the stream holds every acked value")
 	require.Zero(t, res.StoredTwice, "none twice")
 	require.Zero(t, res.Foreign, "and nothing else")
-	require.Positive(t, st.Retried, "the fault made the sink retry")
 	return st
 }
