@@ -151,13 +151,13 @@ type slowPath[T any] struct {
 // of values), and then displaces the ring's oldest value as forcePush
 // does, giving the displaced value's bytes back.
 //
-// Before any of that, with the hand-off on, it waits for the shard's
+// Before any of that, with the hand-off on (never under DropOldest), it waits for the shard's
 // worker while that is short of CPU (handOff), and returns true when the
 // push then went in.
 //
 //go:noinline
 func (sh *shard[T]) refused(v T) bool {
-	if sh.slow.handOff != 0 && sh.slow.force == nil && sh.handOffPush(v) {
+	if sh.slow.handOff != 0 && sh.handOffPush(v) {
 		return true
 	}
 	b := sh.slow.budget
@@ -255,7 +255,9 @@ func (s *Sink[T]) installBudgets(forces []forcer[T]) {
 		}
 		if forces[i] != nil || b != nil || s.cfg.handOffWait > 0 {
 			sh.slow = &slowPath[T]{force: forces[i], budget: b, shard: int32(i)}
-			if s.cfg.handOffWait > 0 {
+			if s.cfg.handOffWait > 0 && forces[i] == nil {
+				// DropOldest never parks: it displaces (the package doc,
+				// "What a push waits for").
 				sh.slow.handOff = 1
 			}
 		}

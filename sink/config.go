@@ -38,8 +38,9 @@ const (
 	DefaultWakeRecheck = 100 * time.Millisecond
 	// DefaultHandOffWait is the default of [Config.HandOffWait], the
 	// longest a push waits in all for a drain worker short of CPU: 256
-	// producers on locked OS threads on 2 cores kept workers from their
-	// rings for up to 86 ms (TestAStarvedWorkerLosesNothingWithTheHandOff).
+	// producers on locked OS threads on 2 cores, none refused, waited up
+	// to 22.7 to 58 ms a run (BenchmarkStarved; docs/benchmarks.md, "What
+	// a push waits for").
 	DefaultHandOffWait = 100 * time.Millisecond
 
 	// MaxShards is the largest Config.Shards that New accepts: each shard

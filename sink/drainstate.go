@@ -43,7 +43,7 @@ type drainFields struct {
 	slowEnd, stallEnd int64
 	// call is when the call into the destination in progress began
 	// (CallTimer.Begin), 0 when none; longestCall is the longest that
-	// ended within the Drain call in progress.
+	// ended within the Drain call in progress, plus one (0: none did).
 	call, longestCall int64
 	// fastCur is the shortest call into the destination (the Drain call,
 	// or its longest timed call) of the worker's current round of
@@ -99,11 +99,12 @@ func (d *drainState) drainBegan(now int64) {
 // of slowEnd and stallEnd, and its length counts in the recent maximum.
 func (d *drainState) drainEnded(start, now int64, timed bool) {
 	atomic.StoreInt64(&d.start, 0)
-	slowFor := now - start
+	slowFor, called := now-start, true
 	if timed {
-		slowFor = atomic.LoadInt64(&d.longestCall)
+		longest := atomic.LoadInt64(&d.longestCall)
+		slowFor, called = max(longest-1, 0), longest != 0
 		if c := atomic.SwapInt64(&d.call, 0); c != 0 {
-			slowFor = max(slowFor, now-c) // a call that the Action did not end
+			slowFor, called = max(slowFor, now-c), true // a call that the Action did not end
 		}
 	}
 	if slowFor > int64(SlowDrain) {
@@ -113,7 +114,11 @@ func (d *drainState) drainEnded(start, now int64, timed bool) {
 		atomic.StoreInt64(&d.stallEnd, now)
 	}
 	raise(&d.curDrain, now-start)
-	d.paced(slowFor)
+	if called {
+		// A timed Drain call that made no call into the destination (an
+		// Action that batches, as otelsink's) says nothing of its pace.
+		d.paced(slowFor)
+	}
 }
 
 // paceRound is the number of calls over which drainState keeps the
@@ -158,7 +163,7 @@ func (d *drainState) callBegan(now int64) { atomic.StoreInt64(&d.call, now) }
 // progress, if one is.
 func (d *drainState) callEnded(now int64) {
 	if c := atomic.SwapInt64(&d.call, 0); c != 0 {
-		raise(&d.longestCall, now-c)
+		raise(&d.longestCall, now-c+1)
 	}
 }
 

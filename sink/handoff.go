@@ -11,7 +11,7 @@ import (
 )
 
 // The hand-off: what a push does when its ring is full, and the one home
-// of the rule that decides whether it parks or sheds (parkFor, with
+// of the rule that decides whether it parks or sheds (mayPark, with
 // shedAge for a call in progress). The users' text, the same words in
 // every package that pushes (TestThePromiseIsOneText keeps them so): a
 // push never waits on the destination, however slow: a full ring sheds,
@@ -34,7 +34,10 @@ import (
 // the shortest any worker saw, since they all go to the one destination;
 // judged per shard, one worker's rare slow call made otelsink's pushes
 // shed, and 47 to 53 % of a 64-goroutine burst was exported in 1 run of 5,
-// against 99.97 % in 14 of 14 with the shortest). A worker short
+// against 99.97 % in 14 of 14 with the shortest: cd otelsink && go test
+// -run '^$' -bench 'ExportedShare/g=64/impl=otelsink$' -benchtime 10000x;
+// a timed Drain call that makes no call, as most of otelsink's, does not
+// count). A worker short
 // of CPU stretches calls (a Write whose system call returns waits for a
 // processor), it never shortens them, so the shortest of several is the
 // destination's own time. Behind a destination whose pace is under
@@ -47,7 +50,8 @@ import (
 // (8 paced producers, Shards 2, RingCapacity 1024, BatchSize 256, a Drain
 // sleeping 5 ms a call) saw pushes of 1.003 s; the table of both, hand-off
 // on and off: docs/benchmarks.md, "What a push waits for". Tried and
-// dropped: the process's CPU time (getrusage) against GOMAXPROCS, as the
+// dropped (throwaway builds, gone with them): the process's CPU time
+// (getrusage) against GOMAXPROCS, as the
 // tell or as leave to park briefly behind a slow destination (whose pipe
 // reader may run behind the producers): a machine loaded by others reads
 // as spare CPU (256 producers on locked threads had up to 141 k of 512 k
@@ -56,17 +60,17 @@ import (
 // /sched/latencies, which samples too few schedulings of goroutines that
 // never block to say anything within milliseconds.
 //
-// The rule, in order (parkFor; the yield in handOff): the hand-off off,
+// The rule, in order (mayPark; the yield in handOff): the hand-off off,
 // DropOldest (budget.go's refused: it displaces), or Shutdown begun:
 // shed. A call in progress older than SlowDrain (with a CallTimer, of
 // any shard: drainstate.go): shed, after one yield while the call is
 // younger than SlowDrain + returnedCallWindow and the destination keeps
 // up (yieldToAReturnedCall: behind a slow destination a yield only costs
 // the push a turn in the run queue, 40 to 56 ms with both cores busy).
-// Then parkFor's bound: 0 sheds; otherwise park until the worker takes
-// values (or a Drain call of it returns) and the push gets in, and give
-// up (shed) once the bound has passed, the bound looked up again at every
-// wake-up, or when Shutdown begins. HandOffWait bounds a call's waits in
+// Then mayPark: no sheds; yes parks until the worker takes values (or a
+// Drain call of it returns) and the push gets in, and gives up (sheds)
+// once HandOffWait has passed, once mayPark, asked again at every
+// wake-up, says no, or when Shutdown begins. HandOffWait bounds a call's waits in
 // all, whatever path it takes (logsink's admission and push share it:
 // Handle.HandOff's spent). A spill tier that takes the shard's values
 // lifts the pace test: a push then waits for the spiller's moves, which
@@ -168,11 +172,6 @@ type handOffFields struct {
 	// only the spiller writes; a plain int32 used through sync/atomic's
 	// functions, so that wake and callers load it without mu.
 	state int32
-	_     [0]atomic.Int64
-	// woke is when the worker last woke parked pushes (Sink.now): its
-	// last take or Drain call's end that parked pushes saw. A plain int64
-	// used through sync/atomic's functions.
-	woke int64
 	// parked counts the pushes that parked here (Stats.HandOffs): a
 	// monotone counter, added to once per push that waited, whatever the
 	// wait's outcome.
@@ -263,16 +262,14 @@ func (q *handOffQueue) leave(w *handOffWaiter, quick, windowOver bool) {
 }
 
 // wake wakes the k oldest pushes parked on q, one for each slot or
-// record of room the worker freed, and records now as the time of the
-// wake-up: one atomic load when none is parked. Waking only as many as
+// record of room the worker freed: one atomic load when none is parked. Waking only as many as
 // there is room for hands the room to the pushes that waited longest; a
 // broadcast let the first to run take it all, and the others waited for
 // up to the whole HandOffWait.
-func (q *handOffQueue) wake(k int, now func() int64) {
+func (q *handOffQueue) wake(k int) {
 	if q.count() == 0 {
 		return
 	}
-	atomic.StoreInt64(&q.woke, now())
 	q.mu.Lock()
 	q.waiting.wakeOldest(k, -1)
 	q.mu.Unlock()
@@ -294,7 +291,7 @@ func (s *Sink[T]) getWaiter() *handOffWaiter {
 }
 
 // handOff is the hand-off of a push into shard i that found the ring full
-// (see the top of this file): while parkFor allows it, it parks
+// (see the top of this file): while mayPark allows it, it parks
 // until the worker takes values, tries again with try, and repeats, for
 // at most HandOffWait less spent (what the caller's earlier hand-offs of
 // the same call waited) in all. It reports whether try succeeded, and how
@@ -311,15 +308,14 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 			return false, 0
 		}
 	}
-	bound := s.parkFor(i)
-	if bound == 0 {
+	if !s.mayPark(i) {
 		return false, 0
 	}
 	q := &s.handOffs[i]
 	// The wait ends HandOffWait after the call's first hand-off began:
 	// the one bound of a call's wait, whatever path it takes.
 	began := s.now()
-	deadline := began + min(int64(s.cfg.handOffWait)-spent, bound)
+	deadline := began + int64(s.cfg.handOffWait) - spent
 	w := s.getWaiter()
 	defer s.waiters.Put(w)
 	behind := q.join(w)
@@ -366,12 +362,7 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 		if age, shed := s.shedAge(i, now); shed && s.keepsUp(i) && yieldToAReturnedCall(age) {
 			now = s.now() // the call may have ended meanwhile
 		}
-		if b := s.parkFor(i); b == 0 {
-			deadline = now
-		} else {
-			deadline = min(deadline, began+b)
-		}
-		if now >= deadline ||
+		if now >= deadline || !s.mayPark(i) ||
 			now-began >= int64(handOffRecoveringCap) && s.waitCapped(i, now) || s.shedsNow(i, now) || s.isClosing() {
 			q.leave(w, false, !s.mayTurnFair(i, now))
 			return try(), now - began
@@ -380,26 +371,15 @@ func (s *Sink[T]) handOff(i int, spent int64, try func() bool) (ok bool, waited 
 	}
 }
 
-// parkFor returns how long, in all, a push refused by shard i's full ring
-// may park now; 0: it sheds. The rule (see the top of this file): while
-// the shard's spill tier takes its values, HandOffWait (the spiller's
-// moves free room every millisecond); behind a destination that keeps up
-// (keepsUp), HandOffWait: the ring is full because the worker is short of
-// CPU; behind a slower one, 0.
-func (s *Sink[T]) parkFor(i int) int64 {
-	if s.spillTakes(i) || s.keepsUp(i) {
-		return int64(s.cfg.handOffWait)
-	}
-	return 0
-}
+// mayPark reports whether a push refused by shard i's full ring may park
+// now (the rule: the top of this file): while the shard's spill tier
+// takes its values, or behind a destination that keeps up.
+func (s *Sink[T]) mayPark(i int) bool { return s.spillTakes(i) || s.keepsUp(i) }
 
 // keepsUp reports whether shard i's destination keeps up with a worker
-// that runs: its pace (drainstate.go) is under FastCall; before the first
-// call ends, when no call is in progress (the worker has not run yet: it
-// waits for a CPU). A call in progress before the pace is known may be a
-// slow destination's, and a push does not wait to find out. With a
-// CallTimer every shard's calls go to the one destination, as for the
-// judges: its pace is the shortest that any worker saw.
+// that runs (the top of this file): its pace is under FastCall, or, before
+// any pace is known, no call is in progress. With a CallTimer the pace is
+// the shortest that any worker saw.
 func (s *Sink[T]) keepsUp(i int) bool {
 	ds, timed := s.judges(i)
 	now := s.now()
@@ -418,15 +398,11 @@ func (s *Sink[T]) keepsUp(i int) bool {
 	return pace < int64(FastCall)
 }
 
-// FastCall is the pace from which the sink takes a destination to be
-// slow: behind a destination whose recent calls (the worker's last 8 to
-// 16 Drain calls, or with a [CallTimer] its timed calls) all took FastCall
-// or longer, a push into a full ring sheds at once instead of parking,
-// whatever the CPU (the package doc, "What a push waits for"). Below it
-// the destination keeps up with a worker that runs, and a full ring tells
-// of a worker short of CPU. A healthy file's Write of a batch takes tens
-// of microseconds; a network round trip, a fsync or a 0.5 ms sleep is
-// slow.
+// FastCall is the pace (the shortest of the recent calls into the
+// destination) from which the sink takes a destination to be slow, and a
+// push into a full ring sheds instead of parking: the package doc, "What
+// a push waits for". A healthy file's Write of a batch takes tens of
+// microseconds; a network round trip, an fsync or a 0.5 ms sleep is slow.
 const FastCall = 250 * time.Microsecond
 
 // yieldToAReturnedCall yields the processor (runtime.Gosched), and
@@ -547,7 +523,7 @@ func (s *Sink[T]) handOffFair(i int) bool {
 // admission counts records until Drain.
 func (s *Sink[T]) wakeHandOffs(i, k int) {
 	if s.handOffs != nil {
-		s.handOffs[i].wake(k, s.now)
+		s.handOffs[i].wake(k)
 	}
 }
 

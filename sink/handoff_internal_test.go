@@ -30,21 +30,17 @@ func woken(ws ...*handOffWaiter) []bool {
 // taken goes back to the front, and one that leaves stops counting.
 func TestHandOffQueueWakesTheOldestFirst(t *testing.T) {
 	var q handOffQueue
-	now := func() int64 { return 7 }
 	a, b, c := newTestWaiter(), newTestWaiter(), newTestWaiter()
 	q.join(a)
 	q.join(b)
 	q.join(c)
-	q.wake(1, now)
+	q.wake(1)
 	if got := woken(a, b, c); !got[0] || got[1] || got[2] {
 		t.Fatalf("wake(1) woke %v, want only the oldest", got)
 	}
-	if q.woke != 7 {
-		t.Fatalf("woke = %d, want the wake's time 7", q.woke)
-	}
 	q.requeue(a, false) // a found the room taken: back in front of b
 	q.requeue(b, false) // b is still listed: it keeps its place
-	q.wake(2, now)
+	q.wake(2)
 	if got := woken(a, b, c); !got[0] || !got[1] || got[2] {
 		t.Fatalf("wake(2) after a's requeue woke %v, want a and b", got)
 	}
@@ -54,10 +50,7 @@ func TestHandOffQueueWakesTheOldestFirst(t *testing.T) {
 	if q.count() != 0 || q.waiting.len() != 0 {
 		t.Fatalf("after every leave: n %d, %d listed", q.count(), q.waiting.len())
 	}
-	q.wake(5, func() int64 { return 9 })
-	if q.woke != 7 {
-		t.Fatalf("a wake with nobody parked wrote woke: %d", q.woke)
-	}
+	q.wake(5) // nobody parked: nothing to wake, nothing to lock
 }
 
 // A waiter that wake took off the queue and that leaves without reading
@@ -66,7 +59,7 @@ func TestHandOffQueueLeaveTakesAnUnreadToken(t *testing.T) {
 	var q handOffQueue
 	w := newTestWaiter()
 	q.join(w)
-	q.wake(1, func() int64 { return 1 })
+	q.wake(1)
 	q.leave(w, false, false)
 	if got := woken(w); got[0] {
 		t.Fatal("leave left the wake-up token in the waiter's channel")
@@ -81,7 +74,6 @@ func TestHandOffQueueLeaveTakesAnUnreadToken(t *testing.T) {
 // over, or once the last leaves.
 func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	var q handOffQueue
-	now := func() int64 { return 1 }
 	a, b := newTestWaiter(), newTestWaiter()
 	if q.join(a) {
 		t.Fatal("an unfair queue put the first push behind")
@@ -89,13 +81,13 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	if q.join(b) {
 		t.Fatal("an unfair queue put a push behind others")
 	}
-	q.wake(1, now)
+	q.wake(1)
 	q.requeue(a, false)
 	if q.fair() {
 		t.Fatal("the queue turned fair unasked")
 	}
 	woken(a)
-	q.wake(1, now)
+	q.wake(1)
 	q.requeue(a, true)
 	if !q.fair() {
 		t.Fatal("the queue stayed unfair when a push asked")
@@ -105,7 +97,7 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 		t.Fatal("a push that joined a fair queue with others parked was not put behind")
 	}
 	woken(a, b, c)
-	q.wake(1, now)
+	q.wake(1)
 	if got := woken(a, b, c); !got[0] || got[1] || got[2] {
 		t.Fatalf("wake(1) in a fair queue woke %v, want a, the oldest", got)
 	}
@@ -117,7 +109,7 @@ func TestHandOffQueueTurnsFairForAPushThatWaitedTooLong(t *testing.T) {
 	if !q.fair() {
 		t.Fatal("the queue turned unfair for a quick push with another parked behind it")
 	}
-	q.wake(1, now)
+	q.wake(1)
 	woken(c)
 	q.leave(c, true, false)
 	if q.fair() {

@@ -18,7 +18,7 @@ import (
 // once a Drain call has shown the destination's pace: no push parks, none
 // takes any time. (Before the first call ends, a push may wait until it
 // has run FastCall.) This is the case that parked pushes for up to a
-// second before the destination's pace was read (parkFor returning
+// second before the destination's pace was read (mayPark returning
 // true fails it: hand-offs, and pushes that waited a whole call).
 func TestASlowDestinationParksNoPush(t *testing.T) {
 	for _, per := range []time.Duration{2 * sink.FastCall, 2 * time.Millisecond, 9 * time.Millisecond} {
@@ -73,13 +73,18 @@ func TestADropOldestPushNeverParks(t *testing.T) {
 
 // paced is an Action that times each Drain call as a call into the
 // destination: -1 takes a millisecond (a slow call), 100 waits for hold
-// (a call that stalls), the rest return at once.
+// (a call that stalls), 50 makes no call into the destination (as a
+// batching Action's Drain often does), the rest return at once.
 type paced struct {
 	collector[ev]
 	hold chan struct{}
 }
 
 func (a *paced) Drain(ctx context.Context, batch []ev) {
+	if batch[0].id == 50 {
+		a.collector.Drain(ctx, batch)
+		return
+	}
 	calls := sink.CallTimerOf(ctx)
 	calls.Begin()
 	switch batch[0].id {
@@ -124,6 +129,40 @@ func TestTheDestinationsPaceIsTheShortestAnyWorkerSaw(t *testing.T) {
 		waited := time.Since(t0)
 		require.Greater(t, waited, time.Duration(0), "a push behind a destination that keeps up did not park")
 		require.LessOrEqual(t, waited, sink.SlowDrain+time.Millisecond)
+		close(a.hold)
+		require.NoError(t, s.Shutdown(context.Background()))
+	})
+}
+
+// A timed Drain call that makes no call into the destination (an Action
+// that batches, as otelsink's does between its exports) says nothing of
+// the destination's pace: behind a destination whose only calls are slow,
+// a push into a full ring sheds at once, however many such Drain calls
+// came between. (Counted as calls of no length, they made the pace fast,
+// and the push parked until the stalled call passed SlowDrain.)
+func TestDrainCallsWithoutACallIntoTheDestinationDoNotSetThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testCfg(1, 4, 1)
+		cfg.HandOffWait = time.Second
+		a := &paced{hold: make(chan struct{})}
+		s, err := sink.New(cfg, a)
+		require.NoError(t, err)
+		h := s.Handle()
+		require.True(t, h.Push(ev{-1})) // the one call into the destination: slow
+		time.Sleep(2 * time.Millisecond)
+		for range 2 * sink.PaceRound {
+			require.True(t, h.Push(ev{50})) // Drain calls that make none
+			synctest.Wait()
+		}
+		require.True(t, h.Push(ev{100})) // the call that stalls
+		synctest.Wait()
+		for i := range 4 {
+			require.True(t, h.Push(ev{2 + i}))
+		}
+		t0 := time.Now()
+		require.False(t, h.Push(ev{6}))
+		require.Zero(t, time.Since(t0), "a push behind a slow destination parked")
+		require.Zero(t, s.Stats().HandOffs)
 		close(a.hold)
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
