@@ -80,7 +80,11 @@ type heldSlot struct {
 // (TestAFastBatchStoresAValueSentAgainInALaterBatchOnce), and a refused
 // one fails with the server's reason or is retried. The prepared slots
 // have no due time (0), so the retry goroutine leaves them alone until
-// then.
+// then. A server that ends the batch (a refusal) while the worker is
+// still adding to it closes the publisher, which drops that commit's
+// count: the values after the last flow ack are then unknown, and with
+// no attempt left they fail though some may be stored
+// (TestAttemptsOfOneFailsWhatACutFastBatchLeftUnacked).
 func (s *Sink[T]) publishBatch(ctx context.Context, held []heldSlot) {
 	acked, sent := 0, 0
 	var reason batchReason // what the server said of the batch besides its acks

@@ -212,7 +212,12 @@ func TestClusterAValueRefusedInAFastBatchIsNeverCountedAcked(t *testing.T) {
 
 // With Attempts 1 (no retries), the values a batch published and its
 // commit did not count fail: the refused one and the 92 the stream dropped
-// after it, in each batch but the first.
+// after it, in each batch but the first. When the server's commit comes
+// before the sink has added the whole batch, the publisher drops its
+// count: the values after the first flow ack fail, though the stream
+// holds those before the refusal, and those not yet added are published
+// one message each (their one attempt). Acked never counts more than the
+// stream holds, either way.
 func TestAttemptsOfOneFailsWhatACutFastBatchLeftUnacked(t *testing.T) {
 	r := refusals()[0] // no stream captures the subject: the commit counts the values before it
 	r.attempts = 1
@@ -297,7 +302,18 @@ func runRefusal(t *testing.T, js jetstream.JetStream, replicas int, r refusal, f
 	for id, n := range ids {
 		require.Equal(t, 1, n, "%s stored once", id)
 	}
-	require.Equal(t, uint64(stored), stats.Acked, "Acked counts the values the stream holds, no more: %+v", stats)
+	require.LessOrEqual(t, stats.Acked, uint64(stored), "Acked counts the values the stream holds, no more: %+v", stats)
+	if unknown := uint64(stored) - stats.Acked; r.attempts == 1 && fast && unknown > 0 {
+		// A commit that came before the batch's end (see
+		// TestAttemptsOfOneFailsWhatACutFastBatchLeftUnacked): those
+		// failed are the refused values, those after the first flow ack
+		// of a cut batch, and the values the stream dropped after them.
+		t.Logf("%d values failed though stored: the publisher dropped a commit that came early", unknown)
+		require.LessOrEqual(t, unknown, uint64((refusalBatches-1)*refusedAt), "%+v", stats)
+		require.GreaterOrEqual(t, stats.Failed, uint64(refusalBatches-1), "%+v", stats)
+		return
+	}
+	require.Equal(t, uint64(stored), stats.Acked, "Acked counts the values the stream holds: %+v", stats)
 	require.Equal(t, uint64(r.failed), stats.Failed, "%+v", stats)
 	if r.reason != "" {
 		require.Contains(t, stats.LastError, r.reason)

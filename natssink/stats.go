@@ -47,7 +47,10 @@ type Stats struct {
 	Batched uint64 `json:"batched"`
 	// Failed counts the values given up: out of attempts or budget, a
 	// permanent error, an Encode error, or given up by Shutdown. A value
-	// whose acks were all lost may be in the stream and in Failed.
+	// whose acks were all lost may be in the stream and in Failed: one
+	// whose ack timed out, or one of a fast batch that the server ended
+	// before the sink had sent it all, with no attempt left (the
+	// publisher drops a commit that comes before Close).
 	Failed uint64 `json:"failed"`
 	// Retried counts the publishes after a value's first.
 	Retried uint64 `json:"retried"`
