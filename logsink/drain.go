@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 )
 
 // maxWrite is the most bytes the drain worker puts into one Write (a longer
@@ -68,7 +68,7 @@ func (w *Writer) drain(ctx context.Context, batch []*Record) {
 		st.out = make([]byte, 0, maxWrite) // once: the drain never allocates
 	}
 	out, n := st.out[:0], 0
-	calls := sink.CallTimerOf(ctx)
+	calls, _ := sinkhook.CallsOf(ctx)
 	for pos < len(batch) {
 		e := &batch[pos].e
 		p := e.bytes()
@@ -121,11 +121,11 @@ func (w *Writer) timeTurn(start time.Time) {
 // runtime.Goexit. A panic is recovered here, so it reaches neither the
 // sink nor Close's caller. An error is queued for OnError, which the
 // caller calls once its own locks are released (deliverErrors). calls,
-// the Drain call's timer (nil outside one), times the Write, not the wait
+// the Drain call's timer (one that does nothing outside one), times the Write, not the wait
 // for wmu (another worker's Write is timed by that worker): the sink then
 // tells a slow destination from a worker that lacks CPU between Writes
-// (sink.CallTimer).
-func (w *Writer) write(calls *sink.CallTimer, p []byte, n int) {
+// (internal/sinkhook.Calls).
+func (w *Writer) write(calls sinkhook.Calls, p []byte, n int) {
 	if len(p) == 0 {
 		return // n is 0: no record is empty (Stream counts those in Stats.Empty)
 	}

@@ -116,16 +116,16 @@ func (s Stream) Begin(l slog.Level) (Call, bool) {
 		return Call{}, false
 	}
 	limit := w.opts.admissionLimit(l)
-	parked, spilling, fair := s.sh.HandOffState()
+	parked, spilling, fair := s.w.hooks[s.shard].HandOffState()
 	if q > w.opts.assistMark && w.assistTurn() || parked && spilling && w.parkedTurn() {
 		// The ring is backing up and the worker may be runnable but
 		// waiting for a P behind busy loggers, or records parked for
 		// room wait for one behind this caller: let them run.
 		runtime.Gosched()
 		q = st.counts.queued()
-		_, _, fair = s.sh.HandOffState()
+		_, _, fair = s.w.hooks[s.shard].HandOffState()
 	}
-	// A fair hand-off queue (sink's Handle.HandOffState) means that records
+	// A fair hand-off queue (internal/sinkhook's HandOffState) means that records
 	// parked for room have waited past a millisecond while callers that
 	// never parked took it: this one takes its turn behind them.
 	var c Call
@@ -140,14 +140,14 @@ func (s Stream) Begin(l slog.Level) (Call, bool) {
 }
 
 // handOff waits, while the shard's worker is short of CPU rather than in a
-// slow Write (sink's Handle.HandOff), until queued is below limit again,
+// slow Write (internal/sinkhook's HandOff), until queued is below limit again,
 // and reports whether it is. It is what a push into a full ring of the
 // sink does, for the limit of this admission, which sheds records below
 // KeepLevel before the ring itself is full. Close ends the wait (the
 // record is then shed).
 func (s Stream) handOff(st *shardState, limit int64, c *Call) bool {
 	w := s.w
-	ok, waited := s.sh.HandOff(c.waited, func() bool { return w.isClosed() || st.counts.queued() < limit })
+	ok, waited := s.w.hooks[s.shard].HandOff(c.waited, func() bool { return w.isClosed() || st.counts.queued() < limit })
 	c.waited += waited
 	return ok && !w.isClosed()
 }
@@ -347,7 +347,7 @@ func (s Stream) reportFits(report *Record, b *entry) bool {
 // included: a soft view, as belowReserve's. A shard that holds nothing
 // takes a record of any size.
 func (s Stream) fitsShare(n int) bool {
-	queued, share := s.sh.QueuedBytes()
+	queued, share := s.w.hooks[s.shard].QueuedBytes()
 	return queued == 0 || queued+int64(n) <= share
 }
 
@@ -358,7 +358,7 @@ func (s Stream) fitsShare(n int) bool {
 // other goroutines may take the room it saw. A shard that holds nothing
 // takes a record of any size, as the sink does.
 func (s Stream) belowReserve(n int) bool {
-	queued, share := s.sh.QueuedBytes()
+	queued, share := s.w.hooks[s.shard].QueuedBytes()
 	return queued == 0 || queued+int64(n) <= share-share/8
 }
 
@@ -394,7 +394,7 @@ func (w *Writer) assistTurn() bool {
 
 // parkedYieldEvery is the least time between two yields of callers that run
 // while records are parked for room and the spill tier takes the shard's
-// records (sink's Handle.HandOffState: the Write is slow, or the tier still
+// records (internal/sinkhook's HandOffState: the Write is slow, or the tier still
 // holds records): the tier's mover frees room every millisecond and wakes
 // parked records, which then wait for a processor that this caller holds.
 // Without these yields a caller whose records the mover took as fast as it

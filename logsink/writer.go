@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardedsink/shardedsink/internal/layout"
 	"github.com/shardedsink/shardedsink/internal/limit"
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -32,8 +33,10 @@ type Writer struct {
 	opts   settings
 	logger *slog.Logger
 	shards []shardState
-	// handles[i] pushes into shard i.
+	// handles[i] pushes into shard i; hooks[i] are its hand-off and byte
+	// count (internal/sinkhook).
 	handles []*sink.Handle[*Record]
+	hooks   []sinkhook.Shard
 	root    Stream
 	epoch   time.Time
 
@@ -201,9 +204,11 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	c.handles = make([]*sink.Handle[*Record], o.shards)
+	c.hooks = make([]sinkhook.Shard, o.shards)
 	for k, left := uint64(0), o.shards; left > 0; k++ {
 		if sh := c.sink.HandleFor(k); c.handles[sh.Shard()] == nil {
 			c.handles[sh.Shard()] = sh
+			c.hooks[sh.Shard()] = sinkhook.ShardOf(sh)
 			left--
 		}
 	}

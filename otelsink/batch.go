@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
-	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 )
 
 // The export batch. The drain workers take items from their rings (each up
@@ -32,7 +32,8 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) {
 	c := a.c
 	var failed [2]error
 	func() {
-		c.lockExport(sink.CallTimerOf(ctx))
+		calls, _ := sinkhook.CallsOf(ctx)
+		c.lockExport(calls)
 		defer c.exportMu.Unlock()
 		failed = c.assemble(ctx, batch)
 	}()
@@ -51,7 +52,7 @@ func (a drainAction[T]) Drain(ctx context.Context, batch []T) {
 // or behind a worker that only appends is not. A worker that looks just
 // before such an export begins waits untimed: should that export stall,
 // its pushes wait up to sink.Config.HandOffWait before they shed.
-func (c *core[T]) lockExport(calls *sink.CallTimer) {
+func (c *core[T]) lockExport(calls sinkhook.Calls) {
 	if c.exportMu.TryLock() {
 		return
 	}
@@ -106,13 +107,13 @@ func (c *core[T]) add(items []T) {
 
 // exportBatch hands the export batch to the exporter and starts a new one,
 // also when the exporter calls runtime.Goexit. exportMu is held. The
-// export is timed when ctx is a Drain call's (sink.CallTimerOf).
+// export is timed when ctx is a Drain call's (internal/sinkhook.CallsOf).
 func (c *core[T]) exportBatch(ctx context.Context) error {
 	c.timer.Stop()
 	n := len(c.batch)
-	calls := sink.CallTimerOf(ctx)
+	calls, timed := sinkhook.CallsOf(ctx)
 	calls.Begin()
-	untimed := calls == nil
+	untimed := !timed
 	if untimed {
 		c.untimedExport.Store(true)
 	}

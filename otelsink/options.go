@@ -24,7 +24,7 @@ const (
 	// SpanProcessor. A goroutine pushes into its home ring and, when that is
 	// full, the next one: with 1,024 spans per ring, one goroutine alone
 	// can fill 2,048 slots, the BatchSpanProcessor's whole queue. With the
-	// processor's default shard count, sink.DefaultShardsPerP (4) per P, the
+	// processor's default shard count, [DefaultShardsPerP] (4) per P, the
 	// default total is 4,096 spans per GOMAXPROCS: 8,192 on a 2-core
 	// machine, at most 32,768 (32 shards). A slot holds the span's interface
 	// value (16 bytes) and the ring's 8-byte sequence number.
@@ -37,6 +37,13 @@ const (
 	// bytes with go1.26 on amd64) and is allocated up front: a shard's ring
 	// takes about 600 KB, 2.4 MB on a 2-core machine, at most 9.7 MB.
 	DefaultLogQueuePerShard = 1024
+	// DefaultShardsPerP and DefaultMaxShards give a SpanProcessor's
+	// default shard count, DefaultShardsPerP × GOMAXPROCS clamped to [1,
+	// DefaultMaxShards]: the sink's default with stack homes, on every
+	// platform, so that the default queue does not depend on whether the
+	// CPU number can be read (not sink.DefaultShards).
+	DefaultShardsPerP = 4
+	DefaultMaxShards  = 32
 	// DefaultLogShardsPerP and DefaultLogMaxShards give a LogProcessor's
 	// default shard count, DefaultLogShardsPerP × GOMAXPROCS clamped to [1,
 	// DefaultLogMaxShards]: half the span processor's, with rings twice as
@@ -168,11 +175,9 @@ func WithBatchTimeout(timeout time.Duration) Option {
 
 // WithShards sets the number of rings, each with its own drain worker
 // (sink.Config.Shards). It must be in [1, sink.MaxShards]. Default: for
-// spans sink.DefaultShardsPerP × GOMAXPROCS clamped to [1,
-// sink.DefaultMaxShards] (the sink's stack-home default, on every
-// platform, so that the default queue does not depend on whether the CPU
-// number can be read; not sink.DefaultShards); for logs [DefaultLogShardsPerP] × GOMAXPROCS
-// clamped to [1, DefaultLogMaxShards].
+// spans [DefaultShardsPerP] × GOMAXPROCS clamped to [1,
+// DefaultMaxShards]; for logs [DefaultLogShardsPerP] × GOMAXPROCS clamped
+// to [1, DefaultLogMaxShards].
 func WithShards(n int) Option {
 	return func(c *config) { c.shards, c.shardsSet = n, true }
 }

@@ -9,7 +9,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/shardedsink/shardedsink/internal/layout"
-	"github.com/shardedsink/shardedsink/sink"
 )
 
 // spanT is what the sink carries: the span as OnEnd received it.
@@ -201,8 +200,8 @@ func (p *SpanProcessor) Name() string { return p.c.cfg.name }
 // spanKind is the span processor's part of the settings.
 var spanKind = kind{
 	perShard:      DefaultQueuePerShard,
-	shardsPerP:    sink.DefaultShardsPerP,
-	maxShards:     sink.DefaultMaxShards,
+	shardsPerP:    DefaultShardsPerP,
+	maxShards:     DefaultMaxShards,
 	namePrefix:    "otelsink",
 	batchTimeout:  DefaultBatchTimeout,
 	envQueue:      EnvBSPMaxQueueSize,

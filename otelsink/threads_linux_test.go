@@ -161,10 +161,10 @@ func BenchmarkExportedShare(b *testing.B) {
 			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithShards(1), otelsink.WithMaxQueueSize(4096))
 		}},
 		{"otelsink-512-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
-			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(512*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(512*otelsink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
 		}},
 		{"otelsink-2048-per-shard", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
-			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(2048*sink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
+			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithMaxQueueSize(2048*otelsink.DefaultShardsPerP*runtime.GOMAXPROCS(0)))
 		}},
 		{"otelsink-poll", func(e sdktrace.SpanExporter) sdktrace.SpanProcessor {
 			return otelsink.NewSpanProcessor(e, quiet, otelsink.WithIdleMode(sink.IdlePoll))

@@ -272,19 +272,9 @@ type paddedCounter struct {
 	_ [layout.CacheLine - 8]byte
 }
 
-// QueuedBytes returns the bytes that the handle's shard holds now (its
-// values in the ring and in batches whose Drain call has not returned) and
-// its share of [Config.MaxQueuedBytes], beyond which a push into it is
-// refused; both are 0 without MaxQueuedBytes. It is one atomic load, and
-// may count the sizes of pushes in flight (a push adds its size, then takes
-// it back when refused). It is for a caller that keeps a reserve of its own: slogsink, say, which refuses
-// records below its KeepLevel once the shard is most of the way to its
-// share, so that warnings still find room.
-func (h *Handle[T]) QueuedBytes() (queued, share int64) {
-	sh := h.sh
-	if sh == nil {
-		panicUnmade("Handle")
-	}
+// QueuedBytes is sinkhook.Shard.QueuedBytes.
+func (k shardHooks[T]) QueuedBytes() (queued, share int64) {
+	sh := k.h.sh
 	if sh.slow == nil || sh.slow.budget == nil {
 		return 0, 0
 	}

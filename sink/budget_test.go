@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -162,7 +163,7 @@ func TestBytesAreHeldUntilDrainReturns(t *testing.T) {
 	require.Equal(t, int64(100), st.QueuedBytes)
 	require.False(t, h.Push(blob{2, 100}), "100 + 100 > 150")
 	require.True(t, h.Push(blob{3, 50}), "100 + 50 <= 150")
-	queued, share := h.QueuedBytes()
+	queued, share := sinkhook.ShardOf(h).QueuedBytes()
 	require.Equal(t, []int64{150, 150}, []int64{queued, share})
 	st = s.Stats()
 	require.Equal(t, uint64(1), st.Dropped)
@@ -192,7 +193,7 @@ func TestTheBudgetIsSplitOverTheShards(t *testing.T) {
 	require.Equal(t, []int64{100, 100}, []int64{st.PerShard[0].QueuedBytes, st.PerShard[1].QueuedBytes})
 	require.Equal(t, uint64(1), st.DroppedForBytes)
 	require.Equal(t, uint64(1), st.Dropped)
-	_, share := s.HandleFor(0).QueuedBytes()
+	_, share := sinkhook.ShardOf(s.HandleFor(0)).QueuedBytes()
 	require.Equal(t, int64(100), share)
 }
 
@@ -471,7 +472,7 @@ func TestStatsCountNoBytesWithoutABudget(t *testing.T) {
 	st := s.Stats()
 	require.Zero(t, st.QueuedBytes)
 	require.Zero(t, st.DroppedForBytes)
-	q, share := h.QueuedBytes()
+	q, share := sinkhook.ShardOf(h).QueuedBytes()
 	require.Zero(t, q)
 	require.Zero(t, share)
 }
@@ -516,7 +517,7 @@ func TestRacingPushesNeverOvershootTheShare(t *testing.T) {
 		}
 		start.Done()
 		done.Wait()
-		q, _ := h.QueuedBytes()
+		q, _ := sinkhook.ShardOf(h).QueuedBytes()
 		g.release()
 		require.NoError(t, s.Shutdown(context.Background()))
 		require.Equal(t, int64(1), accepted.Load(), "trial %d: 60-byte values into a share of 100", trial)

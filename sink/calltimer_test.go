@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -44,9 +45,9 @@ type betweenCalls struct {
 }
 
 func (a *betweenCalls) Drain(ctx context.Context, batch []ev) {
-	calls := sink.CallTimerOf(ctx)
+	calls, _ := sinkhook.CallsOf(ctx)
 	if !a.timed {
-		calls = nil
+		calls, _ = sinkhook.CallsOf(context.Background()) // times nothing
 	}
 	calls.Begin()
 	calls.End()
@@ -103,7 +104,7 @@ type stalledCall struct {
 }
 
 func (a *stalledCall) Drain(ctx context.Context, batch []ev) {
-	calls := sink.CallTimerOf(ctx)
+	calls, _ := sinkhook.CallsOf(ctx)
 	calls.Begin()
 	defer calls.End()
 	select {
@@ -143,26 +144,27 @@ func TestATimedCallThatStallsMakesPushesShed(t *testing.T) {
 	})
 }
 
-// A ctx that is not a Drain call's has no CallTimer, and a nil one does
+// A ctx that is not a Drain call's has no Calls, and a nil one does
 // nothing; every Drain call's has one, the final drain's too.
-func TestCallTimerOf(t *testing.T) {
-	require.Nil(t, sink.CallTimerOf(context.Background()))
-	var none *sink.CallTimer
+func TestCallsOf(t *testing.T) {
+	none, ok := sinkhook.CallsOf(context.Background())
+	require.False(t, ok)
 	none.Begin()
 	none.End()
 	seen := make(chan bool, 16)
 	s, err := sink.New(testCfg(1, 16, 16), sink.ActionFunc[ev](func(ctx context.Context, batch []ev) {
-		seen <- sink.CallTimerOf(ctx) != nil
+		_, ok := sinkhook.CallsOf(ctx)
+		seen <- ok
 	}))
 	require.NoError(t, err)
 	h := s.Handle()
 	require.True(t, h.Push(ev{1}))
 	require.NoError(t, s.Flush(context.Background()))
-	require.True(t, <-seen, "a Drain call's ctx has no CallTimer")
+	require.True(t, <-seen, "a Drain call's ctx has no Calls")
 	require.True(t, h.Push(ev{2}))
 	require.NoError(t, s.Shutdown(context.Background()))
 	for len(seen) > 0 {
-		require.True(t, <-seen, "a Drain call's ctx has no CallTimer")
+		require.True(t, <-seen, "a Drain call's ctx has no Calls")
 	}
 }
 
@@ -173,20 +175,20 @@ func TestHandOffStateSeesAParkedPush(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := &betweenCalls{timed: true, step: make(chan struct{})}
 		s, h := fullInACall(t, a)
-		parked, spilling, fair := h.HandOffState()
+		parked, spilling, fair := sinkhook.ShardOf(h).HandOffState()
 		require.False(t, parked, "a push parked before any did")
 		require.False(t, spilling, "a sink without a spill tier spills")
 		require.False(t, fair)
 		in := make(chan bool)
 		go func() { in <- h.Push(ev{5}) }()
 		synctest.Wait()
-		parked, spilling, fair = h.HandOffState()
+		parked, spilling, fair = sinkhook.ShardOf(h).HandOffState()
 		require.True(t, parked, "the push parked on the full ring is not seen")
 		require.False(t, spilling, "a sink without a spill tier spills")
 		require.False(t, fair, "the queue is fair without a slow Drain call")
 		close(a.step) // the worker takes, and the push gets in
 		require.True(t, <-in)
-		parked, _, _ = h.HandOffState()
+		parked, _, _ = sinkhook.ShardOf(h).HandOffState()
 		require.False(t, parked, "a push that got in is still seen parked")
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
@@ -205,7 +207,7 @@ type returnedCall struct {
 
 func (a *returnedCall) Drain(ctx context.Context, batch []ev) {
 	a.calls.Add(1)
-	calls := sink.CallTimerOf(ctx)
+	calls, _ := sinkhook.CallsOf(ctx)
 	calls.Begin()
 	select {
 	case <-a.arm:

@@ -17,25 +17,9 @@ import (
 // The defaults that the zero value of each [Config] field stands for.
 const (
 	DefaultName             = "sink"
-	DefaultShardsPerP       = 4  // the default shard count is at most DefaultShardsPerP × GOMAXPROCS...
-	DefaultMaxShards        = 32 // ...and at most DefaultMaxShards with stack homes
-	DefaultMaxCPUShards     = 64 // ...or a ring per CPU, at most DefaultMaxCPUShards, with CPU homes (see DefaultShards)
 	DefaultRingCapacity     = 8192
 	DefaultBatchSize        = 256
 	DefaultOverloadInterval = 5 * time.Second
-	DefaultStealVictims     = 2
-	DefaultStealItems       = 64
-	// DefaultPollSleep is the sleep between two looks at the rings of an
-	// idle worker in [IdlePoll] mode: 100 µs. Go's timers
-	// on small Linux VMs stretch it to about 1 ms (its effect on latency:
-	// go run ./bench/idle -mode poll; docs/benchmarks.md, "Idle workers
-	// (sink)").
-	DefaultPollSleep = 100 * time.Microsecond
-	// DefaultWakeRecheck is the longest a worker sleeps in [IdleWake] mode
-	// before it looks at its ring again without being woken: the safety net
-	// for a doorbell that a ring backend could let slip (see [IdleWake]).
-	// With the default ring and no IdleSleep there is no recheck.
-	DefaultWakeRecheck = 100 * time.Millisecond
 	// DefaultHandOffWait is the default of [Config.HandOffWait], the
 	// longest a push waits in all for a drain worker short of CPU: 256
 	// producers on locked OS threads on 2 cores, none refused, waited up
@@ -52,6 +36,29 @@ const (
 	// sequence number per slot, so 16 MiB of slots for an empty struct and
 	// more for anything larger, per shard).
 	MaxRingCapacity = 1 << 24
+)
+
+// The defaults of what Config does not offer: the shard count's factors
+// (DefaultShards), the steal budgets, and the idle workers' sleeps.
+const (
+	defaultShardsPerP   = 4  // the default shard count is at most defaultShardsPerP × GOMAXPROCS...
+	defaultMaxShards    = 32 // ...and at most defaultMaxShards with stack homes
+	defaultMaxCPUShards = 64 // ...or a ring per CPU, at most defaultMaxCPUShards, with CPU homes (see DefaultShards)
+	// defaultStealVictims and defaultStealItems bound a round of stealing:
+	// at most that many victims, and values from each.
+	defaultStealVictims = 2
+	defaultStealItems   = 64
+	// defaultPollSleep is the sleep between two looks at the rings of an
+	// idle worker in IdlePoll mode: 100 µs, which Go's timers on small
+	// Linux VMs stretch to about 1 ms (go run ./bench/idle -mode poll;
+	// docs/benchmarks.md, "Idle workers (sink)").
+	defaultPollSleep = 100 * time.Microsecond
+	// defaultWakeRecheck is the longest a worker sleeps in IdleWake mode
+	// before it looks at its ring again without being woken: the safety
+	// net for a doorbell that a ring backend could let slip (see
+	// IdleWake). With the default ring and no IdleSleep there is no
+	// recheck.
+	defaultWakeRecheck = 100 * time.Millisecond
 )
 
 // IdleMode says what a drain worker does when its own ring and the rings it
@@ -73,22 +80,22 @@ const (
 	// and an idle sink costs nothing until a push. A ring whose Len is not
 	// synchronised with its push (ring/chanring's) could let a doorbell
 	// slip; with any Config.Ring the sleeping worker finds such a value
-	// when its safety-net timer, [Config.IdleSleep] (default
-	// [DefaultWakeRecheck]), fires, as it does with the default ring when
+	// when its safety-net timer, [Config.IdleSleep] (default 100 ms),
+	// fires, as it does with the default ring when
 	// IdleSleep is set.
 	//
 	// [vyukov]: https://pkg.go.dev/github.com/shardedsink/shardedsink/ring/vyukov
 	IdleWake IdleMode = iota
 	// IdlePoll is pure polling: an idle worker sleeps
-	// [Config.IdleSleep] (default [DefaultPollSleep]) and looks again.
+	// [Config.IdleSleep] (default 100 µs) and looks again.
 	// Producers never wake anyone and the push path reads no flag that a
 	// worker ever sets; only [Sink.Flush] and [Sink.Shutdown] cut a sleep
 	// short. It costs CPU while idle and bounds the latency of an
 	// idle sink by the real length of a short sleep, which is about 1 ms on
-	// small Linux VMs (see [DefaultPollSleep]).
+	// small Linux VMs (go run ./bench/idle -mode poll).
 	IdlePoll
 	// idleBackoff is adaptive polling (IdleSleep doubling up to
-	// DefaultWakeRecheck, reset by work). It is measured against the other
+	// defaultWakeRecheck, reset by work). It is measured against the other
 	// two in the package benchmarks and not offered (docs/design.md, "sink:
 	// mechanism", says why): Config.Idle rejects it, and only the
 	// package's tests select it (experiments).
@@ -276,27 +283,23 @@ type Config[T any] struct {
 	// Default 0: no bound but the slots.
 	MaxQueuedBytes int
 
-	// Idle chooses what an idle worker does. Default IdleWake.
+	// Idle chooses what an idle worker does: IdlePoll spends CPU while idle
+	// so that a push never wakes a worker. Default IdleWake.
 	Idle IdleMode
 	// IdleSleep is how long an idle worker sleeps when nothing wakes it:
-	// the poll interval in IdlePoll mode (default 100 µs),
-	// and the safety-net recheck in IdleWake mode (default 100 ms).
+	// the poll interval in IdlePoll mode (default 100 µs), set to trade
+	// idle CPU against latency, and the safety-net recheck in IdleWake
+	// mode (default 100 ms).
 	IdleSleep time.Duration
 
-	// DisableStealing turns work stealing off. By default a worker whose
-	// batch is short after draining its own ring tops it up from other
-	// shards: at most StealVictims shards per round, at most StealItems
-	// values from each, in a deterministic round-robin over the other
-	// shards, and with IdleWake an idle worker is woken to steal the values
-	// waiting behind a Drain call that has run for SlowDrain. Stealing
-	// happens only on the drain side.
+	// DisableStealing keeps each shard's values on its own worker, so that
+	// they reach Drain one batch at a time in the order they were accepted
+	// (logsink needs that). By default a worker whose batch is short tops
+	// it up from other shards (a few values from a few of them per round,
+	// on the drain side only), and with IdleWake an idle worker is woken
+	// to steal the values waiting behind a Drain call that has run for
+	// SlowDrain.
 	DisableStealing bool
-	// StealVictims is the most shards a worker steals from per round.
-	// Default 2, clamped to Shards-1.
-	StealVictims int
-	// StealItems is the most values taken from one victim per round.
-	// Default 64, clamped to BatchSize.
-	StealItems int
 
 	// HandOffWait is the longest a push waits in all, parked on a drain
 	// worker short of CPU (or on the spiller): the one bound of the
@@ -423,15 +426,6 @@ func (c Config[T]) check(action Action[T]) error {
 	if c.IdleSleep < 0 {
 		bad("IdleSleep", c.IdleSleep, "must be positive, or zero for the default of the idle mode")
 	}
-	if c.StealVictims < 0 {
-		bad("StealVictims", c.StealVictims, "must be positive, or zero for the default 2")
-	}
-	if c.HandOffWait < 0 {
-		bad("HandOffWait", c.HandOffWait, "must be positive, or zero for the default 100ms")
-	}
-	if c.StealItems < 0 {
-		bad("StealItems", c.StealItems, "must be positive, or zero for the default 64")
-	}
 	if c.MaxDelay < 0 {
 		bad("MaxDelay", c.MaxDelay, "must be positive, or zero to drain at once")
 	}
@@ -506,8 +500,6 @@ func (c Config[T]) settings() settings[T] {
 		logger:           c.Logger,
 		idle:             c.Idle,
 		idleSleep:        c.IdleSleep,
-		stealVictims:     cmp.Or(c.StealVictims, DefaultStealVictims),
-		stealItems:       cmp.Or(c.StealItems, DefaultStealItems),
 		maxDelay:         c.MaxDelay,
 		overflow:         c.Overflow,
 		sizeOf:           c.SizeOf,
@@ -528,18 +520,24 @@ func (c Config[T]) settings() settings[T] {
 	if s.idleSleep == 0 {
 		if s.idle == IdleWake {
 			s.noRecheck = c.Ring == nil
-			s.idleSleep = DefaultWakeRecheck
+			s.idleSleep = defaultWakeRecheck
 		} else {
-			s.idleSleep = DefaultPollSleep
+			s.idleSleep = defaultPollSleep
 		}
 	}
 	s.batchSize = min(s.batchSize, s.ringCapacity)
-	s.stealVictims = min(s.stealVictims, s.shards-1)
-	s.stealItems = min(s.stealItems, s.batchSize)
-	if c.DisableStealing {
+	s.steal(defaultStealVictims, defaultStealItems, c.DisableStealing)
+	return s
+}
+
+// steal sets the steal budgets (victims a round, values from each),
+// clamped to the other shards and the batch; off turns stealing off.
+func (s *settings[T]) steal(victims, items int, off bool) {
+	s.stealVictims = min(victims, s.shards-1)
+	s.stealItems = min(items, s.batchSize)
+	if off {
 		s.stealVictims = 0
 	}
-	return s
 }
 
 // newRing calls the Ring factory for one shard and checks what it returns:

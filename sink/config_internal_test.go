@@ -2,7 +2,10 @@ package sink
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,14 +33,14 @@ func TestSettleAppliesDefaults(t *testing.T) {
 	require.NotNil(t, st.factory)
 	require.Equal(t, 5*time.Second, st.overloadInterval)
 	require.Equal(t, IdleWake, st.idle)
-	require.Equal(t, DefaultWakeRecheck, st.idleSleep)
+	require.Equal(t, defaultWakeRecheck, st.idleSleep)
 	require.True(t, st.noRecheck, "the default ring's doorbell cannot slip: no recheck")
 	require.False(t, settle(t, Config[int]{IdleSleep: time.Second}).noRecheck, "an IdleSleep of the user's keeps it")
 	require.False(t, settle(t, Config[int]{Ring: vyukov.Factory[int]}).noRecheck, "any Config.Ring keeps it")
 	require.Equal(t, min(2, st.shards-1), st.stealVictims)
 	require.Equal(t, 64, st.stealItems)
 
-	require.Equal(t, DefaultPollSleep, settle(t, Config[int]{Idle: IdlePoll}).idleSleep)
+	require.Equal(t, defaultPollSleep, settle(t, Config[int]{Idle: IdlePoll}).idleSleep)
 }
 
 func TestDefaultShardsFollowGOMAXPROCS(t *testing.T) {
@@ -64,17 +67,31 @@ func TestSettleClampsBatchToRingCapacity(t *testing.T) {
 
 // Port of clamps_steal_budgets.
 func TestSettleClampsStealBudgets(t *testing.T) {
-	st := settle(t, Config[int]{Shards: 3, BatchSize: 10, StealVictims: 100, StealItems: 100})
+	st := settle(t, Config[int]{Shards: 3, BatchSize: 10})
+	st.steal(100, 100, false)
 	require.Equal(t, 2, st.stealVictims)
 	require.Equal(t, 10, st.stealItems)
 }
 
 // Port of single_shard_disables_stealing.
 func TestSettleSingleShardDisablesStealing(t *testing.T) {
-	require.Zero(t, settle(t, Config[int]{Shards: 1, StealVictims: 5}).stealVictims)
+	st := settle(t, Config[int]{Shards: 1})
+	require.Zero(t, st.stealVictims)
+	st.steal(5, 64, false)
+	require.Zero(t, st.stealVictims)
 }
 
 func TestSettleDisableStealing(t *testing.T) {
 	require.Zero(t, settle(t, Config[int]{Shards: 4, DisableStealing: true}).stealVictims)
 	require.Equal(t, 2, settle(t, Config[int]{Shards: 4}).stealVictims)
+}
+
+// DefaultShards' doc states the unexported factors of the default shard
+// count as numbers: they follow the constants.
+func TestDefaultShardsDocStatesItsFactors(t *testing.T) {
+	src, err := os.ReadFile("cpuhome.go")
+	require.NoError(t, err)
+	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(src), "//", "")), " ")
+	require.Contains(t, doc, fmt.Sprintf("at most %d × GOMAXPROCS and at most %d:", defaultShardsPerP, defaultMaxCPUShards))
+	require.Contains(t, doc, fmt.Sprintf("default is %d × GOMAXPROCS clamped to [1, %d]:", defaultShardsPerP, defaultMaxShards))
 }

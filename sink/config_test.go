@@ -43,8 +43,6 @@ func TestNewRejectsInvalidFields(t *testing.T) {
 		{"unknown idle mode", sink.Config[ev]{Idle: sink.IdleMode(42)}, "Idle = IdleMode(42)"},
 		{"the unoffered idle mode", sink.Config[ev]{Idle: sink.IdleMode(2)}, "Idle = backoff"},
 		{"negative idle sleep", sink.Config[ev]{IdleSleep: -1}, "IdleSleep = -1ns"},
-		{"negative steal victims", sink.Config[ev]{StealVictims: -1}, "StealVictims = -1"},
-		{"negative steal items", sink.Config[ev]{StealItems: -4}, "StealItems = -4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,10 +54,10 @@ func TestNewRejectsInvalidFields(t *testing.T) {
 	}
 
 	t.Run("all invalid fields are reported together", func(t *testing.T) {
-		_, err := sink.New(sink.Config[ev]{Shards: -1, RingCapacity: -2, BatchSize: -3, StealItems: -5}, nil)
+		_, err := sink.New(sink.Config[ev]{Shards: -1, RingCapacity: -2, BatchSize: -3, IdleSleep: -5}, nil)
 		require.ErrorIs(t, err, sink.ErrInvalidConfig)
 		msg := err.Error()
-		for _, want := range []string{"action = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3", "StealItems = -5"} {
+		for _, want := range []string{"action = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3", "IdleSleep = -5ns"} {
 			require.Contains(t, msg, want)
 		}
 		require.Len(t, strings.Split(msg, "\n"), 5, "one line per invalid field")
@@ -116,7 +114,7 @@ func TestZeroConfigUsesTheDefaults(t *testing.T) {
 	require.Equal(t, "sink", st.Name)
 	require.Equal(t, "sink", s.Name())
 	require.GreaterOrEqual(t, st.Shards, 1)
-	require.LessOrEqual(t, st.Shards, sink.DefaultMaxShards)
+	require.LessOrEqual(t, st.Shards, sink.MaxStackShards)
 	require.Equal(t, st.Shards, s.Shards())
 }
 

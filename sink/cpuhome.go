@@ -27,7 +27,7 @@ const maxCPUHomeTable = 1 << 12
 //
 // Where Push takes its home from the CPU (linux/amd64 with RDPID; see
 // [Sink.Push]), it is one ring per CPU the process may run on, at most
-// DefaultShardsPerP × GOMAXPROCS and at most DefaultMaxCPUShards: two
+// 4 × GOMAXPROCS and at most 64: two
 // producers running at the same instant run on different CPUs, so with a
 // ring per CPU they never share a ring. More rings (a Shards set above it)
 // do not make pushes cheaper; they add capacity: each CPU then owns a group
@@ -37,8 +37,7 @@ const maxCPUHomeTable = 1 << 12
 // few rings per running thread.
 //
 // Elsewhere homes come from the goroutine's stack and are random, so the
-// default is DefaultShardsPerP × GOMAXPROCS clamped to [1,
-// DefaultMaxShards]: a few rings per running thread keep two of them on
+// default is 4 × GOMAXPROCS clamped to [1, 32]: a few rings per running thread keep two of them on
 // different rings most of the time.
 func DefaultShards() int {
 	cpuHomes := homesFromCPU()
@@ -52,11 +51,11 @@ func DefaultShards() int {
 // defaultShards is DefaultShards for a process that may run on cpus CPUs at
 // GOMAXPROCS procs, with CPU homes or stack homes.
 func defaultShards(cpuHomes bool, cpus, procs int) int {
-	perP := DefaultShardsPerP * procs
+	perP := defaultShardsPerP * procs
 	if cpuHomes {
-		return min(max(min(cpus, perP), 1), DefaultMaxCPUShards)
+		return min(max(min(cpus, perP), 1), defaultMaxCPUShards)
 	}
-	return min(max(perP, 1), DefaultMaxShards)
+	return min(max(perP, 1), defaultMaxShards)
 }
 
 // A home entry of the CPU home table: the first shard of the CPU's group in

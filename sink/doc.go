@@ -141,8 +141,7 @@
 //
 // With [Config.Spill] a directory on disk stands behind the rings, so
 // that a stalled destination or a burst loses nothing up to a disk
-// budget. While a Drain call of a shard (with a [CallTimer], a call into
-// the destination) runs longer than SlowDrain, or the shard's tier still
+// budget. While a Drain call of a shard runs longer than SlowDrain, or the shard's tier still
 // holds values, and its ring is a quarter full (or pushes are parked on
 // it), the sink's spiller goroutine moves the ring's values to the
 // shard's segment log (package sink/spill), and a push into the full ring
@@ -203,8 +202,8 @@
 // # Draining
 //
 // Each worker takes up to BatchSize values from its own ring, tops a short
-// batch up by stealing from other shards (bounded by StealVictims and
-// StealItems; stealing never waits and never touches the producer path),
+// batch up by stealing from other shards (up to 64 values from each of 2
+// a round; stealing never waits and never touches the producer path),
 // calls Drain with it at once ([Config.MaxDelay] batches a trickle by size or
 // time instead), and yields once it has run for 2 ms. [Config.Overflow]
 // chooses which value a full ring sheds, [DropNewest] (the push fails) or

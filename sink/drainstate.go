@@ -42,7 +42,7 @@ type drainFields struct {
 	// handOffStall: the hand-off's wait cap follows it.
 	slowEnd, stallEnd int64
 	// call is when the call into the destination in progress began
-	// (CallTimer.Begin), 0 when none; longestCall is the longest that
+	// (callTimer.Begin), 0 when none; longestCall is the longest that
 	// ended within the Drain call in progress, plus one (0: none did).
 	call, longestCall int64
 	// fastCur is the shortest call into the destination (the Drain call,
@@ -66,7 +66,7 @@ type drainFields struct {
 // 'BenchmarkOffered/logger=zapsink-Core$' -benchtime 1x, built once with
 // a count of each reason a push shed, since removed: every such shed
 // happened with no Write in progress). So once the Action times its calls into the destination
-// (CallTimer; Sink.timed is set at the first), only those count, and for
+// (callTimer; Sink.timed is set at the first), only those count, and for
 // every shard alike (Sink.judges): the sink has one Action and, as a
 // rule, one destination, which a worker may wait for behind another
 // worker's call (a lock around a Write). A push into any shard's full

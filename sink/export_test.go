@@ -37,3 +37,25 @@ const HandOffStall = handOffStall
 
 // PaceRound is paceRound.
 const PaceRound = paceRound
+
+// WakeRecheck is defaultWakeRecheck.
+const WakeRecheck = defaultWakeRecheck
+
+// MaxStackShards is defaultMaxShards.
+const MaxStackShards = defaultMaxShards
+
+// NewStealing is New with the steal budgets set: victims a round and
+// values from each (the budgets the sink's tests vary).
+func NewStealing[T any](cfg Config[T], action Action[T], victims, items int) (*Sink[T], error) {
+	st, err := cfg.settle(action)
+	if err != nil {
+		return nil, err
+	}
+	st.steal(victims, items, cfg.DisableStealing)
+	s, err := buildSettled(st, action)
+	if err != nil {
+		return nil, err
+	}
+	s.start()
+	return s, nil
+}

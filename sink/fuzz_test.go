@@ -36,7 +36,7 @@ var fuzzRings = []ring.Factory[int]{
 // through their timers, and on 2 cores at load average 10 they starved
 // Flush for up to 10 s (640 ms at load 5: the config works, slowly).
 const (
-	fuzzMaxShards = 32 // DefaultMaxShards
+	fuzzMaxShards = defaultMaxShards
 	fuzzMaxSlots  = 1 << 16
 )
 
@@ -75,9 +75,12 @@ func FuzzConfig(f *testing.F) {
 			OverloadInterval: time.Duration(overload),
 			Logger:           slog.New(slog.DiscardHandler),
 			Idle:             IdleMode(idle), IdleSleep: time.Duration(idleSleep),
-			DisableStealing: noSteal, StealVictims: victims, StealItems: items,
+			DisableStealing: noSteal,
 		}
 		st, err := cfg.settle(action)
+		if err == nil && victims > 0 && items > 0 {
+			st.steal(victims, items, noSteal) // the budgets the benchmarks vary
+		}
 		if err != nil {
 			if !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("settle: %v does not wrap ErrInvalidConfig", err)
@@ -96,8 +99,10 @@ func FuzzConfig(f *testing.F) {
 		if st.shards > fuzzMaxShards || st.ringCapacity > fuzzMaxSlots/st.shards { // no product: it overflows int on 32-bit platforms
 			return
 		}
-		s, err := New(cfg, action)
-		if err != nil {
+		s, err := buildSettled(st, action)
+		if err == nil {
+			s.start()
+		} else {
 			if !errors.Is(err, ErrInvalidConfig) || s != nil {
 				t.Fatalf("New: sink %v, error %v that does not wrap ErrInvalidConfig", s != nil, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/shardedsink/shardedsink/internal/layout"
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 )
 
 // The hand-off: what a push does when its ring is full, and the one home
@@ -30,7 +31,7 @@ import (
 //
 // The tell is the destination's pace (drainState.pace): the shortest of
 // the worker's last paceRound to 2 × paceRound calls into the destination
-// (its Drain calls, or with a CallTimer its timed calls, of every worker:
+// (its Drain calls, or with a callTimer its timed calls, of every worker:
 // the shortest any worker saw, since they all go to the one destination;
 // judged per shard, one worker's rare slow call made otelsink's pushes
 // shed, and 47 to 53 % of a 64-goroutine burst was exported in 1 run of 5,
@@ -62,7 +63,7 @@ import (
 //
 // The rule, in order (mayPark; the yield in handOff): the hand-off off,
 // DropOldest (budget.go's refused: it displaces), or Shutdown begun:
-// shed. A call in progress older than SlowDrain (with a CallTimer, of
+// shed. A call in progress older than SlowDrain (with a callTimer, of
 // any shard: drainstate.go): shed, after one yield while the call is
 // younger than SlowDrain + returnedCallWindow and the destination keeps
 // up (yieldToAReturnedCall: behind a slow destination a yield only costs
@@ -72,7 +73,7 @@ import (
 // once HandOffWait has passed, once mayPark, asked again at every
 // wake-up, says no, or when Shutdown begins. HandOffWait bounds a call's waits in
 // all, whatever path it takes (logsink's admission and push share it:
-// Handle.HandOff's spent). A spill tier that takes the shard's values
+// shardHooks.HandOff's spent). A spill tier that takes the shard's values
 // lifts the pace test: a push then waits for the spiller's moves, which
 // free room every millisecond, within the same bound. Only a ring full in
 // slots hands off: a push that the byte budget alone refused sheds as
@@ -99,8 +100,8 @@ import (
 // the hand-off off, which sheds nearly every record). So within
 // handOffFairWindow of such a Drain call, once a woken push that has waited
 // handOffFairAfter finds no room, the queue turns fair: a caller with an
-// admission of its own (Handle.HandOff, which logsink checks with
-// Handle.HandOffState on every record: one atomic load) joins the queue
+// admission of its own (shardHooks.HandOff, which logsink checks with
+// shardHooks.HandOffState on every record: one atomic load) joins the queue
 // instead of taking room first, and a push that joins while others are
 // parked or woken parks without trying, for at most handOffFairAfter before
 // it looks (the pushes ahead may have got in and the worker taken their
@@ -134,8 +135,8 @@ import (
 // than be shed.
 
 // SlowDrain is how long a Drain call runs before the sink takes its
-// destination to be slow (for an Action that times its calls into the
-// destination, how long such a call runs: [CallTimer]): a push into a
+// destination to be slow (for this repository's front-ends, which time
+// their calls into the destination, how long such a call runs): a push into a
 // full ring of that shard then sheds at once instead of handing off (see
 // Config.HandOffWait), and a parked push stops waiting. A Drain call of
 // a worker short of CPU runs long too
@@ -164,7 +165,7 @@ type handOffFields struct {
 	// waiting lists the parked pushes (see parkList). Guarded by mu.
 	waiting parkList
 	// state holds, in one word that a caller loads at once
-	// (Handle.HandOffState), the number of pushes parked or about to
+	// (shardHooks.HandOffState), the number of pushes parked or about to
 	// park (those in waiting, and those woken that have not left yet) in
 	// units of handOffOne, whether the queue is fair (see the top of this
 	// file), and whether the shard's spill tier takes its values
@@ -378,7 +379,7 @@ func (s *Sink[T]) mayPark(i int) bool { return s.spillTakes(i) || s.keepsUp(i) }
 
 // keepsUp reports whether shard i's destination keeps up with a worker
 // that runs (the top of this file): its pace is under FastCall, or, before
-// any pace is known, no call is in progress. With a CallTimer the pace is
+// any pace is known, no call is in progress. With a callTimer the pace is
 // the shortest that any worker saw.
 func (s *Sink[T]) keepsUp(i int) bool {
 	ds, timed := s.judges(i)
@@ -577,7 +578,7 @@ func (s *Sink[T]) judges(i int) (ds []drainState, timed bool) {
 func (s *Sink[T]) now() int64 { return sinceEpoch(s.epoch) }
 
 // sinceEpoch returns the time since epoch in nanoseconds, plus one: the
-// clock of Sink.now and CallTimer.
+// clock of Sink.now and callTimer.
 func sinceEpoch(epoch time.Time) int64 { return int64(time.Since(epoch)) + 1 }
 
 // shedsNow reports whether a push into shard i's full ring sheds at now
@@ -612,55 +613,39 @@ func (s *Sink[T]) slowFor(i int, now int64) (age int64, slow bool) {
 	return age, ok && age > int64(SlowDrain)
 }
 
-// HandOff parks the caller, when the sink hands off and the handle's
-// shard is backed up for want of CPU rather than behind a slow
-// destination, until ready reports true: it calls ready, and after each
-// take of the shard's worker and each of its Drain calls again. spent is
-// what earlier hand-offs of the same call waited (0 for its first): the
-// call waits at most HandOffWait in all, across them. It reports whether
-// ready returned true, and how long it waited. It returns false at once
-// when ready does not and the hand-off cannot wait (it is off, Shutdown
-// has begun, the destination is slow, or spent is HandOffWait). It is for
-// a caller with an admission of its own in front of the ring (logsink's,
-// which sheds records below its KeepLevel before the ring is full): what
-// Push does for a full ring, such a caller does for its own limit. ready
-// must not block.
-//
-// While the shard's queue is fair ([Handle.HandOffState]), a caller joins
-// it before it calls ready, behind the pushes already parked, unless the
-// hand-off cannot wait: it then reports ready's answer at once.
-func (h *Handle[T]) HandOff(spent time.Duration, ready func() bool) (ok bool, waited time.Duration) {
+// shardHooks are a handle's shard's hooks (internal/sinkhook.Shard, whose
+// doc states what each does), for a front-end with an admission of its
+// own in front of the ring (logsink's, which sheds records below its
+// KeepLevel before the ring is full).
+type shardHooks[T any] struct{ h *Handle[T] }
+
+// hooks returns h's shard's hooks (sinkhook.ShardOf).
+func (h *Handle[T]) hooks() sinkhook.Shard {
 	if h.sh == nil {
 		panicUnmade("Handle")
 	}
-	fair := h.s.handOffFair(h.shard)
-	if !fair && ready() {
+	return shardHooks[T]{h}
+}
+
+// HandOff is sinkhook.Shard.HandOff.
+func (k shardHooks[T]) HandOff(spent time.Duration, ready func() bool) (ok bool, waited time.Duration) {
+	h := k.h
+	first := h.s.handOffFair(h.shard)
+	if !first && ready() {
 		return true, 0
 	}
 	ok, w := h.s.handOff(h.shard, int64(spent), ready)
-	return ok || fair && ready(), time.Duration(w)
+	return ok || first && ready(), time.Duration(w)
 }
 
-// HandOffState reports, in one atomic load of a line that parked pushes,
-// the worker's wake-ups and the spiller (when what it reports changes)
-// write, whether pushes are parked on the handle's shard (or woken and
-// not yet back in: runnable, waiting for a processor), whether its spill
-// tier takes the shard's values (Drain is slow, or the tier still holds
-// values: parked pushes then wait for the spiller's moves, which free
-// room every millisecond, and then for a processor), and whether its
-// queue is fair: the shard is recovering from a slow Drain call and
-// pushes parked on it have waited past a millisecond while callers that
-// never parked took the room they were woken for, so that a caller with
-// an admission of its own goes through [Handle.HandOff] even when its
-// admission has room, and takes its turn. All are false when the sink
-// does not hand off. A caller whose pushes the ring takes while others
-// are parked runs ahead of them: logsink's callers yield the processor
-// now and then while records are parked and the tier takes, so that the
-// parked ones get it (logsink's guarantee 1).
-func (h *Handle[T]) HandOffState() (parked, spilling, fair bool) {
-	if h.sh == nil {
-		panicUnmade("Handle")
-	}
+// HandOffState is sinkhook.Shard.HandOffState: one atomic load of a line
+// that parked pushes, the worker's wake-ups and the spiller write (when
+// what it reports changes). A caller whose pushes the ring takes while
+// others are parked runs ahead of them: logsink's callers yield the
+// processor now and then while records are parked and the tier takes, so
+// that the parked ones get it (logsink's guarantee 1).
+func (k shardHooks[T]) HandOffState() (parked, spilling, parkedFirst bool) {
+	h := k.h
 	if h.s.handOffs == nil {
 		return false, false, false
 	}

@@ -241,7 +241,7 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 		ready := func() bool { calls.Add(1); return true }
 		began := time.Now()
 		var in atomic.Bool
-		go func() { ok, _ := s.handles[0].HandOff(0, ready); in.Store(ok) }()
+		go func() { ok, _ := s.handles[0].hooks().HandOff(0, ready); in.Store(ok) }()
 		synctest.Wait()
 		if n := calls.Load(); n != 0 || in.Load() {
 			t.Fatalf("behind a parked push, HandOff called ready %d times at once (in %v), want a park first", n, in.Load())
@@ -256,7 +256,7 @@ func TestAFairQueuePutsACallerWithRoomBehindThoseParked(t *testing.T) {
 		}
 		q.leave(ahead, false, false)
 		calls.Store(0)
-		if ok, _ := s.handles[0].HandOff(0, ready); !ok || calls.Load() != 1 {
+		if ok, _ := s.handles[0].hooks().HandOff(0, ready); !ok || calls.Load() != 1 {
 			t.Fatalf("an unfair queue: ready called %d times, want once, at once", calls.Load())
 		}
 	})
@@ -344,7 +344,7 @@ func TestACallsHandOffsShareOneBound(t *testing.T) {
 		never := func() bool { return false }
 		for _, spent := range []time.Duration{0, wait - 3*time.Millisecond, wait, 2 * wait} {
 			t0 := time.Now()
-			ok, waited := s.handles[0].HandOff(spent, never)
+			ok, waited := s.handles[0].hooks().HandOff(spent, never)
 			took := time.Since(t0)
 			require.False(t, ok)
 			require.Equal(t, took, waited, "HandOff's waited is not the time it took")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -85,7 +86,7 @@ func (a *paced) Drain(ctx context.Context, batch []ev) {
 		a.collector.Drain(ctx, batch)
 		return
 	}
-	calls := sink.CallTimerOf(ctx)
+	calls, _ := sinkhook.CallsOf(ctx)
 	calls.Begin()
 	switch batch[0].id {
 	case -1:
@@ -97,7 +98,7 @@ func (a *paced) Drain(ctx context.Context, batch []ev) {
 	a.collector.Drain(ctx, batch)
 }
 
-// With a CallTimer the workers' calls go to one destination, whose pace
+// With timed calls (sinkhook.CallsOf) the workers' calls go to one destination, whose pace
 // is the shortest that any worker saw: one slow call of another shard's
 // worker does not make a push into this shard's full ring shed while its
 // own calls are quick. The push parks, as behind a destination that keeps

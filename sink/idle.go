@@ -10,14 +10,14 @@ func (w *worker[T]) idleWait() {
 		w.sleep(w.s.cfg.idleSleep)
 	case idleBackoff:
 		// Adaptive polling: the sleep starts at IdleSleep and doubles
-		// after each empty round up to DefaultWakeRecheck; a batch resets
+		// after each empty round up to defaultWakeRecheck; a batch resets
 		// it (idleRounds = 0).
 		if w.idleRounds == 0 {
 			w.backoff = w.s.cfg.idleSleep
 		}
 		w.idleRounds++
 		w.sleep(w.backoff)
-		w.backoff = min(2*w.backoff, DefaultWakeRecheck)
+		w.backoff = min(2*w.backoff, defaultWakeRecheck)
 	default:
 		w.park()
 	}

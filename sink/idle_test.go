@@ -62,10 +62,10 @@ func TestIdleWakeRecheckCoversAMissedDoorbell(t *testing.T) {
 		require.True(t, rings.rings[0].TryPush(ev{1})) // no doorbell
 		synctest.Wait()
 		require.Zero(t, c.count(), "the parked worker did not see it yet")
-		time.Sleep(sink.DefaultWakeRecheck)
+		time.Sleep(sink.WakeRecheck)
 		synctest.Wait()
 		require.Equal(t, 1, c.count())
-		require.Equal(t, sink.DefaultWakeRecheck, time.Since(start), "found by the safety-net recheck")
+		require.Equal(t, sink.WakeRecheck, time.Since(start), "found by the safety-net recheck")
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
 }
@@ -142,7 +142,7 @@ func TestFlushWakesParkedWorkers(t *testing.T) {
 		require.True(t, rings.rings[1].TryPush(ev{1})) // no doorbell
 		require.NoError(t, s.Flush(context.Background()))
 		require.Equal(t, 1, c.count())
-		require.Less(t, time.Since(start), sink.DefaultWakeRecheck, "Flush rang the doorbell")
+		require.Less(t, time.Since(start), sink.WakeRecheck, "Flush rang the doorbell")
 		require.NoError(t, s.Shutdown(context.Background()))
 	})
 }

@@ -263,7 +263,7 @@ func TestFlushOnAnEmptySinkReturnsAtOnce(t *testing.T) {
 // accepted before each Flush has been drained when it returns.
 func TestFlushWithLiveProducersAndStealing(t *testing.T) {
 	var accepted, drained idLog
-	s := newSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, StealItems: 8, Logger: quiet}, &drained)
+	s := newStealingSink(t, sink.Config[ev]{Shards: 4, RingCapacity: 1 << 14, BatchSize: 32, Logger: quiet}, &drained, 2, 8)
 	const producers, per = 4, 20000
 	var wg sync.WaitGroup
 	for p := range producers {

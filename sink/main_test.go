@@ -29,6 +29,20 @@ type ev struct{ id int }
 func newSink[T any](t testing.TB, cfg sink.Config[T], a sink.Action[T]) *sink.Sink[T] {
 	t.Helper()
 	s, err := sink.New(cfg, a)
+	return started(t, s, err)
+}
+
+// newStealingSink is newSink with the steal budgets set: victims a round,
+// items from each.
+func newStealingSink[T any](t testing.TB, cfg sink.Config[T], a sink.Action[T], victims, items int) *sink.Sink[T] {
+	t.Helper()
+	s, err := sink.NewStealing(cfg, a, victims, items)
+	return started(t, s, err)
+}
+
+// started checks New's result and shuts the sink down when the test ends.
+func started[T any](t testing.TB, s *sink.Sink[T], err error) *sink.Sink[T] {
+	t.Helper()
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

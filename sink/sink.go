@@ -74,7 +74,7 @@ type Sink[T any] struct {
 	drains   []drainState
 	epoch    time.Time
 	// timed is 1 once the Action has timed a call into its destination
-	// (CallTimer): the drain states are then judged by those calls, all
+	// (callTimer): the drain states are then judged by those calls, all
 	// together (drainstate.go). A plain int32 used through sync/atomic's
 	// functions.
 	timed   int32

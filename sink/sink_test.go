@@ -242,8 +242,8 @@ func TestNoLossUnderNonOverload(t *testing.T) {
 // shard through one keyed handle, and the other workers steal from it.
 func TestWorkStealingDrainsSkewedLoadWithoutLoss(t *testing.T) {
 	c := &collector[ev]{}
-	cfg := sink.Config[ev]{Shards: 4, RingCapacity: 16384, BatchSize: 64, StealVictims: 3, StealItems: 32, OverloadInterval: time.Hour}
-	s := newSink(t, cfg, c)
+	cfg := sink.Config[ev]{Shards: 4, RingCapacity: 16384, BatchSize: 64, OverloadInterval: time.Hour}
+	s := newStealingSink(t, cfg, c, 3, 32)
 	h := s.HandleFor(12345)
 	var accepted []int
 	for i := range 10000 {

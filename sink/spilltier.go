@@ -26,7 +26,7 @@ import (
 // the head of a ring to the tail of its shard's log, under the shard's
 // consumer mutex (shard.mu), while the ring is a quarter full or pushes are
 // parked on it and either the shard's destination is slow (drainstate.go:
-// a Drain call of the shard, or with a CallTimer any worker's call into
+// a Drain call of the shard, or with a callTimer any worker's call into
 // the destination, longer than SlowDrain; with the hand-off off, any
 // Drain call of the shard in progress) or the
 // tier still holds values (the worker hands those to Drain first, and

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/internal/sinkhook"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/sink/spill"
 )
@@ -359,10 +360,10 @@ func TestHandOffStateSeesTheSpillTierTake(t *testing.T) {
 	g := newGate[uint64]()
 	s := newSink(t, spillCfg(t.TempDir(), 1), g)
 	h := s.Handle()
-	_, spilling, _ := h.HandOffState()
+	_, spilling, _ := sinkhook.ShardOf(h).HandOffState()
 	require.False(t, spilling, "the tier takes before Drain is slow")
 	deadline := time.Now().Add(10 * time.Second)
-	for _, spilling, _ := h.HandOffState(); !spilling; _, spilling, _ = h.HandOffState() {
+	for _, spilling, _ := sinkhook.ShardOf(h).HandOffState(); !spilling; _, spilling, _ = sinkhook.ShardOf(h).HandOffState() {
 		if time.Now().After(deadline) {
 			t.Fatalf("HandOffState: the tier does not take behind a stalled Drain (spilled %d)", s.Stats().Spilled)
 		}
@@ -372,7 +373,7 @@ func TestHandOffStateSeesTheSpillTierTake(t *testing.T) {
 	g.release()
 	require.NoError(t, s.Flush(t.Context()))
 	deadline = time.Now().Add(10 * time.Second)
-	for _, spilling, _ := h.HandOffState(); spilling; _, spilling, _ = h.HandOffState() {
+	for _, spilling, _ := sinkhook.ShardOf(h).HandOffState(); spilling; _, spilling, _ = sinkhook.ShardOf(h).HandOffState() {
 		if time.Now().After(deadline) {
 			t.Fatal("HandOffState: the tier still takes 10 s after Flush")
 		}

@@ -38,7 +38,7 @@ import (
 // through another worker within stealAfter of its push (the watch looks
 // at the call when it turns stealAfter old, and every stealAfter after
 // that), plus the scheduling delay, as long as a worker is free: the
-// woken worker takes StealItems a round and goes round while values wait;
+// woken worker takes stealItems a round and goes round while values wait;
 // where its own Drain call blocks too, the next look wakes another. With
 // DisableStealing, or a polling idle mode, there is no watch. The monitor
 // also runs OnOverload: a report that blocks delays the watch. What it

@@ -55,10 +55,10 @@ type worker[T any] struct {
 	lastEnd int64
 
 	// calls times this worker's calls into the destination, for an Action
-	// that asks (CallTimerOf); callsCtx is the ctx of its Drain calls,
+	// that asks (sinkhook.CallsOf); callsCtx is the ctx of its Drain calls,
 	// callsParent's with calls in it, made once per parent (the running
 	// ctx, then the final drain's).
-	calls                 CallTimer
+	calls                 callTimer
 	callsCtx, callsParent context.Context
 
 	// lastYield is when the worker last gave up its processor (Sink.now):
@@ -89,7 +89,7 @@ func newWorker[T any](s *Sink[T], home int, att *attempt) *worker[T] {
 		att:    att,
 		d:      &s.drains[home],
 	}
-	w.calls = CallTimer{d: w.d, timed: &s.timed, epoch: s.epoch}
+	w.calls = callTimer{d: w.d, timed: &s.timed, epoch: s.epoch}
 	if s.cfg.sizeOf != nil {
 		w.meta = make([]valueMeta, 0, s.cfg.batchSize)
 	}
@@ -178,7 +178,7 @@ func (w *worker[T]) loop() {
 		w.drain(w.s.drainCtx)
 		w.endRound()
 		// Pushes parked on this worker wait for room that the Action may
-		// free only in Drain (see Handle.HandOff), and a lag begins if the
+		// free only in Drain (see shardHooks.HandOff), and a lag begins if the
 		// worker leaves values behind.
 		w.s.wakeHandOffs(w.home, drained)
 		if w.sh.ring.Len() > 0 {

@@ -24,6 +24,12 @@ func bare(t *testing.T, c Config[int]) *Sink[int] {
 	return s
 }
 
+// stealing sets s's steal budgets, as the sink's benchmarks vary them.
+func stealing(s *Sink[int], victims, items int) *Sink[int] {
+	s.cfg.steal(victims, items, false)
+	return s
+}
+
 func fill(t *testing.T, s *Sink[int], shard, n int) {
 	t.Helper()
 	for i := range n {
@@ -54,7 +60,7 @@ func TestBurstStopsWhenEmpty(t *testing.T) {
 
 // Port of steal_respects_victim_and_item_budgets.
 func TestStealRespectsVictimAndItemBudgets(t *testing.T) {
-	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 2, StealItems: 3})
+	s := stealing(bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100}), 2, 3)
 	for i := range 4 {
 		fill(t, s, i, 16)
 	}
@@ -73,7 +79,7 @@ func TestStealRespectsVictimAndItemBudgets(t *testing.T) {
 
 // Port of steal_skips_home_shard.
 func TestStealSkipsHomeShard(t *testing.T) {
-	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 3, StealItems: 8})
+	s := stealing(bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100}), 3, 8)
 	fill(t, s, 2, 10)
 	w := newWorker(s, 2, nil)
 	require.Zero(t, w.steal())
@@ -82,7 +88,7 @@ func TestStealSkipsHomeShard(t *testing.T) {
 
 // Port of steal_is_bounded_when_batch_nearly_full.
 func TestStealIsBoundedWhenBatchNearlyFull(t *testing.T) {
-	s := bare(t, Config[int]{Shards: 5, RingCapacity: 200, BatchSize: 2, StealVictims: 4, StealItems: 100})
+	s := stealing(bare(t, Config[int]{Shards: 5, RingCapacity: 200, BatchSize: 2}), 4, 100)
 	for i := range 5 {
 		fill(t, s, i, 100)
 	}
@@ -96,7 +102,7 @@ func TestStealIsBoundedWhenBatchNearlyFull(t *testing.T) {
 }
 
 func TestStealSkipsABusyVictim(t *testing.T) {
-	s := bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100, StealVictims: 2, StealItems: 4})
+	s := stealing(bare(t, Config[int]{Shards: 4, RingCapacity: 16, BatchSize: 100}), 2, 4)
 	for i := range 4 {
 		fill(t, s, i, 16)
 	}
@@ -109,7 +115,7 @@ func TestStealSkipsABusyVictim(t *testing.T) {
 }
 
 func TestBurstAndStealFillOneBatch(t *testing.T) {
-	s := bare(t, Config[int]{Shards: 2, RingCapacity: 16, BatchSize: 8, StealItems: 8})
+	s := stealing(bare(t, Config[int]{Shards: 2, RingCapacity: 16, BatchSize: 8}), defaultStealVictims, 8)
 	fill(t, s, 0, 3)
 	fill(t, s, 1, 16)
 	w := newWorker(s, 0, nil)

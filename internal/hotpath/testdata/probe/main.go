@@ -44,7 +44,6 @@ func main() {
 		sink.ActionFunc[event](func(context.Context, []event) {}))
 	b.Handle().Push(event{a: 8})
 	b.Push(event{a: 8})
-	_, _ = b.Handle().QueuedBytes()
 	_ = b.Shutdown(ctx)
 
 	for _, mk := range []func() (*mpmc.Sender[event], *mpmc.Receiver[event]){
