@@ -18,24 +18,14 @@ type Handle[T any] struct {
 // and a push parks only while its drain worker is short of CPU behind a
 // destination that keeps up (or, with Spill, while the spiller moves
 // values to disk), for at most HandOffWait in all (the package doc, "What
-// a push waits for"). On success it is one TryPush on the shard's ring and
-// one load of the shard's sleeping flag: no counter, lock, timer or allocation
-// (with [Config.MaxQueuedBytes] set, the TryPush first adds v's size to the
-// shard's byte counter). When the ring is full, v is dropped, one add on
-// the shard's padded drop counter records it, and Push returns false; under
-// [DropOldest] the ring's oldest value is displaced and counted instead,
-// and Push returns true. When the shard's share of MaxQueuedBytes has no
-// room for v, v is dropped and counted, under either policy, in Dropped and
-// in DroppedForBytes.
-// Once [Sink.Shutdown] has begun the rings are closed: every push returns
-// false and counts its value as dropped.
-//
-// A zero Handle (not from Sink.Handle or Sink.HandleFor) panics with
-// "sink: Handle used without New".
-//
-// True means that the value was in a ring at that instant, not that it was
-// drained: a later Shutdown whose ctx ends first, or a panic in Drain, can
-// still lose it.
+// a push waits for"). A success is one TryPush and one load of the shard's
+// sleeping flag (MaxQueuedBytes adds a compare-and-swap). A value that a
+// full ring or the shard's byte share refuses is dropped and counted, and
+// Push returns false; under [DropOldest] a full ring displaces its oldest
+// value instead, and Push returns true. Once [Sink.Shutdown] has begun
+// every push returns false and is counted. True means that the value was
+// in a ring at that instant, not that it was drained. A zero Handle (not
+// from Sink.Handle or Sink.HandleFor) panics.
 func (h *Handle[T]) Push(v T) bool {
 	sh := h.sh
 	if sh == nil {

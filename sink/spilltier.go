@@ -113,9 +113,37 @@ func (StringCodec) Decode(p []byte) (string, error) { return string(p), nil }
 // behind the rings, to which values that a slow Drain leaves in a ring
 // are moved instead of being shed, and from which Drain gets them back in
 // order. The zero value (no Dir) leaves the tier off.
+//
+// While a Drain call of a shard runs longer than [SlowDrain], or the
+// shard's tier still holds values, and its ring is a quarter full (or
+// pushes are parked on it), the sink's spiller goroutine moves the ring's
+// values to the shard's segment log (package sink/spill); a push into the
+// full ring parks meanwhile, as in the hand-off (the package doc, "What a
+// push waits for"). The shard's worker hands the log's values to Drain
+// before the ring's, and no worker steals from a shard whose values are
+// on disk, so a shard's values reach Drain in the order they were
+// accepted (a Handle's keep theirs). Only a push that its ring refused
+// looks at the tier.
+//
+// A failed write (ENOSPC, EIO, a directory that went away) is logged at
+// most once a second and sheds the shard's pushes for a second; the values
+// it, the Codec or a corrupt record lose are counted (Stats().SpillLost).
+// Every record carries a CRC-32C: a torn or corrupt one ends its
+// segment's valid part and is counted (Stats().SpillCorrupt). A Shutdown
+// whose ctx ends before its drain is done moves what the rings still hold
+// to disk, syncs and closes the tier: those values go to the next sink on
+// the directory, not to a later Shutdown (what a full tier cannot take
+// then is counted in DroppedForDisk and SpillLost). The tier cannot be
+// combined with DropOldest; under MaxQueuedBytes a spilled value's bytes
+// go back to the budget, and a value read back holds none.
+//
+// The tier costs a successful push nothing and a worker one atomic load
+// per Drain call; spilling costs an encode and an append per value on the
+// spiller, reading back a read and a decode per value on the worker (go
+// test -run '^$' -bench '^BenchmarkSpill$' ./sink/).
 type Spill[T any] struct {
-	// Dir is the tier's directory, created 0700 if need be. It is the
-	// sink's alone: New takes an exclusive lock on each shard's
+	// Dir is the tier's directory, created 0700 if need be (files 0600).
+	// It is the sink's alone: New takes an exclusive lock on each shard's
 	// subdirectory, so that a second sink or process on it gets an error
 	// wrapping spill.ErrLocked. A sink started on a directory that an
 	// earlier one left values in hands those to Drain first
