@@ -75,8 +75,13 @@ func crashChild(t *testing.T, dir string, n int) (*exec.Cmd, *bufio.Scanner) {
 // recoverAll starts a sink on dir and returns what it hands to Drain
 // before it goes quiet.
 func recoverAll(t *testing.T, dir string) ([]uint64, sink.Stats) {
+	return recoverAllOf(t, crashCfg(dir))
+}
+
+// recoverAllOf is recoverAll with a sink of cfg.
+func recoverAllOf(t *testing.T, cfg sink.Config[uint64]) ([]uint64, sink.Stats) {
 	c := &collector[uint64]{}
-	s, err := sink.New(crashCfg(dir), c)
+	s, err := sink.New(cfg, c)
 	require.NoError(t, err)
 	last := -1
 	for c.count() != last {
