@@ -65,8 +65,8 @@
 //	                                                  (Stats.HandOffs)
 //	shardedsink.drain.max_time updowncounter us       the longest recent Drain call (Stats.MaxDrainTime): long while
 //	                                                  rings fill, a slow destination
-//	shardedsink.drain.max_take_lag updowncounter us   the longest recent return of a worker to its backlog
-//	                                                  (Stats.MaxTakeLag): long while drain.max_time is short, workers
+//	shardedsink.drain.max_worker_delay updowncounter us the longest recent return of a worker to its backlog
+//	                                                  (Stats.MaxWorkerDelay): long while drain.max_time is short, workers
 //	                                                  short of CPU
 //	shardedsink.spill.spilled  counter       {value}  values moved from the rings to the spill tier (Config.Spill)
 //	shardedsink.spill.queue.size updowncounter {value} values the spill tier holds on disk for Drain (SpillQueued)

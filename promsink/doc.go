@@ -50,8 +50,9 @@
 //	shardedsink_hand_offs_total          counter  pushes into a full ring that parked for a worker short of CPU (HandOffs)
 //	shardedsink_max_drain_time_seconds   gauge    the longest recent Drain call (MaxDrainTime): long while rings fill,
 //	                                              a slow destination
-//	shardedsink_max_take_lag_seconds     gauge    the longest recent return of a worker to its backlog (MaxTakeLag):
-//	                                              long while max_drain_time_seconds is short, workers short of CPU
+//	shardedsink_max_worker_delay_seconds gauge    the longest recent return of a worker to its backlog
+//	                                              (MaxWorkerDelay): long while max_drain_time_seconds is short,
+//	                                              workers short of CPU
 //	shardedsink_spilled_total            counter  values moved from the rings to the spill tier on disk (Config.Spill)
 //	shardedsink_spill_queued_values      gauge    values the spill tier holds on disk for Drain (SpillQueued)
 //	shardedsink_spill_bytes              gauge    bytes of the spill tier's files (never per shard)

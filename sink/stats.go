@@ -68,11 +68,11 @@ type Stats struct {
 	// they then went in or were shed (and counted in Dropped). The sum of
 	// PerShard.
 	HandOffs uint64 `json:"hand_offs"`
-	// MaxDrainTime and MaxTakeLag tell a slow destination from a worker
-	// short of CPU: the longest of the shards' recent figures (see
+	// MaxDrainTime and MaxWorkerDelay tell a slow destination from a
+	// worker short of CPU: the longest of the shards' recent figures (see
 	// ShardStats).
-	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
-	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
+	MaxDrainTime   time.Duration `json:"max_drain_time_ns"`
+	MaxWorkerDelay time.Duration `json:"max_worker_delay_ns"`
 
 	// The spill tier's figures (Config.Spill; all 0 without it).
 	// Spilled counts the values moved from the rings to the tier,
@@ -137,16 +137,16 @@ type ShardStats struct {
 	HandOffs uint64 `json:"hand_offs"`
 	// MaxDrainTime is the longest Drain call of this shard's worker in the
 	// current and the previous OverloadInterval, the call still running
-	// included: the destination's time. MaxTakeLag is the longest that
-	// worker took, in the same span, to come back to its ring after a
-	// Drain call returned with values still queued (a lag still going on
-	// included): a worker that is runnable but not run, short of CPU,
+	// included: the destination's time. MaxWorkerDelay is the longest
+	// that worker took, in the same span, to come back to its ring after
+	// a Drain call returned with values still queued (a delay still going
+	// on included): a worker that is runnable but not run, short of CPU,
 	// shows here and not in MaxDrainTime. A ring that fills while
 	// MaxDrainTime is long has a slow destination; one that fills while
-	// MaxTakeLag is long and MaxDrainTime short has a starved worker
+	// MaxWorkerDelay is long and MaxDrainTime short has a starved worker
 	// (see Config.HandOffWait).
-	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
-	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
+	MaxDrainTime   time.Duration `json:"max_drain_time_ns"`
+	MaxWorkerDelay time.Duration `json:"max_worker_delay_ns"`
 	// DroppedForDisk, Spilled and SpillQueued are this shard's part of
 	// Stats' (see there).
 	DroppedForDisk uint64 `json:"dropped_for_disk"`
@@ -250,13 +250,13 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		if s.handOffs != nil {
 			handOffs = atomic.LoadUint64(&s.handOffs[i].parked)
 		}
-		drainTime, takeLag := s.drains[i].recent(now)
+		drainTime, workerDelay := s.drains[i].recent(now)
 		ss.HandOffs = handOffs
 		ss.MaxDrainTime = drainTime
-		ss.MaxTakeLag = takeLag
+		ss.MaxWorkerDelay = workerDelay
 		st.HandOffs += handOffs
 		st.MaxDrainTime = max(st.MaxDrainTime, drainTime)
-		st.MaxTakeLag = max(st.MaxTakeLag, takeLag)
+		st.MaxWorkerDelay = max(st.MaxWorkerDelay, workerDelay)
 		ss.Shard = i
 		ss.Dropped = dropped
 		ss.Queued = queued

@@ -44,9 +44,9 @@ shardedsink_hand_offs_total{sink="orders"} 11
 # HELP shardedsink_max_drain_time_seconds The longest Drain call of the last one or two OverloadIntervals, one running included: the destination's time. Long while rings fill: a slow destination.
 # TYPE shardedsink_max_drain_time_seconds gauge
 shardedsink_max_drain_time_seconds{sink="orders"} 0.003
-# HELP shardedsink_max_take_lag_seconds The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.
-# TYPE shardedsink_max_take_lag_seconds gauge
-shardedsink_max_take_lag_seconds{sink="orders"} 0.007
+# HELP shardedsink_max_worker_delay_seconds The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.
+# TYPE shardedsink_max_worker_delay_seconds gauge
+shardedsink_max_worker_delay_seconds{sink="orders"} 0.007
 # HELP shardedsink_overloads_total Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).
 # TYPE shardedsink_overloads_total counter
 shardedsink_overloads_total{sink="orders"} 6
@@ -89,16 +89,16 @@ shardedsink_waiting_pushes{sink="orders"} 5
 func TwoShards(name string) sink.Stats {
 	per := []sink.ShardStats{
 		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1,
-			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond,
+			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxWorkerDelay: 7 * time.Millisecond,
 			DroppedForDisk: 1, Spilled: 40, SpillQueued: 2},
 		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4,
-			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond,
+			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxWorkerDelay: 4 * time.Millisecond,
 			DroppedForDisk: 2, Spilled: 60, SpillQueued: 3},
 	}
 	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
 		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
 		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
-		MaxTakeLag: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
+		MaxWorkerDelay: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
 		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
 }
 
