@@ -71,7 +71,8 @@
 //	shardedsink.spill.spilled  counter       {value}  values moved from the rings to the spill tier (Config.Spill)
 //	shardedsink.spill.queue.size updowncounter {value} values the spill tier holds on disk for Drain (SpillQueued)
 //	shardedsink.spill.bytes    updowncounter By       bytes of the spill tier's files (never per shard)
-//	shardedsink.spill.replayed counter       {value}  spilled values read back and handed to Drain (never per shard)
+//	shardedsink.spill.drained  counter       {value}  spilled values read back and handed to Drain (Stats.SpillDrained;
+//	                                                  never per shard)
 //	shardedsink.spill.recovered counter      {value}  values an earlier sink on the directory left, handed to Drain
 //	                                                  (never per shard)
 //	shardedsink.spill.errors   counter       {error}  failed disk and Codec operations of the tier (never per shard)

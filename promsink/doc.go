@@ -56,7 +56,7 @@
 //	shardedsink_spilled_total            counter  values moved from the rings to the spill tier on disk (Config.Spill)
 //	shardedsink_spill_queued_values      gauge    values the spill tier holds on disk for Drain (SpillQueued)
 //	shardedsink_spill_bytes              gauge    bytes of the spill tier's files (never per shard)
-//	shardedsink_replayed_total           counter  spilled values read back and handed to Drain (never per shard)
+//	shardedsink_spill_drained_total      counter  spilled values read back and handed to Drain (SpillDrained; never per shard)
 //	shardedsink_recovered_total          counter  values an earlier sink on the directory left, handed to Drain (never per shard)
 //	shardedsink_spill_errors_total       counter  failed disk and Codec operations of the tier (never per shard)
 //	shardedsink_spill_corrupt_total      counter  torn or corrupt segments, undecodable earlier records (never per shard)

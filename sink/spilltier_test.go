@@ -100,7 +100,7 @@ func TestASpilledShardKeepsEveryValueInOrderThroughAStalledDrain(t *testing.T) {
 	require.NoError(t, s.Flush(t.Context()))
 	requireInOrderPerProducer(t, g.values(), producers, n)
 	st = s.Stats()
-	require.Equal(t, st.Spilled, st.Replayed)
+	require.Equal(t, st.Spilled, st.SpillDrained)
 	require.Zero(t, st.SpillQueued)
 	require.Equal(t, uint64(producers*n), st.Drained)
 }
@@ -401,8 +401,8 @@ func shardHandles[T any](s *sink.Sink[T], shards int) []*sink.Handle[T] {
 func requireAccounted(t testing.TB, st sink.Stats, pushes uint64) {
 	t.Helper()
 	require.Equal(t, pushes+st.Recovered, st.Drained+uint64(st.Queued)+uint64(st.SpillQueued)+st.Dropped,
-		"Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes and %d recovered (Spilled %d, Replayed %d, SpillLost %d, DroppedForDisk %d)",
-		st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes, st.Recovered, st.Spilled, st.Replayed, st.SpillLost, st.DroppedForDisk)
+		"Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes and %d recovered (Spilled %d, SpillDrained %d, SpillLost %d, DroppedForDisk %d)",
+		st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes, st.Recovered, st.Spilled, st.SpillDrained, st.SpillLost, st.DroppedForDisk)
 	require.LessOrEqual(t, st.SpillLost, st.DroppedForDisk)
 	require.LessOrEqual(t, st.DroppedForDisk, st.Dropped)
 }

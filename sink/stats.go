@@ -75,11 +75,12 @@ type Stats struct {
 	MaxWorkerDelay time.Duration `json:"max_worker_delay_ns"`
 
 	// The spill tier's figures (Config.Spill; all 0 without it).
-	// Spilled counts the values moved from the rings to the tier,
-	// Replayed those of them handed back to Drain, and Recovered the
-	// values an earlier sink on the directory left that were handed to
-	// Drain (counted in Drained, not in any push). SpillQueued is the
-	// values the tier holds now, SpillBytes its files' bytes (a gauge).
+	// Spilled counts the values moved from the rings to the tier, and
+	// SpillDrained those of them read back and handed to Drain: this
+	// sink's own values. Recovered counts the values an earlier sink on
+	// the directory left that were handed to Drain (counted in Drained,
+	// not in any push). SpillQueued is the values the tier holds now,
+	// SpillBytes its files' bytes (a gauge).
 	// DroppedForDisk counts, of Dropped, the pushes refused while the
 	// tier could take nothing (its budget full, or off after a failed
 	// write) and the values it lost (a failed write's, a Codec's error,
@@ -88,7 +89,7 @@ type Stats struct {
 	// operations, SpillCorrupt the torn or corrupt segments and the
 	// undecodable records of an earlier sink that were skipped.
 	Spilled        uint64 `json:"spilled"`
-	Replayed       uint64 `json:"replayed"`
+	SpillDrained   uint64 `json:"spill_drained"`
 	Recovered      uint64 `json:"recovered"`
 	SpillQueued    int    `json:"spill_queued"`
 	SpillBytes     int64  `json:"spill_bytes"`
@@ -276,7 +277,7 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 			ts := &s.spill.shards[i]
 			ss.Spilled = ts.spilled.Load()
 			st.Spilled += ss.Spilled
-			st.Replayed += ts.replayed.Load()
+			st.SpillDrained += ts.replayed.Load()
 			st.Recovered += ts.recovered.Load()
 			st.SpillLost += ts.lost.Load()
 		}

@@ -117,7 +117,7 @@ var RingTotals = map[string]int64{
 	"shardedsink.spill.spilled{" + n + "}":                         100,
 	"shardedsink.spill.queue.size{" + n + "}":                      5,
 	"shardedsink.spill.bytes{" + n + "}":                           4096,
-	"shardedsink.spill.replayed{" + n + "}":                        90,
+	"shardedsink.spill.drained{" + n + "}":                         90,
 	"shardedsink.spill.recovered{" + n + "}":                       7,
 	"shardedsink.spill.errors{" + n + "}":                          1,
 	"shardedsink.spill.corrupt{" + n + "}":                         2,
@@ -147,7 +147,7 @@ func TwoShards(name string) sink.Stats {
 		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
 		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
 		MaxWorkerDelay: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
-		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
+		SpillDrained: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
 }
 
 // Watch collects r over and over on a goroutine of its own, checking that

@@ -59,9 +59,6 @@ shardedsink_queued_values{sink="orders"} 8
 # HELP shardedsink_recovered_total Values an earlier sink on the spill directory left, handed to Drain by this one.
 # TYPE shardedsink_recovered_total counter
 shardedsink_recovered_total{sink="orders"} 7
-# HELP shardedsink_replayed_total Spilled values read back from disk and handed to Drain.
-# TYPE shardedsink_replayed_total counter
-shardedsink_replayed_total{sink="orders"} 90
 # HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
 # TYPE shardedsink_shards gauge
 shardedsink_shards{sink="orders"} 2
@@ -71,6 +68,9 @@ shardedsink_spill_bytes{sink="orders"} 4096
 # HELP shardedsink_spill_corrupt_total Torn or corrupt spill segments, and undecodable records of an earlier sink, that were skipped.
 # TYPE shardedsink_spill_corrupt_total counter
 shardedsink_spill_corrupt_total{sink="orders"} 2
+# HELP shardedsink_spill_drained_total Spilled values read back from disk and handed to Drain.
+# TYPE shardedsink_spill_drained_total counter
+shardedsink_spill_drained_total{sink="orders"} 90
 # HELP shardedsink_spill_errors_total Failed disk and Codec operations of the spill tier.
 # TYPE shardedsink_spill_errors_total counter
 shardedsink_spill_errors_total{sink="orders"} 1
@@ -99,7 +99,7 @@ func TwoShards(name string) sink.Stats {
 		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
 		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
 		MaxWorkerDelay: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
-		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
+		SpillDrained: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
 }
 
 // Serve serves reg through promhttp.Handler on a loopback port until the
