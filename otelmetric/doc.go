@@ -48,7 +48,7 @@
 //	shardedsink.processed      counter       {value}  values handed to Drain (no error.type; a call still running
 //	                                                  included), or dropped:
 //	                                                  error.type=queue_full: every ring the push tried was full
-//	                                                  in slots (Stats.DroppedFull)
+//	                                                  in slots (Stats.DroppedForSlots)
 //	                                                  error.type=queue_bytes_full: the shard's share of
 //	                                                  MaxQueuedBytes was spent (Stats.DroppedForBytes)
 //	                                                  error.type=waited_out: a PushWait whose ctx ended before

@@ -38,7 +38,7 @@
 //	shardedsink_capacity_values          gauge    slots of the rings: Shards x RingCapacity (per shard: RingCapacity)
 //	shardedsink_dropped_total            counter  values dropped, by reason (disjoint; their sum is Stats.Dropped):
 //	                                              reason="full": every ring the push tried was full in slots
-//	                                              (Stats.DroppedFull: Dropped less the five reasons below)
+//	                                              (Stats.DroppedForSlots: Dropped less the five reasons below)
 //	                                              reason="bytes": the shard's share of MaxQueuedBytes was spent (DroppedForBytes)
 //	                                              reason="waited_out": a PushWait whose ctx ended before room came (WaitedOut)
 //	                                              reason="after_shutdown": pushed once Shutdown had begun (DroppedAfterShutdown)

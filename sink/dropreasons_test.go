@@ -21,7 +21,7 @@ type reasons struct {
 func reasonsOf(st sink.Stats) reasons {
 	return reasons{
 		dropped:       st.Dropped,
-		full:          st.DroppedFull(),
+		full:          st.DroppedForSlots(),
 		forBytes:      st.DroppedForBytes,
 		waitedOut:     st.WaitedOut,
 		afterShutdown: st.DroppedAfterShutdown,
@@ -102,7 +102,7 @@ func TestEveryDropIsCountedUnderOneReason(t *testing.T) {
 					sum.waitedOut += ss.WaitedOut
 					sum.afterShutdown += ss.DroppedAfterShutdown
 					sum.displaced += ss.Displaced
-					sum.full += ss.DroppedFull()
+					sum.full += ss.DroppedForSlots()
 				}
 				require.Equal(t, want, sum, "the shards' sum")
 			})

@@ -125,7 +125,7 @@ func TestAFullDiskShedsForTheDisk(t *testing.T) {
 	st := s.Stats()
 	require.Positive(t, st.DroppedForDisk, "a full tier sheds for the disk")
 	require.Equal(t, st.Dropped, st.DroppedForDisk)
-	require.Zero(t, st.DroppedFull())
+	require.Zero(t, st.DroppedForSlots())
 	require.LessOrEqual(t, st.SpillBytes, int64(sink.MinSpillShardBytes))
 	g.release()
 	require.NoError(t, s.Flush(t.Context()))
@@ -545,7 +545,7 @@ func TestTheOverloadReportNamesTheDisk(t *testing.T) {
 		}
 		st := s.Stats()
 		require.Positive(t, st.DroppedForDisk, "the tier did not fill")
-		require.Zero(t, st.DroppedFull(), "a ring shed for want of slots: the test does not test the disk alone")
+		require.Zero(t, st.DroppedForSlots(), "a ring shed for want of slots: the test does not test the disk alone")
 		g.release()
 		flush(t, s)
 		require.NoError(t, s.Shutdown(t.Context())) // its last check reports what is left

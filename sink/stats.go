@@ -17,13 +17,13 @@ import (
 //
 // Dropped has six disjoint reasons: DroppedForBytes, WaitedOut,
 // DroppedAfterShutdown, Displaced and DroppedForDisk count five of them,
-// and the rest, Dropped minus those five (DroppedFull), are pushes refused because every
-// ring they tried was full in slots. Each drop is counted once, in its
-// reason, and Dropped is their sum: every counter of a snapshot, the
-// reasons, DroppedFull and Dropped alike, is at least what it was in any
-// earlier snapshot (a snapshot may lag a drop in flight, never go back). Once
-// the sink is quiet QueuedBytes is the sum of the sizes of the values Queued
-// counts.
+// and the rest, Dropped minus those five ([Stats.DroppedForSlots]), are
+// pushes refused because every ring they tried was full in slots. Each
+// drop is counted once, in its reason, and Dropped is their sum: every
+// counter of a snapshot, the reasons, DroppedForSlots and Dropped alike,
+// is at least what it was in any earlier snapshot (a snapshot may lag a
+// drop in flight, never go back). Once the sink is quiet QueuedBytes is
+// the sum of the sizes of the values Queued counts.
 type Stats struct {
 	Name         string `json:"name"`
 	Shards       int    `json:"shards"`
@@ -155,22 +155,22 @@ type ShardStats struct {
 	SpillQueued    int    `json:"spill_queued"`
 }
 
-// DroppedFull returns the drops that no counter of their own counts: the
-// pushes that every ring they tried refused for want of a slot, Dropped
-// less DroppedForBytes, WaitedOut, DroppedAfterShutdown, Displaced and
-// DroppedForDisk.
-func (st Stats) DroppedFull() uint64 {
-	return droppedFull(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced, st.DroppedForDisk)
+// DroppedForSlots returns the drops that no counter of their own counts:
+// the pushes that every ring they tried refused for want of a slot,
+// Dropped less DroppedForBytes, WaitedOut, DroppedAfterShutdown, Displaced
+// and DroppedForDisk.
+func (st Stats) DroppedForSlots() uint64 {
+	return droppedForSlots(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced, st.DroppedForDisk)
 }
 
-// DroppedFull returns the shard's drops for a ring full in slots, as
-// [Stats.DroppedFull] does for the sink.
-func (ss ShardStats) DroppedFull() uint64 {
-	return droppedFull(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced, ss.DroppedForDisk)
+// DroppedForSlots returns the shard's drops for a ring full in slots, as
+// [Stats.DroppedForSlots] does for the sink.
+func (ss ShardStats) DroppedForSlots() uint64 {
+	return droppedForSlots(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced, ss.DroppedForDisk)
 }
 
-// droppedFull is what the five counted reasons leave of dropped.
-func droppedFull(dropped, forBytes, waitedOut, afterShutdown, displaced, forDisk uint64) uint64 {
+// droppedForSlots is what the five counted reasons leave of dropped.
+func droppedForSlots(dropped, forBytes, waitedOut, afterShutdown, displaced, forDisk uint64) uint64 {
 	return dropped - forBytes - waitedOut - afterShutdown - displaced - forDisk
 }
 

@@ -37,7 +37,7 @@ var RingRows = []Row[ShardView]{
 		Desc: "Sizes (Config.SizeOf) of the values in the rings and in batches whose Drain has not returned; 0 without MaxQueuedBytes.",
 		Read: func(s ShardView) int64 { return s.QueuedBytes }},
 	processed("", func(s ShardView) uint64 { return s.Drained }),
-	processed("queue_full", func(s ShardView) uint64 { return s.DroppedFull() }),
+	processed("queue_full", func(s ShardView) uint64 { return s.DroppedForSlots() }),
 	processed("queue_bytes_full", func(s ShardView) uint64 { return s.DroppedForBytes }),
 	processed("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
 	processed("shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),

@@ -29,7 +29,7 @@ var RingSeries = []Series[ShardView]{
 	{Name: "capacity_values", Type: prometheus.GaugeValue,
 		Help: "Slots of the rings: the most values they hold.",
 		Read: func(s ShardView) float64 { return float64(s.Capacity) }},
-	dropped("full", func(s ShardView) uint64 { return s.DroppedFull() }),
+	dropped("full", func(s ShardView) uint64 { return s.DroppedForSlots() }),
 	dropped("bytes", func(s ShardView) uint64 { return s.DroppedForBytes }),
 	dropped("waited_out", func(s ShardView) uint64 { return s.WaitedOut }),
 	dropped("after_shutdown", func(s ShardView) uint64 { return s.DroppedAfterShutdown }),
