@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 // counters returns the counters of st that must only grow, by name, per
@@ -40,9 +40,9 @@ func counters(st *sink.Stats) map[string]uint64 {
 func TestEveryCounterOnlyGrowsUnderConcurrentDrops(t *testing.T) {
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
 		t.Run(overflow.String(), func(t *testing.T) {
-			s, err := dropload.New(overflow)
+			s, err := sinktest.NewDropping(overflow)
 			require.NoError(t, err)
-			stop := dropload.Start(s)
+			stop := sinktest.Load(s)
 			var last map[string]uint64
 			var st sink.Stats
 			deadline := time.Now().Add(300 * time.Millisecond)

@@ -1,7 +1,11 @@
-// Package dropload drives sinks so that they drop for every reason at
-// once, for the tests that check that their counters only grow while
-// they are read (sink's, promsink's and otelmetric's).
-package dropload
+// Package sinktest is test support for code that reads a [sink.Sink]'s
+// Stats while it runs (a metrics exporter, a status page): a sink that
+// drops values for every reason it can at once ([NewDropping]), and a
+// load that keeps it dropping ([Load]), so that a test can check that
+// what it reports only grows while the counters move under it. This
+// repository's sink, promsink and otelmetric tests use it; it is not for
+// production code.
+package sinktest
 
 import (
 	"context"
@@ -13,11 +17,12 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// New returns a sink under overflow that drops for every reason it can: a
-// small ring and a slow Drain (full rings, or under DropOldest displaced
-// values), a byte budget that the pushes' sizes spend, and no hand-off
-// (a push into a full ring sheds at once).
-func New(overflow sink.Overflow) (*sink.Sink[[]byte], error) {
+// NewDropping returns a sink under overflow that drops for every reason
+// it can: a small ring and a slow Drain (full rings, or under
+// [sink.DropOldest] displaced values), a byte budget that the pushes'
+// sizes spend, and no hand-off (a push into a full ring sheds at once).
+// Drive it with [Load]; shut it down when the test ends.
+func NewDropping(overflow sink.Overflow) (*sink.Sink[[]byte], error) {
 	return sink.New(sink.Config[[]byte]{
 		Name: overflow.String(), Shards: 2, RingCapacity: 16, BatchSize: 4, Overflow: overflow,
 		Logger: slog.New(slog.DiscardHandler), OverloadInterval: time.Millisecond, DisableHandOff: true,
@@ -25,11 +30,11 @@ func New(overflow sink.Overflow) (*sink.Sink[[]byte], error) {
 	}, sink.ActionFunc[[]byte](func(context.Context, [][]byte) { time.Sleep(50 * time.Microsecond) }))
 }
 
-// Start pushes into every sink from two goroutines each, until the
+// Load pushes into every sink from two goroutines each, until the
 // returned stop is called (which waits for them): small and large
 // values, and from one goroutine a PushWait in three whose ctx ends after
 // 20 µs, so that some wait out.
-func Start(sinks ...*sink.Sink[[]byte]) (stop func()) {
+func Load(sinks ...*sink.Sink[[]byte]) (stop func()) {
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	for _, s := range sinks {
