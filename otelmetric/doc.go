@@ -75,6 +75,7 @@
 //	                                                  never per shard)
 //	shardedsink.spill.recovered counter      {value}  values an earlier sink on the directory left, handed to Drain
 //	                                                  (never per shard)
+//	shardedsink.spill.lost     counter       {value}  values the tier lost, of those dropped for the disk (never per shard)
 //	shardedsink.spill.errors   counter       {error}  failed disk and Codec operations of the tier (never per shard)
 //	shardedsink.spill.corrupt  counter       {segment} torn or corrupt segments, undecodable earlier records
 //	                                                  (never per shard)

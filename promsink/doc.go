@@ -58,6 +58,7 @@
 //	shardedsink_spill_bytes              gauge    bytes of the spill tier's files (never per shard)
 //	shardedsink_spill_drained_total      counter  spilled values read back and handed to Drain (SpillDrained; never per shard)
 //	shardedsink_recovered_total          counter  values an earlier sink on the directory left, handed to Drain (never per shard)
+//	shardedsink_spill_lost_total         counter  values the tier lost, of those dropped for the disk (never per shard)
 //	shardedsink_spill_errors_total       counter  failed disk and Codec operations of the tier (never per shard)
 //	shardedsink_spill_corrupt_total      counter  torn or corrupt segments, undecodable earlier records (never per shard)
 //	shardedsink_shards                   gauge    shards of the sink (never per shard)
