@@ -159,7 +159,7 @@
 // [sink.Codec] for T): while the workers wait for room in flight, the
 // sink's spiller moves the rings' values to disk, and they are
 // published, in each shard's order, once the stream answers again
-// (Stats().Rings.Spilled, Replayed). Values on disk are in Queued, and
+// (Stats().Rings.Spilled, SpillDrained). Values on disk are in Queued, and
 // take no slot and no RetryBudget until they are read back: an outage of
 // 20,000 values against a MaxInFlight of 64 and rings of 2 x 256 drops
 // and fails none, and the stream stores each once

@@ -124,12 +124,12 @@ func TestAnOutageLongerThanTheRingsHoldIsSpilledAndStoredOnce(t *testing.T) {
 	defer cancel()
 	require.NoError(t, s.Shutdown(ctx))
 	stats := s.Stats()
-	t.Logf("spilled %d, replayed %d, retried %d", stats.Rings.Spilled, stats.Rings.Replayed, stats.Retried)
+	t.Logf("spilled %d, spill-drained %d, retried %d", stats.Rings.Spilled, stats.Rings.SpillDrained, stats.Retried)
 	requireIdentity(t, stats, producers*each)
 	require.Equal(t, uint64(producers*each), stats.Acked, "%+v", stats)
 	require.Zero(t, stats.Dropped)
 	require.Zero(t, stats.Failed)
-	require.Equal(t, stats.Rings.Spilled, stats.Rings.Replayed, "every spilled value came back")
+	require.Equal(t, stats.Rings.Spilled, stats.Rings.SpillDrained, "every spilled value came back")
 	require.Len(t, requireStoredOnce(t, st), producers*each)
 }
 

@@ -57,7 +57,7 @@ type Stats struct {
 	// Recovered counts the values that an earlier sink left in the spill
 	// directory (Config.Sink.Spill) and this one took for publishing: in
 	// Acked, Failed, InFlight or Queued, not in Pushed. The tier's other
-	// figures (Spilled, Replayed, SpillQueued, SpillBytes, DroppedForDisk,
+	// figures (Spilled, SpillDrained, SpillQueued, SpillBytes, DroppedForDisk,
 	// SpillLost, SpillErrors, SpillCorrupt) are in Rings; DroppedForDisk
 	// is part of Dropped.
 	Recovered uint64 `json:"recovered"`

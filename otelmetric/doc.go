@@ -48,7 +48,7 @@
 //	shardedsink.processed      counter       {value}  values handed to Drain (no error.type; a call still running
 //	                                                  included), or dropped:
 //	                                                  error.type=queue_full: every ring the push tried was full
-//	                                                  in slots (Stats.DroppedFull)
+//	                                                  in slots (Stats.DroppedForSlots)
 //	                                                  error.type=queue_bytes_full: the shard's share of
 //	                                                  MaxQueuedBytes was spent (Stats.DroppedForBytes)
 //	                                                  error.type=waited_out: a PushWait whose ctx ended before
@@ -65,15 +65,17 @@
 //	                                                  (Stats.HandOffs)
 //	shardedsink.drain.max_time updowncounter us       the longest recent Drain call (Stats.MaxDrainTime): long while
 //	                                                  rings fill, a slow destination
-//	shardedsink.drain.max_take_lag updowncounter us   the longest recent return of a worker to its backlog
-//	                                                  (Stats.MaxTakeLag): long while drain.max_time is short, workers
+//	shardedsink.drain.max_worker_delay updowncounter us the longest recent return of a worker to its backlog
+//	                                                  (Stats.MaxWorkerDelay): long while drain.max_time is short, workers
 //	                                                  short of CPU
 //	shardedsink.spill.spilled  counter       {value}  values moved from the rings to the spill tier (Config.Spill)
 //	shardedsink.spill.queue.size updowncounter {value} values the spill tier holds on disk for Drain (SpillQueued)
 //	shardedsink.spill.bytes    updowncounter By       bytes of the spill tier's files (never per shard)
-//	shardedsink.spill.replayed counter       {value}  spilled values read back and handed to Drain (never per shard)
+//	shardedsink.spill.drained  counter       {value}  spilled values read back and handed to Drain (Stats.SpillDrained;
+//	                                                  never per shard)
 //	shardedsink.spill.recovered counter      {value}  values an earlier sink on the directory left, handed to Drain
 //	                                                  (never per shard)
+//	shardedsink.spill.lost     counter       {value}  values the tier lost, of those dropped for the disk (never per shard)
 //	shardedsink.spill.errors   counter       {error}  failed disk and Codec operations of the tier (never per shard)
 //	shardedsink.spill.corrupt  counter       {segment} torn or corrupt segments, undecodable earlier records
 //	                                                  (never per shard)

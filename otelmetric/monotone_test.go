@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/otelmetric"
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 // A live sink drops for every reason (full rings, the byte budget,
@@ -24,13 +24,13 @@ func TestEveryCounterOnlyGrowsBetweenCollections(t *testing.T) {
 	mp, r := instrumentstest.NewReader(t)
 	var sinks []*sink.Sink[[]byte]
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
-		s, err := dropload.New(overflow)
+		s, err := sinktest.NewDropping(overflow)
 		require.NoError(t, err)
 		_, err = otelmetric.ObserveSink(mp, s, otelmetric.WithPerShard())
 		require.NoError(t, err)
 		sinks = append(sinks, s)
 	}
-	stop := dropload.Start(sinks...)
+	stop := sinktest.Load(sinks...)
 	var last map[string]instrumentstest.Point
 	collections := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); collections++ {

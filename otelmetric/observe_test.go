@@ -10,14 +10,15 @@ import (
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/otelmetric"
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
-// n is the attribute of the sink "orders" of instrumentstest.TwoShards.
+// n is the attribute of the sink "orders" of sinktest.TwoShards.
 const n = "shardedsink.sink.name=orders"
 
 func TestObserveSinkObservesTheTotalsOfStats(t *testing.T) {
 	mp, r := instrumentstest.NewReader(t)
-	_, err := otelmetric.ObserveSink(mp, &fakeSink{instrumentstest.TwoShards("orders")})
+	_, err := otelmetric.ObserveSink(mp, &fakeSink{sinktest.TwoShards("orders")})
 	require.NoError(t, err)
 	got := instrumentstest.Collect(t, r)
 	require.Equal(t, instrumentstest.RingTotals, instrumentstest.Values(got))
@@ -28,10 +29,10 @@ func TestObserveSinkObservesTheTotalsOfStats(t *testing.T) {
 
 func TestObserveSinkWithPerShardObservesEachShard(t *testing.T) {
 	mp, r := instrumentstest.NewReader(t)
-	_, err := otelmetric.ObserveSink(mp, &fakeSink{instrumentstest.TwoShards("orders")}, otelmetric.WithPerShard())
+	_, err := otelmetric.ObserveSink(mp, &fakeSink{sinktest.TwoShards("orders")}, otelmetric.WithPerShard())
 	require.NoError(t, err)
 	got := instrumentstest.Values(instrumentstest.Collect(t, r))
-	require.Len(t, got, 7+2*17)
+	require.Len(t, got, 8+2*17)
 	require.Equal(t, int64(1), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=0,"+n+"}"])
 	require.Equal(t, int64(0), got["shardedsink.processed{error.type=queue_full,shardedsink.shard=1,"+n+"}"])
 	require.Equal(t, int64(2), got["shardedsink.processed{error.type=disk,shardedsink.shard=1,"+n+"}"])
@@ -94,7 +95,7 @@ func TestObserveLogObservesAnyWritersStats(t *testing.T) {
 
 func TestUnregisterStopsTheObservations(t *testing.T) {
 	mp, r := instrumentstest.NewReader(t)
-	reg, err := otelmetric.ObserveSink(mp, &fakeSink{instrumentstest.TwoShards("orders")})
+	reg, err := otelmetric.ObserveSink(mp, &fakeSink{sinktest.TwoShards("orders")})
 	require.NoError(t, err)
 	require.NotEmpty(t, instrumentstest.Collect(t, r))
 	require.NoError(t, reg.Unregister())
@@ -102,7 +103,7 @@ func TestUnregisterStopsTheObservations(t *testing.T) {
 }
 
 func TestANilMeterProviderIsRefused(t *testing.T) {
-	_, err := otelmetric.ObserveSink(nil, &fakeSink{instrumentstest.TwoShards("orders")})
+	_, err := otelmetric.ObserveSink(nil, &fakeSink{sinktest.TwoShards("orders")})
 	require.EqualError(t, err, "otelmetric: MeterProvider is nil")
 	_, err = otelmetric.ObserveHandler(nil, &fakeHandler{}, "x")
 	require.EqualError(t, err, "otelmetric: MeterProvider is nil")
@@ -110,7 +111,7 @@ func TestANilMeterProviderIsRefused(t *testing.T) {
 
 func TestAShardCountThatChangedIsAnError(t *testing.T) {
 	mp, r := instrumentstest.NewReader(t)
-	f := &fakeSink{instrumentstest.TwoShards("orders")}
+	f := &fakeSink{sinktest.TwoShards("orders")}
 	_, err := otelmetric.ObserveSink(mp, f)
 	require.NoError(t, err)
 	f.st.PerShard = f.st.PerShard[:1]

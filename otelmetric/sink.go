@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/shardedsink/shardedsink/internal/statstable"
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instruments"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -28,14 +29,14 @@ func ObserveSink(mp metric.MeterProvider, s SinkStats, opts ...Option) (metric.R
 	if mp == nil {
 		return nil, errNilProvider
 	}
-	o := instruments.Apply(opts)
+	o := statstable.Apply(opts)
 	st := s.Stats()
 	m := mp.Meter(ScopeName)
-	rings, err := instruments.NewRings(m, st.Name, st.Shards, o.PerShard)
+	rings, err := instruments.NewRings(m, st.Name, statstable.Layout{Shards: st.Shards, PerShard: o.PerShard})
 	if err != nil {
 		return nil, err
 	}
-	var snaps instruments.Snapshots[sink.Stats]
+	var snaps statstable.Snapshots[sink.Stats]
 	return instruments.Register(m, func(obs metric.Observer) error {
 		st := snaps.Read(s, s.Stats)
 		defer snaps.Put(st)

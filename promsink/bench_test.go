@@ -35,7 +35,7 @@ func BenchmarkCollect(b *testing.B) {
 				opts = append(opts, promsink.WithPerShard())
 			}
 			c := promsink.NewSinkCollector(benchSink(b, 64), opts...)
-			// Room for every metric of one Collect (7 + 64 x 17 per
+			// Room for every metric of one Collect (8 + 64 x 17 per
 			// shard), which the loop drains only after it returns.
 			ch := make(chan prometheus.Metric, 4096)
 			b.ReportAllocs()

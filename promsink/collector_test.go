@@ -11,16 +11,17 @@ import (
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/internal/seriestest"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 func TestSinkCollectorExportsTheTotalsOfStats(t *testing.T) {
-	c := promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")})
+	c := promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("orders")})
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(seriestest.RingTotals)))
-	require.Equal(t, 7+17, testutil.CollectAndCount(c))
+	require.Equal(t, 8+17, testutil.CollectAndCount(c))
 }
 
 func TestSinkCollectorWithPerShardExportsEachShard(t *testing.T) {
-	c := promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}, promsink.WithPerShard())
+	c := promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("orders")}, promsink.WithPerShard())
 	want := `
 # HELP shardedsink_dropped_total Values dropped, by reason: full (every ring tried was full in slots), bytes (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), after_shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest), disk (the spill tier was full or off, or lost the value).
 # TYPE shardedsink_dropped_total counter
@@ -50,7 +51,7 @@ shardedsink_shards{sink="orders"} 2
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
 		"shardedsink_dropped_total", "shardedsink_capacity_values", "shardedsink_queued_bytes", "shardedsink_shards"))
-	require.Equal(t, 7+2*17, testutil.CollectAndCount(c))
+	require.Equal(t, 8+2*17, testutil.CollectAndCount(c))
 }
 
 func TestHandlerCollectorExportsStatsByLevel(t *testing.T) {
@@ -101,8 +102,8 @@ shardedsink_slog_written_records_total{sink="slogsink"} 1000
 
 func TestEveryCollectorIsPromlintClean(t *testing.T) {
 	for name, c := range map[string]prometheus.Collector{
-		"sink":           promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}),
-		"sink per shard": promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("orders")}, promsink.WithPerShard()),
+		"sink":           promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("orders")}),
+		"sink per shard": promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("orders")}, promsink.WithPerShard()),
 		"handler":        promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "app"),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -115,12 +116,12 @@ func TestEveryCollectorIsPromlintClean(t *testing.T) {
 
 func TestCollectorsOfTwoSinksRegisterSideBySide(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")})))
-	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("b")})))
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("a")})))
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("b")})))
 	require.NoError(t, reg.Register(promsink.NewHandlerCollector(&fakeHandler{handlerStats()}, "app")))
 	// A second collector of one sink name is refused, as Prometheus
 	// refuses any duplicate series.
-	err := reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")}))
+	err := reg.Register(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("a")}))
 	require.ErrorAs(t, err, &prometheus.AlreadyRegisteredError{})
 	mfs, err := reg.Gather() // the pedantic registry checks each metric against its Desc
 	require.NoError(t, err)
@@ -128,7 +129,7 @@ func TestCollectorsOfTwoSinksRegisterSideBySide(t *testing.T) {
 }
 
 func TestACollectorReportsAShardCountThatChanged(t *testing.T) {
-	f := &fakeSink{seriestest.TwoShards("orders")}
+	f := &fakeSink{sinktest.TwoShards("orders")}
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(promsink.NewSinkCollector(f)))
 	f.st.PerShard = f.st.PerShard[:1]
@@ -141,12 +142,12 @@ func TestACollectorReportsAShardCountThatChanged(t *testing.T) {
 // through prometheus.Gatherers, as WithPerShard's doc says, export both.
 func TestTwoSinksOnePerShardAndOneInTotal(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")}, promsink.WithPerShard()))
-	require.Error(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("b")})))
+	reg.MustRegister(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("a")}, promsink.WithPerShard()))
+	require.Error(t, reg.Register(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("b")})))
 
 	perShard, total := prometheus.NewPedanticRegistry(), prometheus.NewPedanticRegistry()
-	perShard.MustRegister(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")}, promsink.WithPerShard()))
-	total.MustRegister(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("b")}))
+	perShard.MustRegister(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("a")}, promsink.WithPerShard()))
+	total.MustRegister(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("b")}))
 	mfs, err := prometheus.Gatherers{perShard, total}.Gather()
 	require.NoError(t, err)
 	sinks := map[string]bool{}

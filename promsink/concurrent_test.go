@@ -41,7 +41,7 @@ func TestScrapesAtOnceShareNothing(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
-				assert.Equal(t, 19, len(mfs), "families")
+				assert.Equal(t, 20, len(mfs), "families")
 			}
 		})
 	}

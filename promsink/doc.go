@@ -38,7 +38,7 @@
 //	shardedsink_capacity_values          gauge    slots of the rings: Shards x RingCapacity (per shard: RingCapacity)
 //	shardedsink_dropped_total            counter  values dropped, by reason (disjoint; their sum is Stats.Dropped):
 //	                                              reason="full": every ring the push tried was full in slots
-//	                                              (Stats.DroppedFull: Dropped less the five reasons below)
+//	                                              (Stats.DroppedForSlots: Dropped less the five reasons below)
 //	                                              reason="bytes": the shard's share of MaxQueuedBytes was spent (DroppedForBytes)
 //	                                              reason="waited_out": a PushWait whose ctx ended before room came (WaitedOut)
 //	                                              reason="after_shutdown": pushed once Shutdown had begun (DroppedAfterShutdown)
@@ -50,13 +50,15 @@
 //	shardedsink_hand_offs_total          counter  pushes into a full ring that parked for a worker short of CPU (HandOffs)
 //	shardedsink_max_drain_time_seconds   gauge    the longest recent Drain call (MaxDrainTime): long while rings fill,
 //	                                              a slow destination
-//	shardedsink_max_take_lag_seconds     gauge    the longest recent return of a worker to its backlog (MaxTakeLag):
-//	                                              long while max_drain_time_seconds is short, workers short of CPU
+//	shardedsink_max_worker_delay_seconds gauge    the longest recent return of a worker to its backlog
+//	                                              (MaxWorkerDelay): long while max_drain_time_seconds is short,
+//	                                              workers short of CPU
 //	shardedsink_spilled_total            counter  values moved from the rings to the spill tier on disk (Config.Spill)
 //	shardedsink_spill_queued_values      gauge    values the spill tier holds on disk for Drain (SpillQueued)
 //	shardedsink_spill_bytes              gauge    bytes of the spill tier's files (never per shard)
-//	shardedsink_replayed_total           counter  spilled values read back and handed to Drain (never per shard)
+//	shardedsink_spill_drained_total      counter  spilled values read back and handed to Drain (SpillDrained; never per shard)
 //	shardedsink_recovered_total          counter  values an earlier sink on the directory left, handed to Drain (never per shard)
+//	shardedsink_spill_lost_total         counter  values the tier lost, of those dropped for the disk (never per shard)
 //	shardedsink_spill_errors_total       counter  failed disk and Codec operations of the tier (never per shard)
 //	shardedsink_spill_corrupt_total      counter  torn or corrupt segments, undecodable earlier records (never per shard)
 //	shardedsink_shards                   gauge    shards of the sink (never per shard)

@@ -9,10 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/internal/seriestest"
 	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 // A live sink drops for every reason (full rings, the byte budget,
@@ -25,13 +25,13 @@ func TestEveryCounterOnlyGrowsBetweenScrapes(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	var sinks []*sink.Sink[[]byte]
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
-		s, err := dropload.New(overflow)
+		s, err := sinktest.NewDropping(overflow)
 		require.NoError(t, err)
 		reg.MustRegister(promsink.NewSinkCollector(s, promsink.WithPerShard()))
 		sinks = append(sinks, s)
 	}
 	url := seriestest.Serve(t, reg)
-	stop := dropload.Start(sinks...)
+	stop := sinktest.Load(sinks...)
 	var last map[string]float64
 	scrapes := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); scrapes++ {

@@ -1,9 +1,9 @@
 package promsink
 
-import "github.com/shardedsink/shardedsink/promsink/internal/series"
+import "github.com/shardedsink/shardedsink/internal/statstable"
 
 // Option changes what a collector exports.
-type Option func(*series.Options)
+type Option func(*statstable.Options)
 
 // WithPerShard exports the ring series of a sink (see the package doc)
 // once per shard, with a shard label ("0", "1", ...), in place of their
@@ -16,4 +16,4 @@ type Option func(*series.Options)
 // collector beside a totals one, naming the family). For one sink per
 // shard and another in total, register them with two registries and serve
 // both (promhttp.HandlerFor with prometheus.Gatherers{a, b}).
-func WithPerShard() Option { return func(o *series.Options) { o.PerShard = true } }
+func WithPerShard() Option { return func(o *statstable.Options) { o.PerShard = true } }

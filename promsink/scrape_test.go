@@ -87,7 +87,7 @@ func TestAScrapeWhileProducersPushShowsStatsOnceQuiet(t *testing.T) {
 		return sum
 	}
 	require.Equal(t, float64(st.Drained), got[`shardedsink_drained_total{sink="events"}`])
-	require.Equal(t, float64(st.DroppedFull()), got[`shardedsink_dropped_total{reason="full",sink="events"}`])
+	require.Equal(t, float64(st.DroppedForSlots()), got[`shardedsink_dropped_total{reason="full",sink="events"}`])
 	require.Equal(t, float64(st.DroppedForBytes), got[`shardedsink_dropped_total{reason="bytes",sink="events"}`])
 	require.Equal(t, float64(late), got[`shardedsink_dropped_total{reason="after_shutdown",sink="events"}`])
 	require.Equal(t, float64(st.Dropped), dropped("events"))

@@ -3,6 +3,7 @@ package promsink
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shardedsink/shardedsink/internal/statstable"
 	"github.com/shardedsink/shardedsink/promsink/internal/series"
 	"github.com/shardedsink/shardedsink/sink"
 )
@@ -18,7 +19,7 @@ type sinkCollector struct {
 	// snaps holds the Stats values that scrapes read src into again
 	// (through ReadStats, which a *sink.Sink has), so that a scrape
 	// allocates only its metrics.
-	snaps series.Snapshots[sink.Stats]
+	snaps statstable.Snapshots[sink.Stats]
 }
 
 // NewSinkCollector returns a collector of the sink's series (see the
@@ -28,9 +29,9 @@ type sinkCollector struct {
 // prometheus.MustRegister (or a Registry's Register); two sinks of one
 // name cannot both be registered on one registry.
 func NewSinkCollector(s SinkStats, opts ...Option) prometheus.Collector {
-	o := series.Apply(opts)
+	o := statstable.Apply(opts)
 	st := s.Stats()
-	return &sinkCollector{src: s, rings: series.NewRings(st.Name, st.Shards, o.PerShard)}
+	return &sinkCollector{src: s, rings: series.NewRings(st.Name, statstable.Layout{Shards: st.Shards, PerShard: o.PerShard})}
 }
 
 // Describe sends the descriptors of every series.

@@ -12,7 +12,7 @@ import (
 // and its backlog: whether a Drain call is running (the hand-off's and
 // the spiller's test of a slow destination), and two recent maxima that
 // tell a slow destination from a worker short of CPU (Stats.MaxDrainTime
-// and Stats.MaxTakeLag, the overload report). One per shard, on cache
+// and Stats.MaxWorkerDelay, the overload report). One per shard, on cache
 // lines of its own: the worker writes it twice per Drain call (and twice
 // per call into the destination that the Action times), pushes read it
 // only when their ring refused them, Stats and the monitor when they run.

@@ -21,7 +21,7 @@ type reasons struct {
 func reasonsOf(st sink.Stats) reasons {
 	return reasons{
 		dropped:       st.Dropped,
-		full:          st.DroppedFull(),
+		full:          st.DroppedForSlots(),
 		forBytes:      st.DroppedForBytes,
 		waitedOut:     st.WaitedOut,
 		afterShutdown: st.DroppedAfterShutdown,
@@ -102,7 +102,7 @@ func TestEveryDropIsCountedUnderOneReason(t *testing.T) {
 					sum.waitedOut += ss.WaitedOut
 					sum.afterShutdown += ss.DroppedAfterShutdown
 					sum.displaced += ss.Displaced
-					sum.full += ss.DroppedFull()
+					sum.full += ss.DroppedForSlots()
 				}
 				require.Equal(t, want, sum, "the shards' sum")
 			})
@@ -181,14 +181,14 @@ func TestOverloadsCountTheMonitorsReports(t *testing.T) {
 	require.Equal(t, uint64(len(r.snapshot())), s.Stats().Overloads)
 }
 
-// withoutClocks returns st with its time gauges (MaxDrainTime, MaxTakeLag)
+// withoutClocks returns st with its time gauges (MaxDrainTime, MaxWorkerDelay)
 // zeroed, in the sink and in every shard, for comparing two snapshots
 // taken at different instants.
 func withoutClocks(st sink.Stats) sink.Stats {
-	st.MaxDrainTime, st.MaxTakeLag = 0, 0
+	st.MaxDrainTime, st.MaxWorkerDelay = 0, 0
 	st.PerShard = slices.Clone(st.PerShard)
 	for i := range st.PerShard {
-		st.PerShard[i].MaxDrainTime, st.PerShard[i].MaxTakeLag = 0, 0
+		st.PerShard[i].MaxDrainTime, st.PerShard[i].MaxWorkerDelay = 0, 0
 	}
 	return st
 }

@@ -132,29 +132,29 @@ func (s *Sink[T]) reportOverload(o Overload) {
 				msg = "sink: values dropped because rings were full and for the spill tier"
 			}
 		}
-		drainTime, takeLag := s.recentDrains()
-		cause := likelyCause(drainTime, takeLag)
+		drainTime, workerDelay := s.recentDrains()
+		cause := likelyCause(drainTime, workerDelay)
 		switch {
 		case o.ForDisk == o.Delta:
 			cause = diskCause
 		case o.ForDisk > 0:
 			cause += "; and " + diskCause
 		}
-		args = append(args, "max_drain_time", drainTime, "max_take_lag", takeLag, "likely_cause", cause)
+		args = append(args, "max_drain_time", drainTime, "max_worker_delay", workerDelay, "likely_cause", cause)
 		s.log(slog.LevelError, msg, args...)
 	}
 	returned = true
 }
 
-// recentDrains returns the longest recent Drain call and take lag of the
-// shards (Stats.MaxDrainTime and Stats.MaxTakeLag).
-func (s *Sink[T]) recentDrains() (drainTime, takeLag time.Duration) {
+// recentDrains returns the longest recent Drain call and worker delay of the
+// shards (Stats.MaxDrainTime and Stats.MaxWorkerDelay).
+func (s *Sink[T]) recentDrains() (drainTime, workerDelay time.Duration) {
 	now := s.now()
 	for i := range s.drains {
 		d, l := s.drains[i].recent(now)
-		drainTime, takeLag = max(drainTime, d), max(takeLag, l)
+		drainTime, workerDelay = max(drainTime, d), max(workerDelay, l)
 	}
-	return drainTime, takeLag
+	return drainTime, workerDelay
 }
 
 // diskCause is the overload report's likely cause of drops for the spill
@@ -175,8 +175,8 @@ func (s *Sink[T]) droppedForDisk() uint64 {
 // rings filled: a worker short of CPU when it came back to its ring later
 // than its Drain calls took (and by more than SlowDrain), else a Drain
 // slower than the pushes.
-func likelyCause(drainTime, takeLag time.Duration) string {
-	if takeLag > drainTime && takeLag > SlowDrain {
+func likelyCause(drainTime, workerDelay time.Duration) string {
+	if workerDelay > drainTime && workerDelay > SlowDrain {
 		return "drain workers short of CPU (goroutines that push outnumber the cores and never block); the hand-off (Config.HandOffWait) waits for them unless it is off"
 	}
 	return "Drain slower than the pushes (a slow or stalled destination)"

@@ -7,21 +7,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardedsink/shardedsink/internal/dropload"
 	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 // counters returns the counters of st that must only grow, by name, per
 // shard and in total.
 func counters(st *sink.Stats) map[string]uint64 {
 	m := map[string]uint64{
-		"Dropped": st.Dropped, "DroppedFull": st.DroppedFull(), "DroppedForBytes": st.DroppedForBytes,
+		"Dropped": st.Dropped, "DroppedForSlots": st.DroppedForSlots(), "DroppedForBytes": st.DroppedForBytes,
 		"WaitedOut": st.WaitedOut, "DroppedAfterShutdown": st.DroppedAfterShutdown, "Displaced": st.Displaced,
 		"Drained": st.Drained, "HandOffs": st.HandOffs, "Overloads": st.Overloads,
 	}
 	for i, ss := range st.PerShard {
 		for name, v := range map[string]uint64{
-			"Dropped": ss.Dropped, "DroppedFull": ss.DroppedFull(), "DroppedForBytes": ss.DroppedForBytes,
+			"Dropped": ss.Dropped, "DroppedForSlots": ss.DroppedForSlots(), "DroppedForBytes": ss.DroppedForBytes,
 			"WaitedOut": ss.WaitedOut, "DroppedAfterShutdown": ss.DroppedAfterShutdown, "Displaced": ss.Displaced,
 			"Drained": ss.Drained,
 		} {
@@ -36,13 +36,13 @@ func counters(st *sink.Stats) map[string]uint64 {
 // without pause: no counter of a snapshot is below the one before. Before
 // each drop was counted in its reason alone, a drop in flight was
 // counted in Dropped first, so a snapshot showed it as "full" and the next
-// one under its reason, and DroppedFull went down.
+// one under its reason, and DroppedForSlots went down.
 func TestEveryCounterOnlyGrowsUnderConcurrentDrops(t *testing.T) {
 	for _, overflow := range []sink.Overflow{sink.DropNewest, sink.DropOldest} {
 		t.Run(overflow.String(), func(t *testing.T) {
-			s, err := dropload.New(overflow)
+			s, err := sinktest.NewDropping(overflow)
 			require.NoError(t, err)
-			stop := dropload.Start(s)
+			stop := sinktest.Load(s)
 			var last map[string]uint64
 			var st sink.Stats
 			deadline := time.Now().Add(300 * time.Millisecond)
@@ -64,7 +64,7 @@ func TestEveryCounterOnlyGrowsUnderConcurrentDrops(t *testing.T) {
 			if overflow == sink.DropOldest {
 				require.Positive(t, st.Displaced, "nothing displaced: the test does not test it")
 			} else {
-				require.Positive(t, st.DroppedFull(), "no drop for a full ring: the test does not test them")
+				require.Positive(t, st.DroppedForSlots(), "no drop for a full ring: the test does not test them")
 			}
 		})
 	}

@@ -87,8 +87,8 @@ func TestRecordsASyncLostAreCountedOnceWhenTheWorkerReadsToTheEnd(t *testing.T) 
 	st := s.Stats()
 	if st.SpillLost == 0 || st.SpillLost > st.Spilled || st.SpillQueued != 0 ||
 		st.Drained+uint64(st.Queued)+uint64(st.SpillQueued)+st.Dropped != pushes {
-		t.Fatalf("spilled %d, replayed %d, lost %d, SpillQueued %d; Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes",
-			st.Spilled, st.Replayed, st.SpillLost, st.SpillQueued, st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes)
+		t.Fatalf("spilled %d, spill-drained %d, lost %d, SpillQueued %d; Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes",
+			st.Spilled, st.SpillDrained, st.SpillLost, st.SpillQueued, st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes)
 	}
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func TestASpilledShardKeepsEveryValueInOrderThroughAStalledDrain(t *testing.T) {
 	require.NoError(t, s.Flush(t.Context()))
 	requireInOrderPerProducer(t, g.values(), producers, n)
 	st = s.Stats()
-	require.Equal(t, st.Spilled, st.Replayed)
+	require.Equal(t, st.Spilled, st.SpillDrained)
 	require.Zero(t, st.SpillQueued)
 	require.Equal(t, uint64(producers*n), st.Drained)
 }
@@ -126,7 +126,7 @@ func TestAFullDiskShedsForTheDisk(t *testing.T) {
 	st := s.Stats()
 	require.Positive(t, st.DroppedForDisk, "a full tier sheds for the disk")
 	require.Equal(t, st.Dropped, st.DroppedForDisk)
-	require.Zero(t, st.DroppedFull())
+	require.Zero(t, st.DroppedForSlots())
 	require.LessOrEqual(t, st.SpillBytes, int64(sink.MinSpillShardBytes))
 	g.release()
 	require.NoError(t, s.Flush(t.Context()))
@@ -402,8 +402,8 @@ func shardHandles[T any](s *sink.Sink[T], shards int) []*sink.Handle[T] {
 func requireAccounted(t testing.TB, st sink.Stats, pushes uint64) {
 	t.Helper()
 	require.Equal(t, pushes+st.Recovered, st.Drained+uint64(st.Queued)+uint64(st.SpillQueued)+st.Dropped,
-		"Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes and %d recovered (Spilled %d, Replayed %d, SpillLost %d, DroppedForDisk %d)",
-		st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes, st.Recovered, st.Spilled, st.Replayed, st.SpillLost, st.DroppedForDisk)
+		"Drained %d + Queued %d + SpillQueued %d + Dropped %d against %d pushes and %d recovered (Spilled %d, SpillDrained %d, SpillLost %d, DroppedForDisk %d)",
+		st.Drained, st.Queued, st.SpillQueued, st.Dropped, pushes, st.Recovered, st.Spilled, st.SpillDrained, st.SpillLost, st.DroppedForDisk)
 	require.LessOrEqual(t, st.SpillLost, st.DroppedForDisk)
 	require.LessOrEqual(t, st.DroppedForDisk, st.Dropped)
 }
@@ -546,7 +546,7 @@ func TestTheOverloadReportNamesTheDisk(t *testing.T) {
 		}
 		st := s.Stats()
 		require.Positive(t, st.DroppedForDisk, "the tier did not fill")
-		require.Zero(t, st.DroppedFull(), "a ring shed for want of slots: the test does not test the disk alone")
+		require.Zero(t, st.DroppedForSlots(), "a ring shed for want of slots: the test does not test the disk alone")
 		g.release()
 		flush(t, s)
 		require.NoError(t, s.Shutdown(t.Context())) // its last check reports what is left

@@ -17,13 +17,13 @@ import (
 //
 // Dropped has six disjoint reasons: DroppedForBytes, WaitedOut,
 // DroppedAfterShutdown, Displaced and DroppedForDisk count five of them,
-// and the rest, Dropped minus those five (DroppedFull), are pushes refused because every
-// ring they tried was full in slots. Each drop is counted once, in its
-// reason, and Dropped is their sum: every counter of a snapshot, the
-// reasons, DroppedFull and Dropped alike, is at least what it was in any
-// earlier snapshot (a snapshot may lag a drop in flight, never go back). Once
-// the sink is quiet QueuedBytes is the sum of the sizes of the values Queued
-// counts.
+// and the rest, Dropped minus those five ([Stats.DroppedForSlots]), are
+// pushes refused because every ring they tried was full in slots. Each
+// drop is counted once, in its reason, and Dropped is their sum: every
+// counter of a snapshot, the reasons, DroppedForSlots and Dropped alike,
+// is at least what it was in any earlier snapshot (a snapshot may lag a
+// drop in flight, never go back). Once the sink is quiet QueuedBytes is
+// the sum of the sizes of the values Queued counts.
 type Stats struct {
 	Name         string `json:"name"`
 	Shards       int    `json:"shards"`
@@ -68,18 +68,19 @@ type Stats struct {
 	// they then went in or were shed (and counted in Dropped). The sum of
 	// PerShard.
 	HandOffs uint64 `json:"hand_offs"`
-	// MaxDrainTime and MaxTakeLag tell a slow destination from a worker
-	// short of CPU: the longest of the shards' recent figures (see
+	// MaxDrainTime and MaxWorkerDelay tell a slow destination from a
+	// worker short of CPU: the longest of the shards' recent figures (see
 	// ShardStats).
-	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
-	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
+	MaxDrainTime   time.Duration `json:"max_drain_time_ns"`
+	MaxWorkerDelay time.Duration `json:"max_worker_delay_ns"`
 
 	// The spill tier's figures (Config.Spill; all 0 without it).
-	// Spilled counts the values moved from the rings to the tier,
-	// Replayed those of them handed back to Drain, and Recovered the
-	// values an earlier sink on the directory left that were handed to
-	// Drain (counted in Drained, not in any push). SpillQueued is the
-	// values the tier holds now, SpillBytes its files' bytes (a gauge).
+	// Spilled counts the values moved from the rings to the tier, and
+	// SpillDrained those of them read back and handed to Drain: this
+	// sink's own values. Recovered counts the values an earlier sink on
+	// the directory left that were handed to Drain (counted in Drained,
+	// not in any push). SpillQueued is the values the tier holds now,
+	// SpillBytes its files' bytes (a gauge).
 	// DroppedForDisk counts, of Dropped, the pushes refused while the
 	// tier could take nothing (its budget full, or off after a failed
 	// write) and the values it lost (a failed write's, a Codec's error,
@@ -88,7 +89,7 @@ type Stats struct {
 	// operations, SpillCorrupt the torn or corrupt segments and the
 	// undecodable records of an earlier sink that were skipped.
 	Spilled        uint64 `json:"spilled"`
-	Replayed       uint64 `json:"replayed"`
+	SpillDrained   uint64 `json:"spill_drained"`
 	Recovered      uint64 `json:"recovered"`
 	SpillQueued    int    `json:"spill_queued"`
 	SpillBytes     int64  `json:"spill_bytes"`
@@ -137,16 +138,16 @@ type ShardStats struct {
 	HandOffs uint64 `json:"hand_offs"`
 	// MaxDrainTime is the longest Drain call of this shard's worker in the
 	// current and the previous OverloadInterval, the call still running
-	// included: the destination's time. MaxTakeLag is the longest that
-	// worker took, in the same span, to come back to its ring after a
-	// Drain call returned with values still queued (a lag still going on
-	// included): a worker that is runnable but not run, short of CPU,
+	// included: the destination's time. MaxWorkerDelay is the longest
+	// that worker took, in the same span, to come back to its ring after
+	// a Drain call returned with values still queued (a delay still going
+	// on included): a worker that is runnable but not run, short of CPU,
 	// shows here and not in MaxDrainTime. A ring that fills while
 	// MaxDrainTime is long has a slow destination; one that fills while
-	// MaxTakeLag is long and MaxDrainTime short has a starved worker
+	// MaxWorkerDelay is long and MaxDrainTime short has a starved worker
 	// (see Config.HandOffWait).
-	MaxDrainTime time.Duration `json:"max_drain_time_ns"`
-	MaxTakeLag   time.Duration `json:"max_take_lag_ns"`
+	MaxDrainTime   time.Duration `json:"max_drain_time_ns"`
+	MaxWorkerDelay time.Duration `json:"max_worker_delay_ns"`
 	// DroppedForDisk, Spilled and SpillQueued are this shard's part of
 	// Stats' (see there).
 	DroppedForDisk uint64 `json:"dropped_for_disk"`
@@ -154,22 +155,22 @@ type ShardStats struct {
 	SpillQueued    int    `json:"spill_queued"`
 }
 
-// DroppedFull returns the drops that no counter of their own counts: the
-// pushes that every ring they tried refused for want of a slot, Dropped
-// less DroppedForBytes, WaitedOut, DroppedAfterShutdown, Displaced and
-// DroppedForDisk.
-func (st Stats) DroppedFull() uint64 {
-	return droppedFull(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced, st.DroppedForDisk)
+// DroppedForSlots returns the drops that no counter of their own counts:
+// the pushes that every ring they tried refused for want of a slot,
+// Dropped less DroppedForBytes, WaitedOut, DroppedAfterShutdown, Displaced
+// and DroppedForDisk.
+func (st Stats) DroppedForSlots() uint64 {
+	return droppedForSlots(st.Dropped, st.DroppedForBytes, st.WaitedOut, st.DroppedAfterShutdown, st.Displaced, st.DroppedForDisk)
 }
 
-// DroppedFull returns the shard's drops for a ring full in slots, as
-// [Stats.DroppedFull] does for the sink.
-func (ss ShardStats) DroppedFull() uint64 {
-	return droppedFull(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced, ss.DroppedForDisk)
+// DroppedForSlots returns the shard's drops for a ring full in slots, as
+// [Stats.DroppedForSlots] does for the sink.
+func (ss ShardStats) DroppedForSlots() uint64 {
+	return droppedForSlots(ss.Dropped, ss.DroppedForBytes, ss.WaitedOut, ss.DroppedAfterShutdown, ss.Displaced, ss.DroppedForDisk)
 }
 
-// droppedFull is what the five counted reasons leave of dropped.
-func droppedFull(dropped, forBytes, waitedOut, afterShutdown, displaced, forDisk uint64) uint64 {
+// droppedForSlots is what the five counted reasons leave of dropped.
+func droppedForSlots(dropped, forBytes, waitedOut, afterShutdown, displaced, forDisk uint64) uint64 {
 	return dropped - forBytes - waitedOut - afterShutdown - displaced - forDisk
 }
 
@@ -250,13 +251,13 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		if s.handOffs != nil {
 			handOffs = atomic.LoadUint64(&s.handOffs[i].parked)
 		}
-		drainTime, takeLag := s.drains[i].recent(now)
+		drainTime, workerDelay := s.drains[i].recent(now)
 		ss.HandOffs = handOffs
 		ss.MaxDrainTime = drainTime
-		ss.MaxTakeLag = takeLag
+		ss.MaxWorkerDelay = workerDelay
 		st.HandOffs += handOffs
 		st.MaxDrainTime = max(st.MaxDrainTime, drainTime)
-		st.MaxTakeLag = max(st.MaxTakeLag, takeLag)
+		st.MaxWorkerDelay = max(st.MaxWorkerDelay, workerDelay)
 		ss.Shard = i
 		ss.Dropped = dropped
 		ss.Queued = queued
@@ -276,7 +277,7 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 			ts := &s.spill.shards[i]
 			ss.Spilled = ts.spilled.Load()
 			st.Spilled += ss.Spilled
-			st.Replayed += ts.replayed.Load()
+			st.SpillDrained += ts.replayed.Load()
 			st.Recovered += ts.recovered.Load()
 			st.SpillLost += ts.lost.Load()
 		}

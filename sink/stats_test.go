@@ -17,12 +17,12 @@ func TestStatsMarshalsToSnakeCaseJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"name":"events","shards":2,"ring_capacity":8192,
 		"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,
-		"dropped_after_shutdown":0,"displaced":0,"overloads":0,"hand_offs":0,"max_drain_time_ns":0,"max_take_lag_ns":0,
-		"spilled":0,"replayed":0,"recovered":0,"spill_queued":0,"spill_bytes":0,"dropped_for_disk":0,"spill_lost":0,"spill_errors":0,"spill_corrupt":0,"per_shard":[
+		"dropped_after_shutdown":0,"displaced":0,"overloads":0,"hand_offs":0,"max_drain_time_ns":0,"max_worker_delay_ns":0,
+		"spilled":0,"spill_drained":0,"recovered":0,"spill_queued":0,"spill_bytes":0,"dropped_for_disk":0,"spill_lost":0,"spill_errors":0,"spill_corrupt":0,"per_shard":[
 		{"shard":0,"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,"dropped_after_shutdown":0,"displaced":0,
-		 "hand_offs":0,"max_drain_time_ns":0,"max_take_lag_ns":0,"dropped_for_disk":0,"spilled":0,"spill_queued":0},
+		 "hand_offs":0,"max_drain_time_ns":0,"max_worker_delay_ns":0,"dropped_for_disk":0,"spilled":0,"spill_queued":0},
 		{"shard":1,"dropped":0,"queued":0,"drained":0,"drain_panics":0,"dropped_for_bytes":0,"queued_bytes":0,"waited_out":0,"waiting":0,"dropped_after_shutdown":0,"displaced":0,
-		 "hand_offs":0,"max_drain_time_ns":0,"max_take_lag_ns":0,"dropped_for_disk":0,"spilled":0,"spill_queued":0}]}`, string(b))
+		 "hand_offs":0,"max_drain_time_ns":0,"max_worker_delay_ns":0,"dropped_for_disk":0,"spilled":0,"spill_queued":0}]}`, string(b))
 }
 
 // Drained counts the values taken from each ring for Drain, DrainPanics the

@@ -14,15 +14,18 @@
 // with shardedsink.sink.name = Config.Name:
 //
 //	shardedsink.nats.pushed     counter       {value}    calls of Push
-//	shardedsink.nats.queued     updowncounter {value}    values accepted and not yet published: in the rings, or
-//	                                                     with a worker that waits for room (MaxInFlight)
+//	shardedsink.nats.queued     updowncounter {value}    values accepted and not yet published: in the rings, on
+//	                                                     disk, or with a worker that waits for room (MaxInFlight)
 //	shardedsink.nats.inflight   updowncounter {value}    values published and awaiting their ack or a retry
 //	                                                     (<= MaxInFlight)
+//	shardedsink.nats.inflight_bytes updowncounter By     their payloads' bytes (about MaxInFlightBytes at most)
 //	shardedsink.nats.exported   counter       {value}    values the stream acknowledged (no error.type), or
 //	                                                     error.type=failed: given up (out of attempts or budget,
 //	                                                     a permanent or an Encode error, or by Shutdown)
 //	shardedsink.nats.duplicates counter       {ack}      acks saying the stream already held the value (a retry
 //	                                                     after a lost ack); each such value is exported once
+//	shardedsink.nats.batched    counter       {value}    of those exported, the ones acked by a fast batch
+//	                                                     (FastBatches)
 //	shardedsink.nats.retries    counter       {publish}  publishes after a value's first
 //
 // Once the sink is quiet, pushed = dropped + queued + inflight + exported

@@ -15,6 +15,7 @@ import (
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 	"github.com/shardedsink/shardedsink/otelmetric/natsmetric"
 	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 // fakeNATS returns fixed Stats in which every field has its own value, so
@@ -25,8 +26,8 @@ func (f *fakeNATS) Stats() natssink.Stats { return f.st }
 
 func TestObserveObservesItsCountsAndItsRings(t *testing.T) {
 	mp, r := instrumentstest.NewReader(t)
-	st := natssink.Stats{Name: "orders", Pushed: 341, Dropped: 33, Queued: 9, InFlight: 4, Acked: 280,
-		Duplicates: 2, Failed: 15, Retried: 17, Rings: instrumentstest.TwoShards("orders")}
+	st := natssink.Stats{Name: "orders", Pushed: 341, Dropped: 33, Queued: 9, InFlight: 4, InFlightBytes: 640, Acked: 280,
+		Duplicates: 2, Batched: 12, Failed: 15, Retried: 17, Rings: sinktest.TwoShards("orders")}
 	_, err := natsmetric.Observe(mp, &fakeNATS{st})
 	require.NoError(t, err)
 	const n = "shardedsink.sink.name=orders"
@@ -34,6 +35,8 @@ func TestObserveObservesItsCountsAndItsRings(t *testing.T) {
 		"shardedsink.nats.pushed{" + n + "}":                     341,
 		"shardedsink.nats.queued{" + n + "}":                     9,
 		"shardedsink.nats.inflight{" + n + "}":                   4,
+		"shardedsink.nats.inflight_bytes{" + n + "}":             640,
+		"shardedsink.nats.batched{" + n + "}":                    12,
 		"shardedsink.nats.exported{" + n + "}":                   280,
 		"shardedsink.nats.exported{error.type=failed," + n + "}": 15,
 		"shardedsink.nats.duplicates{" + n + "}":                 2,

@@ -3,6 +3,7 @@ package natsprom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shardedsink/shardedsink/internal/statstable"
 	"github.com/shardedsink/shardedsink/natssink"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/internal/series"
@@ -14,40 +15,18 @@ type Stats interface {
 }
 
 // natsSeries are the series of a natssink sink beyond its rings', from
-// natssink.Stats. The package doc lists them; a new Stats field is one
-// more row here.
-var natsSeries = []series.Series[natssink.Stats]{
-	{Name: "nats_pushed_values_total", Type: prometheus.CounterValue,
-		Help: "Calls of Push: dropped, queued, in flight, acked or failed.",
-		Read: func(s natssink.Stats) float64 { return float64(s.Pushed) }},
-	{Name: "nats_queued_values", Type: prometheus.GaugeValue,
-		Help: "Values accepted and not yet published: in the rings or with a worker waiting for room (MaxInFlight).",
-		Read: func(s natssink.Stats) float64 { return float64(s.Queued) }},
-	{Name: "nats_in_flight_values", Type: prometheus.GaugeValue,
-		Help: "Values published and awaiting their ack or a retry; at most MaxInFlight.",
-		Read: func(s natssink.Stats) float64 { return float64(s.InFlight) }},
-	{Name: "nats_acked_values_total", Type: prometheus.CounterValue,
-		Help: "Values the stream acknowledged.",
-		Read: func(s natssink.Stats) float64 { return float64(s.Acked) }},
-	{Name: "nats_duplicate_acks_total", Type: prometheus.CounterValue,
-		Help: "Acks saying the stream already held the value (a retry after a lost ack); each value is in acked once.",
-		Read: func(s natssink.Stats) float64 { return float64(s.Duplicates) }},
-	{Name: "nats_failed_values_total", Type: prometheus.CounterValue,
-		Help: "Values given up: out of attempts or budget, a permanent error, an Encode error, or given up by Shutdown.",
-		Read: func(s natssink.Stats) float64 { return float64(s.Failed) }},
-	{Name: "nats_retries_total", Type: prometheus.CounterValue,
-		Help: "Publishes after a value's first.",
-		Read: func(s natssink.Stats) float64 { return float64(s.Retried) }},
-}
+// the rows of natssink.Stats in internal/statstable (NATS). The package
+// doc lists them.
+var natsSeries = series.FromTable[natssink.Stats](statstable.NATS, false)
 
 type natsCollector struct {
 	src   Stats
-	t     *series.Table[natssink.Stats]
+	t     *series.Table[statstable.At[natssink.Stats]]
 	rings *series.Rings
 	// snaps holds the Stats values that scrapes read src into again
 	// (through ReadStats, which a *natssink.Sink has), so that a scrape
 	// allocates only its metrics.
-	snaps series.Snapshots[natssink.Stats]
+	snaps statstable.Snapshots[natssink.Stats]
 }
 
 // NewCollector returns a collector of the natssink sink's series and
@@ -55,10 +34,10 @@ type natsCollector struct {
 // [promsink.WithPerShard] the ring series carry a shard label. Each scrape calls
 // s.ReadStats (or s.Stats, for a source without it) once and nothing else.
 func NewCollector(s Stats, opts ...promsink.Option) prometheus.Collector {
-	o := series.Apply(opts)
+	o := statstable.Apply(opts)
 	st := s.Stats()
 	return &natsCollector{src: s, t: series.Compile(natsSeries, st.Name, 0),
-		rings: series.NewRings(st.Name, st.Rings.Shards, o.PerShard)}
+		rings: series.NewRings(st.Name, statstable.Layout{Shards: st.Rings.Shards, PerShard: o.PerShard})}
 }
 
 // Describe sends the descriptors of every series.
@@ -73,7 +52,7 @@ func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.snaps.Read(c.src, c.src.Stats)
 	defer c.snaps.Put(st)
-	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, *st)
+	ms := c.t.Emit(make([]series.Metric, 0, c.t.Size()+c.rings.Size()), 0, statstable.At[natssink.Stats]{Stats: st, Shard: -1})
 	ms, err := c.rings.Emit(ms, &st.Rings)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.rings.Whole.First(), err)

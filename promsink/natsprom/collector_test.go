@@ -16,6 +16,7 @@ import (
 	"github.com/shardedsink/shardedsink/promsink/internal/seriestest"
 	"github.com/shardedsink/shardedsink/promsink/natsprom"
 	"github.com/shardedsink/shardedsink/sink"
+	"github.com/shardedsink/shardedsink/sink/sinktest"
 )
 
 // fakeNATS returns fixed Stats in which every field has its own value, so
@@ -25,8 +26,8 @@ type fakeNATS struct{ st natssink.Stats }
 func (f *fakeNATS) Stats() natssink.Stats { return f.st }
 
 func natsStats() natssink.Stats {
-	return natssink.Stats{Name: "orders", Pushed: 341, Dropped: 33, Queued: 9, InFlight: 4, Acked: 280,
-		Duplicates: 2, Failed: 15, Retried: 17, Rings: seriestest.TwoShards("orders")}
+	return natssink.Stats{Name: "orders", Pushed: 341, Dropped: 33, Queued: 9, InFlight: 4, InFlightBytes: 640, Acked: 280,
+		Duplicates: 2, Batched: 12, Failed: 15, Retried: 17, Rings: sinktest.TwoShards("orders")}
 }
 
 func TestTheCollectorExportsItsCountsAndItsRings(t *testing.T) {
@@ -35,19 +36,25 @@ func TestTheCollectorExportsItsCountsAndItsRings(t *testing.T) {
 # HELP shardedsink_nats_acked_values_total Values the stream acknowledged.
 # TYPE shardedsink_nats_acked_values_total counter
 shardedsink_nats_acked_values_total{sink="orders"} 280
-# HELP shardedsink_nats_duplicate_acks_total Acks saying the stream already held the value (a retry after a lost ack); each value is in acked once.
+# HELP shardedsink_nats_batched_values_total Of the values acked, those acked by a fast batch (Config.FastBatches).
+# TYPE shardedsink_nats_batched_values_total counter
+shardedsink_nats_batched_values_total{sink="orders"} 12
+# HELP shardedsink_nats_duplicate_acks_total Acks saying the stream already held the value (a retry after a lost ack); each value is counted once among those acked.
 # TYPE shardedsink_nats_duplicate_acks_total counter
 shardedsink_nats_duplicate_acks_total{sink="orders"} 2
 # HELP shardedsink_nats_failed_values_total Values given up: out of attempts or budget, a permanent error, an Encode error, or given up by Shutdown.
 # TYPE shardedsink_nats_failed_values_total counter
 shardedsink_nats_failed_values_total{sink="orders"} 15
+# HELP shardedsink_nats_in_flight_bytes Payload bytes of the values in flight; at most about MaxInFlightBytes.
+# TYPE shardedsink_nats_in_flight_bytes gauge
+shardedsink_nats_in_flight_bytes{sink="orders"} 640
 # HELP shardedsink_nats_in_flight_values Values published and awaiting their ack or a retry; at most MaxInFlight.
 # TYPE shardedsink_nats_in_flight_values gauge
 shardedsink_nats_in_flight_values{sink="orders"} 4
 # HELP shardedsink_nats_pushed_values_total Calls of Push: dropped, queued, in flight, acked or failed.
 # TYPE shardedsink_nats_pushed_values_total counter
 shardedsink_nats_pushed_values_total{sink="orders"} 341
-# HELP shardedsink_nats_queued_values Values accepted and not yet published: in the rings or with a worker waiting for room (MaxInFlight).
+# HELP shardedsink_nats_queued_values Values accepted and not yet published: in the rings, on disk, or with a worker waiting for room (MaxInFlight).
 # TYPE shardedsink_nats_queued_values gauge
 shardedsink_nats_queued_values{sink="orders"} 9
 # HELP shardedsink_nats_retries_total Publishes after a value's first.
@@ -68,7 +75,7 @@ func TestTheCollectorIsPromlintClean(t *testing.T) {
 // Beside promsink's collectors of other sinks, in one registry.
 func TestTheCollectorRegistersBesideASinksCollector(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{seriestest.TwoShards("a")})))
+	require.NoError(t, reg.Register(promsink.NewSinkCollector(&fakeSink{sinktest.TwoShards("a")})))
 	require.NoError(t, reg.Register(natsprom.NewCollector(&fakeNATS{natsStats()})))
 	mfs, err := reg.Gather() // the pedantic registry checks each metric against its Desc
 	require.NoError(t, err)

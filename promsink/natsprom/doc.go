@@ -11,12 +11,14 @@
 // natssink.Stats, each labelled sink=Config.Name:
 //
 //	shardedsink_nats_pushed_values_total  counter  calls of Push
-//	shardedsink_nats_queued_values        gauge    values accepted and not yet published: in the rings, or with
-//	                                               a worker that waits for room (MaxInFlight)
+//	shardedsink_nats_queued_values        gauge    values accepted and not yet published: in the rings, on disk,
+//	                                               or with a worker that waits for room (MaxInFlight)
 //	shardedsink_nats_in_flight_values     gauge    values published and awaiting their ack or a retry (<= MaxInFlight)
+//	shardedsink_nats_in_flight_bytes      gauge    their payloads' bytes (about MaxInFlightBytes at most)
 //	shardedsink_nats_acked_values_total   counter  values the stream acknowledged (each stored once)
 //	shardedsink_nats_duplicate_acks_total counter  acks saying the stream already held the value (a retry after a
 //	                                               lost ack); each such value is in acked once
+//	shardedsink_nats_batched_values_total counter  of those acked, the ones acked by a fast batch (FastBatches)
 //	shardedsink_nats_failed_values_total  counter  values given up: out of attempts or budget, a permanent or an
 //	                                               Encode error, or given up by Shutdown
 //	shardedsink_nats_retries_total        counter  publishes after a value's first

@@ -1,7 +1,8 @@
 // Package instruments turns a Stats snapshot into OpenTelemetry
 // observations through a table of instruments: the machinery under
-// otelmetric and otelmetric/natsmetric, and the instruments of a sink's
-// rings, which both register.
+// otelmetric and otelmetric/natsmetric, which render the rows of
+// internal/statstable with it (FromTable), and the instruments of a
+// sink's rings, which both register.
 package instruments
 
 import (
@@ -32,13 +33,14 @@ const (
 // Row is one row of a kind's table: one observation (per sink, and per
 // shard where asked for) read from a Stats value of type S at collection
 // time. Rows that share a Name observe one instrument; they must agree on
-// Unit, Desc and Kind, and tell themselves apart by Attrs. A new Stats
-// field is one more row.
+// Unit, Desc and Kind, and tell themselves apart by Attrs. A new field of
+// a sink's or a natssink sink's Stats is a row of internal/statstable,
+// not here.
 type Row[S any] struct {
 	Name, Unit, Desc string
 	Kind             Kind
 	Attrs            []attribute.KeyValue // beside the sink's name (and shard)
-	Read             func(S) int64        // by value: a pointer would make each collection allocate the Stats
+	Read             func(S) int64        // by value: S is a Stats, or a statstable.At that points to one
 }
 
 // Table is a kind's rows with their instruments created on one meter and
@@ -114,22 +116,6 @@ func Register(m metric.Meter, f func(metric.Observer) error, inst ...[]metric.Ob
 		return nil, fmt.Errorf("otelmetric: registering the callback: %w", err)
 	}
 	return reg, nil
-}
-
-// Options are what otelmetric.Option sets.
-type Options struct {
-	PerShard bool // one observation per shard for the ring instruments
-}
-
-// Apply returns the options that opts (otelmetric.Option values) set.
-func Apply[F ~func(*Options)](opts []F) Options {
-	var o Options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	return o
 }
 
 // Names returns the instrument names of rows, each once in table order,

@@ -1,11 +1,8 @@
 package instrumentstest
 
 import (
-	"time"
-
 	"context"
 	"fmt"
-	"github.com/shardedsink/shardedsink/sink"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -104,8 +101,8 @@ func SortedKeys(m map[string]Point) []string {
 // n is the attribute of the sink "orders".
 const n = "shardedsink.sink.name=orders"
 
-// RingTotals are the values of TwoShards("orders")'s instruments in
-// total.
+// RingTotals are the values of sinktest.TwoShards("orders")'s instruments
+// in total.
 var RingTotals = map[string]int64{
 	"shardedsink.shards{" + n + "}":                                2,
 	"shardedsink.queue.size{" + n + "}":                            8,
@@ -117,8 +114,9 @@ var RingTotals = map[string]int64{
 	"shardedsink.spill.spilled{" + n + "}":                         100,
 	"shardedsink.spill.queue.size{" + n + "}":                      5,
 	"shardedsink.spill.bytes{" + n + "}":                           4096,
-	"shardedsink.spill.replayed{" + n + "}":                        90,
+	"shardedsink.spill.drained{" + n + "}":                         90,
 	"shardedsink.spill.recovered{" + n + "}":                       7,
+	"shardedsink.spill.lost{" + n + "}":                            1,
 	"shardedsink.spill.errors{" + n + "}":                          1,
 	"shardedsink.spill.corrupt{" + n + "}":                         2,
 	"shardedsink.processed{error.type=queue_bytes_full," + n + "}": 11,
@@ -127,27 +125,10 @@ var RingTotals = map[string]int64{
 	"shardedsink.processed{error.type=displaced," + n + "}":        8,
 	"shardedsink.handoffs{" + n + "}":                              11,
 	"shardedsink.drain.max_time{" + n + "}":                        3000,
-	"shardedsink.drain.max_take_lag{" + n + "}":                    7000,
+	"shardedsink.drain.max_worker_delay{" + n + "}":                7000,
 	"shardedsink.overloads{" + n + "}":                             6,
 	"shardedsink.queue.waiting{" + n + "}":                         5,
 	"shardedsink.drain.panics{" + n + "}":                          3,
-}
-
-// TwoShards is a sink.Stats of two shards whose totals are their sums.
-func TwoShards(name string) sink.Stats {
-	per := []sink.ShardStats{
-		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1,
-			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond,
-			DroppedForDisk: 1, Spilled: 40, SpillQueued: 2},
-		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4,
-			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond,
-			DroppedForDisk: 2, Spilled: 60, SpillQueued: 3},
-	}
-	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
-		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
-		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
-		MaxTakeLag: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
-		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
 }
 
 // Watch collects r over and over on a goroutine of its own, checking that

@@ -1,6 +1,7 @@
 // Package series turns a Stats snapshot into Prometheus samples through a
 // table of series: the machinery under promsink and promsink/natsprom,
-// and the series of a sink's rings, which both export.
+// which render the rows of internal/statstable with it (FromTable), and
+// the series of a sink's rings, which both export.
 package series
 
 import (
@@ -19,14 +20,15 @@ const Namespace = "shardedsink"
 // shard where asked for) read from a Stats value of type S at scrape time.
 // Rows that share a Name form one metric family; they must agree on Help,
 // Type and Label, and tell themselves apart by the Label's Value. A new
-// Stats field is one more row.
+// field of a sink's or a natssink sink's Stats is a row of
+// internal/statstable, not here.
 type Series[S any] struct {
 	Name  string // without the namespace
 	Help  string
 	Type  prometheus.ValueType // CounterValue or GaugeValue
 	Label string               // the label that tells rows of one family apart, or ""
 	Value string               // its value in this row
-	Read  func(S) float64      // by value: a pointer would make every scrape allocate the Stats
+	Read  func(S) float64      // by value: S is a Stats, or a statstable.At that points to one
 }
 
 // Table is a kind's rows made ready to emit: one Desc per family and the
@@ -141,22 +143,6 @@ func Send(ch chan<- prometheus.Metric, ms []Metric) {
 	for i := range ms {
 		ch <- &ms[i]
 	}
-}
-
-// Options are what promsink.Option sets.
-type Options struct {
-	PerShard bool // one series per shard for the ring series
-}
-
-// Apply returns the options that opts (promsink.Option values) set.
-func Apply[F ~func(*Options)](opts []F) Options {
-	var o Options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	return o
 }
 
 // Families returns the full metric names of rows, each once in table

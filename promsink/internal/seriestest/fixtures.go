@@ -15,11 +15,10 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/shardedsink/shardedsink/sink"
 )
 
-// RingTotals is the exposition of TwoShards("orders")'s series in total.
+// RingTotals is the exposition of sinktest.TwoShards("orders")'s series in
+// total.
 const RingTotals = `
 # HELP shardedsink_capacity_values Slots of the rings: the most values they hold.
 # TYPE shardedsink_capacity_values gauge
@@ -44,9 +43,9 @@ shardedsink_hand_offs_total{sink="orders"} 11
 # HELP shardedsink_max_drain_time_seconds The longest Drain call of the last one or two OverloadIntervals, one running included: the destination's time. Long while rings fill: a slow destination.
 # TYPE shardedsink_max_drain_time_seconds gauge
 shardedsink_max_drain_time_seconds{sink="orders"} 0.003
-# HELP shardedsink_max_take_lag_seconds The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while max_drain_time_seconds is short: workers short of CPU.
-# TYPE shardedsink_max_take_lag_seconds gauge
-shardedsink_max_take_lag_seconds{sink="orders"} 0.007
+# HELP shardedsink_max_worker_delay_seconds The longest a drain worker took, lately, to come back to its ring after a Drain call returned with values still queued. Long while the longest Drain call is short: workers short of CPU.
+# TYPE shardedsink_max_worker_delay_seconds gauge
+shardedsink_max_worker_delay_seconds{sink="orders"} 0.007
 # HELP shardedsink_overloads_total Overload reports of the sink's monitor: checks, one per OverloadInterval at most, that found values dropped since the one before (events, not values).
 # TYPE shardedsink_overloads_total counter
 shardedsink_overloads_total{sink="orders"} 6
@@ -59,9 +58,6 @@ shardedsink_queued_values{sink="orders"} 8
 # HELP shardedsink_recovered_total Values an earlier sink on the spill directory left, handed to Drain by this one.
 # TYPE shardedsink_recovered_total counter
 shardedsink_recovered_total{sink="orders"} 7
-# HELP shardedsink_replayed_total Spilled values read back from disk and handed to Drain.
-# TYPE shardedsink_replayed_total counter
-shardedsink_replayed_total{sink="orders"} 90
 # HELP shardedsink_shards Shards (rings, each with its drain worker) of the sink.
 # TYPE shardedsink_shards gauge
 shardedsink_shards{sink="orders"} 2
@@ -71,9 +67,15 @@ shardedsink_spill_bytes{sink="orders"} 4096
 # HELP shardedsink_spill_corrupt_total Torn or corrupt spill segments, and undecodable records of an earlier sink, that were skipped.
 # TYPE shardedsink_spill_corrupt_total counter
 shardedsink_spill_corrupt_total{sink="orders"} 2
+# HELP shardedsink_spill_drained_total Spilled values read back from disk and handed to Drain.
+# TYPE shardedsink_spill_drained_total counter
+shardedsink_spill_drained_total{sink="orders"} 90
 # HELP shardedsink_spill_errors_total Failed disk and Codec operations of the spill tier.
 # TYPE shardedsink_spill_errors_total counter
 shardedsink_spill_errors_total{sink="orders"} 1
+# HELP shardedsink_spill_lost_total Values the spill tier lost (a failed write's, a Codec's error, a corrupt record's): of those dropped for the disk.
+# TYPE shardedsink_spill_lost_total counter
+shardedsink_spill_lost_total{sink="orders"} 1
 # HELP shardedsink_spill_queued_values Values the spill tier holds on disk for Drain.
 # TYPE shardedsink_spill_queued_values gauge
 shardedsink_spill_queued_values{sink="orders"} 5
@@ -84,23 +86,6 @@ shardedsink_spilled_total{sink="orders"} 100
 # TYPE shardedsink_waiting_pushes gauge
 shardedsink_waiting_pushes{sink="orders"} 5
 `
-
-// TwoShards is a sink.Stats of two shards whose totals are their sums.
-func TwoShards(name string) sink.Stats {
-	per := []sink.ShardStats{
-		{Shard: 0, Dropped: 11, Queued: 3, Drained: 100, DrainPanics: 1, DroppedForBytes: 4, QueuedBytes: 300, WaitedOut: 2, Waiting: 1,
-			DroppedAfterShutdown: 1, Displaced: 2, HandOffs: 5, MaxDrainTime: 2 * time.Millisecond, MaxTakeLag: 7 * time.Millisecond,
-			DroppedForDisk: 1, Spilled: 40, SpillQueued: 2},
-		{Shard: 1, Dropped: 22, Queued: 5, Drained: 200, DrainPanics: 2, DroppedForBytes: 7, QueuedBytes: 500, WaitedOut: 3, Waiting: 4,
-			DroppedAfterShutdown: 4, Displaced: 6, HandOffs: 6, MaxDrainTime: 3 * time.Millisecond, MaxTakeLag: 4 * time.Millisecond,
-			DroppedForDisk: 2, Spilled: 60, SpillQueued: 3},
-	}
-	return sink.Stats{Name: name, Shards: 2, RingCapacity: 64, Dropped: 33, Queued: 8, Drained: 300,
-		DrainPanics: 3, DroppedForBytes: 11, QueuedBytes: 800, WaitedOut: 5, Waiting: 5,
-		DroppedAfterShutdown: 5, Displaced: 8, Overloads: 6, HandOffs: 11, MaxDrainTime: 3 * time.Millisecond,
-		MaxTakeLag: 7 * time.Millisecond, DroppedForDisk: 3, Spilled: 100, SpillQueued: 5, SpillBytes: 4096,
-		Replayed: 90, Recovered: 7, SpillErrors: 1, SpillCorrupt: 2, PerShard: per}
-}
 
 // Serve serves reg through promhttp.Handler on a loopback port until the
 // test ends, and returns the scrape URL.
