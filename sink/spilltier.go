@@ -33,7 +33,8 @@ import (
 // the pushes would otherwise wait for all of them).
 // Producers never touch the disk: a push is still one TryPush, and only a
 // push that its ring refused looks at the tier (to count its drop for the
-// disk when the tier is full, or to park while the spiller takes).
+// disk when the tier is full, or to park while the spiller takes, which
+// pushes the parked values into the room it makes: handoff.go).
 //
 // Order. Under shard.mu the tier holds the shard's oldest values and the
 // ring the newer ones: the spiller only ever moves the ring's head to the
@@ -499,7 +500,9 @@ func (t *spillTier[T]) due(s *Sink[T], i int) bool {
 
 // move moves shard i's ring to its log, spillChunk values per hold of
 // the consumer mutex, until the ring is empty or the tier refuses (or,
-// unless all, the sink stops). It wakes the pushes the room lets in.
+// unless all, the sink stops). It pushes the values of the pushes parked
+// on the shard into the room (admitHandOffs), and wakes the others that
+// the room lets in.
 func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
 	sh := &s.shards[i]
 	for {
@@ -507,7 +510,9 @@ func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
 		n, ok := t.moveChunk(s, i)
 		sh.mu.Unlock()
 		if n > 0 {
-			s.wakeHandOffs(i, n)
+			// The parked pushes get the room first, their values pushed
+			// for them (see handoff.go); what is left wakes the others.
+			s.wakeHandOffs(i, n-s.admitHandOffs(i))
 			s.wakeWaitersIfAny()
 		}
 		if !ok || n < spillChunk || !all && s.reached(phaseStopping) {
