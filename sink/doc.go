@@ -158,8 +158,8 @@
 // A push is shed, and counted in Stats().DroppedForDisk, only while the
 // shard's share of Spill.MaxBytes is full, or for a second after a failed
 // write (ENOSPC, EIO, a directory that went away), which is logged at most
-// once a second; so are the values that a failed write, the [Codec] or a
-// corrupt record lose. Nothing the disk does stops the sink or a producer.
+// once a second; so are the values that a failed write or read, the [Codec]
+// or a corrupt record lose. Nothing the disk does stops the sink or a producer.
 // Every record carries a CRC-32C; a torn or corrupt one ends its
 // segment's valid part and is counted (Stats().SpillCorrupt).
 //

@@ -811,3 +811,57 @@ func stallFlatOut(t *testing.T) (dropped uint64, froze time.Duration) {
 	requireAccounted(t, s.Stats(), uint64(total))
 	return st.Dropped, time.Duration(longest.Load())
 }
+
+// A segment that cannot be read does not stop its shard (issue 64, item
+// 12): while Drain stalls, the segment the spiller writes gives way to a
+// directory (the spiller goes on writing the file it has open; the
+// reader, which opens the segment by name, cannot read it). Once Drain
+// comes back, the reader gives the segment up: its values are counted
+// lost when that happens, once, in SpillLost and DroppedForDisk, the
+// failure in SpillErrors (not as a corrupt segment), and the worker goes
+// on with the ring: Flush returns, every value pushed is delivered or
+// counted, in order. Before, the read failed at every burst, the worker
+// never reached the ring, and Flush waited out its ctx.
+func TestASegmentThatCannotBeReadDoesNotStopTheShard(t *testing.T) {
+	dir := t.TempDir()
+	cfg := spillCfg(dir, 1)
+	// The segment's records stay in the log's buffer until the reader
+	// asks for them.
+	cfg.Spill.SyncInterval = time.Hour
+	g := newGate[uint64]()
+	s := newSink(t, cfg, g)
+	t.Cleanup(g.release) // before the sink's Shutdown, should the test fail
+	h := s.Handle()
+	var pushes uint64
+	push := func(k int) {
+		for range k {
+			require.True(t, h.Push(pushes), "value %d", pushes)
+			pushes++
+		}
+	}
+	push(1)
+	g.waitEntered(t)
+	push(300) // the ring's 64, and the rest for the tier
+	eventually(t, func() bool { return s.Stats().Spilled >= 300-64 }, "the stalled Drain made the ring spill")
+	files, _ := segmentFiles(t, dir)
+	require.Len(t, files, 1)
+	require.NoError(t, os.Rename(files[0], files[0]+".gone"))
+	require.NoError(t, os.Mkdir(files[0], 0o700))
+	g.release()
+	flush(t, s)
+	st := s.Stats()
+	require.Positive(t, st.SpillLost, "nothing lost: the segment was read (%+v)", st)
+	require.Positive(t, st.SpillErrors)
+	require.Zero(t, st.SpillCorrupt, "a segment that could not be read counted as corrupt")
+	push(1000) // through the ring and the tier, as before
+	flush(t, s)
+	st = s.Stats()
+	requireAccounted(t, st, pushes)
+	require.Equal(t, st.SpillLost, st.Dropped, "dropped for another reason than the segment")
+	got := g.values()
+	require.Equal(t, pushes, uint64(len(got))+st.SpillLost)
+	for i := 1; i < len(got); i++ {
+		require.Less(t, got[i-1], got[i], "in order")
+	}
+	require.Equal(t, pushes-1, got[len(got)-1], "the last value pushed")
+}

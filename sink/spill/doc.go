@@ -51,7 +51,10 @@
 // with the next. It never panics. A write that fails (ENOSPC, EIO, a
 // directory that went away) returns a [*WriteError] that says how many
 // buffered records it lost; the segment is closed where its last good
-// record ends, and the next append starts a new one.
+// record ends, and the next append starts a new one. A read that fails
+// three times in a row (EIO) gives up its segment: Next returns a
+// [*ReadError] that says how many records it lost, and goes on with the
+// next segment.
 //
 // # Costs
 //
