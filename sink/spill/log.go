@@ -394,7 +394,13 @@ func (l *Log) Append(p []byte) error {
 	return nil
 }
 
-// create begins a new segment, after the last one. l.mu is held.
+// create begins a new segment, after the last one, and writes its magic:
+// a segment of this Log's has its magic on disk from the start, so that
+// a write that fails later cuts it back to whole records, never to a
+// segment without a magic, which would hold no record and read as
+// corrupt (a full disk left one per failed write: issue 64, item 8). A
+// segment whose magic cannot be written is removed, and create returns
+// a *WriteError that lost nothing. l.mu is held.
 func (l *Log) create() error {
 	// After the done position: every segment before it may be gone (a
 	// segment read to its end is removed with it, see Done).
@@ -407,10 +413,24 @@ func (l *Log) create() error {
 	if err != nil {
 		return &WriteError{Err: err}
 	}
+	if _, err := f.Write([]byte(magic)); err != nil {
+		_ = f.Close()
+		if rerr := os.Remove(s.name(l.dir)); rerr != nil {
+			// Kept, sealed with nothing written: it holds no record, the
+			// reader passes it by (nextSegment) and MarkDone takes it out
+			// with the segments before it; and the next segment takes
+			// the number after it, not its name.
+			s.sealed.Store(true)
+			l.segs = append(l.segs, s)
+			l.dirDirty = true
+		}
+		return &WriteError{Err: err}
+	}
+	s.size.Store(int64(len(magic)))
 	l.segs = append(l.segs, s)
 	l.w = f
 	l.dirDirty = true
-	l.buf = append(l.buf[:0], magic...)
+	l.buf = l.buf[:0]
 	l.bufRecords = 0
 	l.bytes.Add(int64(len(magic)))
 	return nil
@@ -786,27 +806,22 @@ func (l *Log) nextSegment() (bool, error) {
 }
 
 // openSegment opens s for the reader and checks its magic: errCorrupt
-// when it is wrong (or shorter than the file's size says, or a sealed
-// segment has none), or the error of the open or the read when they
-// failed maxReadTries times in a row.
+// when it is wrong (or shorter than the file's size says), or the error
+// of the open or the read when they failed maxReadTries times in a row.
+// A segment shorter than its magic holds no record: one that an earlier
+// Log created and never wrote to before a crash, or one whose magic
+// create could not write nor remove. It is read as empty, not counted as
+// corrupt: what it would have held was in a buffer, lost with the crash
+// or counted by the failed write. Every other segment has its magic
+// written (create).
 func (l *Log) openSegment(s *segment) (*os.File, error) {
-	// sealed before size, as in Next: a segment sealed with no magic
-	// written never gets one; one still taking appends has it in the
-	// buffer. (Reading the file first and sealed after took a segment
-	// flushed and sealed in between for one without a magic.)
-	sealed := s.sealed.Load()
-	written := s.size.Load()
 	var err error
 	for range maxReadTries {
 		var f *os.File
 		if f, err = openFile(s.name(l.dir)); err != nil {
 			continue
 		}
-		if written < int64(len(magic)) {
-			if sealed {
-				f.Close()
-				return nil, errCorrupt
-			}
+		if s.size.Load() < int64(len(magic)) {
 			return f, nil
 		}
 		var head [len(magic)]byte
@@ -1057,15 +1072,13 @@ func (l *Log) retireLast() {
 		return
 	}
 	last := l.segs[0]
-	if l.doneID != last.id || int64(l.doneOff) < last.size.Load() {
+	// A done position at the start of the segment is past its magic.
+	if l.doneID != last.id || max(int64(l.doneOff), int64(len(magic))) < last.size.Load() {
 		return
 	}
 	if l.w != nil {
 		_ = l.w.Close()
 		l.w = nil
-		// A magic not written yet is in the buffer, and in bytes.
-		l.bytes.Add(-int64(len(l.buf)))
-		l.buf = l.buf[:0]
 	}
 	last.sealed.Store(true)
 	l.doneID, l.doneOff = last.id+1, 0
