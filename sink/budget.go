@@ -208,7 +208,7 @@ func (sh *shard[T]) handOffPush(v T) bool {
 	if b := sh.slow.budget; b != nil && b.full(sizeOf(b.sizeOf, v)) && !sh.sink.spillTakes(int(sh.slow.shard)) {
 		return false
 	}
-	if ok, _ := sh.sink.handOff(int(sh.slow.shard), 0, func() bool { return sh.ring.TryPush(v) }); !ok {
+	if ok, _ := sh.sink.handOff(int(sh.slow.shard), 0, func() bool { return sh.ring.TryPush(v) }, &v); !ok {
 		return false
 	}
 	if sh.isSleeping() {

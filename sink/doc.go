@@ -84,8 +84,8 @@
 // ring's, so a shard's values keep their order across memory and disk.
 // Producers never touch the disk. A push is shed for the disk
 // (Stats().DroppedForDisk) only while the shard's share of the budget is
-// full, or for a second after a failed write; nothing the disk does stops
-// the sink. A crash loses the values in the rings and in batches, and those
+// full, or for a second after a failed write or read; nothing the disk
+// does stops the sink. A crash loses the values in the rings and in batches, and those
 // spilled since the last sync (Spill.SyncInterval); a sink started on the
 // directory hands Drain the rest first, and may repeat what was read back
 // since the last sync. A Shutdown that drains everything leaves no value on

@@ -23,6 +23,13 @@ type parked struct {
 	size int64
 	// listed is whether the caller is in its list.
 	listed bool
+	// admit, nil but for a parked hand-off of a value, pushes the
+	// caller's value into its ring, as the caller's own try would: the
+	// spiller calls it for a caller that sleeps (asleep), and sets
+	// admitted when it succeeded (admitOldest). Set while the caller is
+	// not listed; asleep and admitted are guarded by the list's mutex.
+	admit            func() bool
+	asleep, admitted bool
 }
 
 func newParked(size int64) *parked { return &parked{ready: make(chan struct{}, 1), size: size} }
@@ -68,6 +75,30 @@ func (l *parkList) wakeOldest(k int, bytes int64) int {
 	}
 	if n > 0 {
 		l.list = slices.Delete(l.list, 0, n)
+	}
+	return n
+}
+
+// admitOldest pushes, oldest first, the values of the callers on l that
+// sleep and have an admit, until one finds no room, takes each one it
+// pushed off l, marked admitted, and wakes it. It returns how many it
+// pushed. A caller awake, about to try for itself, is passed over: its
+// try and the admit must not both push its value.
+func (l *parkList) admitOldest() int {
+	n := 0
+	for _, p := range l.list {
+		if p.admit == nil || !p.asleep {
+			continue
+		}
+		if !p.admit() {
+			break
+		}
+		p.admitted, p.listed = true, false
+		p.ready <- struct{}{} // one slot, and p was listed: never blocks
+		n++
+	}
+	if n > 0 {
+		l.list = slices.DeleteFunc(l.list, func(p *parked) bool { return !p.listed })
 	}
 	return n
 }

@@ -78,7 +78,7 @@ type Sink[T any] struct {
 	// together (drainstate.go). A plain int32 used through sync/atomic's
 	// functions.
 	timed   int32
-	waiters sync.Pool // of *handOffWaiter, for parked pushes
+	waiters sync.Pool // of *valueWaiter[T], for parked pushes
 
 	// drainCtx is the ctx of every Drain call. It is cancelled when the ctx
 	// given to Shutdown ends first, or when Shutdown has finished.

@@ -33,7 +33,8 @@ import (
 // the pushes would otherwise wait for all of them).
 // Producers never touch the disk: a push is still one TryPush, and only a
 // push that its ring refused looks at the tier (to count its drop for the
-// disk when the tier is full, or to park while the spiller takes).
+// disk when the tier is full, or to park while the spiller takes, which
+// pushes the parked values into the room it makes: handoff.go).
 //
 // Order. Under shard.mu the tier holds the shard's oldest values and the
 // ring the newer ones: the spiller only ever moves the ring's head to the
@@ -65,7 +66,13 @@ import (
 // turns it off for spillRetry; either way the value the spiller holds
 // stays in the carry, pushes that the ring refuses meanwhile are counted
 // as dropped for the disk, and the spiller tries again. A failed write is logged at most once per
-// spillRetry. Nothing the disk does stops the sink or a producer.
+// spillRetry. A read that fails is tried again a few times, and then the
+// log gives up the segment (spill.ReadError): replay counts the values
+// in it as lost at once (countLogLosses), and the worker goes on with the
+// rest of the tier and then the ring, as it does past a write the log
+// made for the reader and lost (spill.WriteError, which pauses the tier
+// as a failed write of the spiller's does). Nothing the disk does stops
+// the sink or a producer.
 
 // Codec turns values into bytes for the spill tier and back
 // ([Config.Spill]). The sink calls Append once for each value it moves
@@ -272,25 +279,26 @@ type spillShard struct {
 	full    uint32
 	// The counters of the accounting above, written under shard.mu.
 	spilled, replayed, recovered, lost atomic.Uint64
-	// writeLost is how many of the records that own's failed writes lost
-	// (spill.Stats.Lost) lost counts: see countWriteLosses. Under
-	// shard.mu.
-	writeLost uint64
+	// logLost is how many of the records that own lost (spill.Stats.Lost)
+	// lost counts: see countLogLosses. Under shard.mu.
+	logLost uint64
 }
 
-// countWriteLosses adds to lost the records that failed writes of the
-// shard's log lost since it last did: the log counts them at the failed
-// write, under its lock, whoever wrote (an append, the reader catching
-// up, a Sync). shard.mu is held, as for every other addition to lost, so
-// that the end-of-file sweep of replay, which counts as lost whatever of
-// the backlog is neither handed nor counted, and this count never count
-// a record twice. (The syncer added a Sync's WriteError.Lost once Sync
-// had returned, without the mutex: a worker that read the log to its end
-// during Sync's fsync had swept the same records.)
-func (ts *spillShard) countWriteLosses() {
+// countLogLosses adds to lost the records that the shard's log lost
+// since it last did: those of failed writes, which the log counts at the
+// failed write, under its lock, whoever wrote (an append, the reader
+// catching up, a Sync), and those of a segment that the reader gave up
+// as unreadable (spill.ReadError). shard.mu is held, as for every other
+// addition to lost, so that the end-of-file sweep of replay, which counts
+// as lost whatever of the backlog is neither handed nor counted, and this
+// count never count a record twice. (The syncer added a Sync's
+// WriteError.Lost once Sync had returned, without the mutex: a worker
+// that read the log to its end during Sync's fsync had swept the same
+// records.)
+func (ts *spillShard) countLogLosses() {
 	n := ts.own.Stats().Lost
-	ts.lost.Add(n - ts.writeLost)
-	ts.writeLost = n
+	ts.lost.Add(n - ts.logLost)
+	ts.logLost = n
 }
 
 // refuses reports whether the shard's tier takes none of its values now
@@ -527,7 +535,9 @@ func (t *spillTier[T]) due(s *Sink[T], i int) bool {
 
 // move moves shard i's ring to its log, spillChunk values per hold of
 // the consumer mutex, until the ring is empty or the tier refuses (or,
-// unless all, the sink stops). It wakes the pushes the room lets in.
+// unless all, the sink stops). It pushes the values of the pushes parked
+// on the shard into the room (admitHandOffs), and wakes the others that
+// the room lets in.
 func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
 	sh := &s.shards[i]
 	for {
@@ -535,7 +545,9 @@ func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
 		n, ok := t.moveChunk(s, i)
 		sh.mu.Unlock()
 		if n > 0 {
-			s.wakeHandOffs(i, n)
+			// The parked pushes get the room first, their values pushed
+			// for them (see handoff.go); what is left wakes the others.
+			s.wakeHandOffs(i, n-s.admitHandOffs(i))
 			s.wakeWaitersIfAny()
 		}
 		if !ok || n < spillChunk || !all && s.reached(phaseStopping) {
@@ -615,7 +627,7 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 		atomic.StoreUint32(&ts.full, 1)
 		return false
 	case errors.As(err, &we):
-		ts.countWriteLosses()
+		ts.countLogLosses()
 		t.pause(s, i, "a write failed", err)
 		return false
 	default: // spill.ErrTooLarge
@@ -628,8 +640,8 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 // pause turns shard i's tier off for spillRetry after a failed write
 // (what, err), and reports it: the spiller moves nothing of the shard
 // meanwhile, and pushes that its ring refuses count as dropped for the
-// disk. The spiller's and the syncer's (or Shutdown's, once both have
-// exited).
+// disk. The spiller's, the syncer's and the worker's (a write the log
+// made for its reads), or Shutdown's once the first two have exited.
 func (t *spillTier[T]) pause(s *Sink[T], i int, what string, err error) {
 	t.shards[i].offUntil.Store(s.now() + int64(spillRetry))
 	t.fault(s, i, what+"; spilling is off for a while", err)
@@ -667,7 +679,7 @@ func (t *spillTier[T]) syncer(s *Sink[T], due <-chan struct{}, done chan<- struc
 // syncAll syncs every shard's log (its segment and the done position).
 // Sync runs without the shard's mutex, which the spiller and the worker
 // go on taking meanwhile; what a failed write of it lost is counted under
-// the mutex once it returns (countWriteLosses).
+// the mutex once it returns (countLogLosses).
 func (t *spillTier[T]) syncAll(s *Sink[T]) {
 	t.unsynced.Store(false)
 	for i := range t.shards {
@@ -680,7 +692,7 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 		if errors.As(err, &we) {
 			sh := &s.shards[i]
 			sh.mu.Lock()
-			ts.countWriteLosses()
+			ts.countLogLosses()
 			sh.mu.Unlock()
 			t.pause(s, i, "a sync failed", err)
 		} else if err != nil {
@@ -710,16 +722,31 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 			// handed nor counted, failed writes lost or a corrupt record
 			// cut off. The reader got io.EOF after taking the log's lock
 			// behind every failed write of what it did not read, which
-			// counted its records there: countWriteLosses sees them all,
+			// counted its records there: countLogLosses sees them all,
 			// and the sweep counts the rest.
-			ts.countWriteLosses()
+			ts.countLogLosses()
 			ts.lost.Add(ts.backlog())
 			ts.hasDisk.Store(false)
 			return n, recovered, true
 		}
 		w.fromDisk = true // a record was read: done must mark it
 		if err != nil {
-			ts.countWriteLosses()
+			// What the log lost is counted now, once: a write it made
+			// for the reader that failed, or a segment it gave up as
+			// unreadable (a read that failed again and again). The
+			// reader goes on past them, and so does the worker: a disk
+			// that cannot read stops neither the shard nor its ring.
+			ts.countLogLosses()
+			var we *spill.WriteError
+			var re *spill.ReadError
+			switch {
+			case errors.As(err, &re):
+				t.fault(w.s, i, "a segment could not be read; the values in it are lost", err)
+				continue
+			case errors.As(err, &we):
+				t.pause(w.s, i, "a write failed", err)
+				continue
+			}
 			t.fault(w.s, i, "a read failed", err)
 			return n, recovered, false
 		}
@@ -896,7 +923,7 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		t.shards[i].countWriteLosses()
+		t.shards[i].countLogLosses()
 		sh.mu.Unlock()
 	}
 	return err

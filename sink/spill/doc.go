@@ -15,11 +15,12 @@
 //
 //	length uint32 | CRC-32C of length and payload uint32 | payload
 //
-// after an 8-byte magic. Appends fill a buffer in memory that is written to
-// the segment when it passes 64 KiB, when the reader catches up with it,
-// and at Sync; a segment that reaches Options.SegmentBytes is closed and
-// the next append starts a new one. [Log.Append] refuses a record that
-// would take the files past Options.MaxBytes ([ErrFull]); segments whose
+// after an 8-byte magic, written when the segment is created. Appends
+// fill a buffer in memory that is written to the segment when it passes
+// 64 KiB, when the reader catches up with it, and at Sync; a segment that
+// reaches Options.SegmentBytes is closed and the next append starts a new
+// one. [Log.Append] refuses a record that would take the files past
+// Options.MaxBytes ([ErrFull]); segments whose
 // records have all been read and marked done ([Log.Done]) are deleted,
 // which gives their bytes back (the last one, while it takes appends, at
 // [Log.Close]: a Log closed with every record done leaves no segment). [Log.MarkDone] and [Log.Reclaim] are
@@ -51,7 +52,12 @@
 // with the next. It never panics. A write that fails (ENOSPC, EIO, a
 // directory that went away) returns a [*WriteError] that says how many
 // buffered records it lost; the segment is closed where its last good
-// record ends, and the next append starts a new one.
+// record ends, and the next append starts a new one. A segment whose
+// magic cannot be written is removed, and one shorter than its magic (a
+// crash right after its creation) holds no record: neither is counted as
+// corrupt. A read that fails three times in a row (EIO) gives up its
+// segment: Next returns a [*ReadError] that says how many records it
+// lost, and goes on with the next segment.
 //
 // # Costs
 //

@@ -50,6 +50,24 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// ReadError is a segment that could not be read: its file would not
+// open, or a read of it failed three times in a row (EIO, a file that is
+// no longer one). [Log.Next] gives up the rest of it (a segment
+// still taking appends is closed first) and goes on with the next
+// segment at its next call. Lost records, of those this Log appended,
+// were in it unread (counted in Stats.Lost); how many a segment of an
+// earlier Log held is not known, and counts 0.
+type ReadError struct {
+	Lost int
+	Err  error
+}
+
+func (e *ReadError) Error() string {
+	return fmt.Sprintf("spill: a segment could not be read, %d records lost: %v", e.Lost, e.Err)
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // The defaults and limits of Options.
 const (
 	DefaultSegmentBytes   = 64 << 20
@@ -92,7 +110,9 @@ type Stats struct {
 	// record ended (the rest of the segment is skipped), and cursor files
 	// that did not check out.
 	Corrupt uint64
-	// Lost counts the records that failed writes lost (WriteError.Lost).
+	// Lost counts the records that failed writes lost (WriteError.Lost)
+	// and those that segments given up as unreadable held unread
+	// (ReadError.Lost).
 	Lost uint64
 }
 
@@ -110,6 +130,17 @@ const (
 	segSuffix  = ".seg"
 	cursorName = "cursor"
 	lockName   = "LOCK"
+	// maxReadTries is how many times in a row the reader tries to open a
+	// segment or read from it before it gives the segment up (ReadError).
+	maxReadTries = 3
+)
+
+// openFile and readAt are how the reader opens a segment and reads from
+// it: os.Open and (*os.File).ReadAt, but in the tests that make them fail
+// as a failing disk does (readerror_test.go).
+var (
+	openFile = os.Open
+	readAt   = (*os.File).ReadAt
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -134,6 +165,10 @@ type segment struct {
 	sealed atomic.Bool
 	// old: written by an earlier Log on the directory.
 	old bool
+	// records is how many records of this Log's have been written to the
+	// file (flush); under Log.mu. A segment given up as unreadable
+	// (giveUp) lost those of them the reader had yet to read.
+	records int
 }
 
 func (s *segment) name(dir string) string {
@@ -181,6 +216,7 @@ type Log struct {
 	rseg    *segment
 	rfile   *os.File
 	roff    int64  // the offset of the next record in rseg
+	rread   int    // the records read from rseg
 	rend    int64  // rseg's size as readRecord last loaded it
 	rbuf    []byte // a window of rseg's bytes, from rbufOff
 	rbufOff int64
@@ -358,7 +394,13 @@ func (l *Log) Append(p []byte) error {
 	return nil
 }
 
-// create begins a new segment, after the last one. l.mu is held.
+// create begins a new segment, after the last one, and writes its magic:
+// a segment of this Log's has its magic on disk from the start, so that
+// a write that fails later cuts it back to whole records, never to a
+// segment without a magic, which would hold no record and read as
+// corrupt (a full disk left one per failed write: issue 64, item 8). A
+// segment whose magic cannot be written is removed, and create returns
+// a *WriteError that lost nothing. l.mu is held.
 func (l *Log) create() error {
 	// After the done position: every segment before it may be gone (a
 	// segment read to its end is removed with it, see Done).
@@ -371,10 +413,24 @@ func (l *Log) create() error {
 	if err != nil {
 		return &WriteError{Err: err}
 	}
+	if _, err := f.Write([]byte(magic)); err != nil {
+		_ = f.Close()
+		if rerr := os.Remove(s.name(l.dir)); rerr != nil {
+			// Kept, sealed with nothing written: it holds no record, the
+			// reader passes it by (nextSegment) and MarkDone takes it out
+			// with the segments before it; and the next segment takes
+			// the number after it, not its name.
+			s.sealed.Store(true)
+			l.segs = append(l.segs, s)
+			l.dirDirty = true
+		}
+		return &WriteError{Err: err}
+	}
+	s.size.Store(int64(len(magic)))
 	l.segs = append(l.segs, s)
 	l.w = f
 	l.dirDirty = true
-	l.buf = append(l.buf[:0], magic...)
+	l.buf = l.buf[:0]
 	l.bufRecords = 0
 	l.bytes.Add(int64(len(magic)))
 	return nil
@@ -393,6 +449,7 @@ func (l *Log) flush() error {
 		// Published only now that the write has returned: a reader that
 		// loads the new size (readRecord) reads these bytes back whole.
 		s.size.Add(int64(n))
+		s.records += l.bufRecords
 		l.buf, l.bufRecords = l.buf[:0], 0
 		return nil
 	}
@@ -566,21 +623,29 @@ var (
 // Next and Done; it may run beside the one that appends: Next reads only
 // whole records that have been written, writing out the buffer when it
 // has caught up with it. A torn or corrupt record ends its segment's
-// valid part: Next counts it and goes on with the next segment.
+// valid part: Next counts it and goes on with the next segment. Next
+// returns a *WriteError when that write of the buffer failed, and a
+// *ReadError when it gave a segment up as unreadable; either way the
+// records lost are counted (Stats.Lost), and the next call goes on past
+// them. A read that fails is tried again at once, three times in all: a
+// read error never stops the reader.
 func (l *Log) Next() ([]byte, error) {
 	// Close stores closed before it returns: a Next called after that
 	// loads true.
 	if l.closed.Load() {
 		return nil, ErrClosed
 	}
-	for {
-		if l.rseg == nil && !l.nextSegment() {
-			return nil, io.EOF
+	for tries := 0; ; {
+		if l.rseg == nil {
+			if ok, err := l.nextSegment(); !ok || err != nil {
+				return nil, cmp.Or(err, io.EOF)
+			}
 		}
 		rec, err := l.readRecord()
 		switch {
 		case err == nil:
 			l.read.Add(1)
+			l.rread++
 			if l.rseg.old {
 				l.recovered.Add(1)
 			}
@@ -591,7 +656,13 @@ func (l *Log) Next() ([]byte, error) {
 		case err == errUnopened:
 			l.endSegment() // counted by nextSegment
 		case err != io.EOF:
-			return nil, err
+			// A read failed (EIO): tried again, and after maxReadTries
+			// in a row the segment is given up, so that a disk that
+			// cannot read it does not stop the reader for good.
+			if tries++; tries < maxReadTries {
+				continue
+			}
+			return nil, l.giveUp(err)
 		default:
 			// At the readable end of rseg: the buffer may hold more, or
 			// appends may come, or the segment is over.
@@ -624,10 +695,31 @@ func (l *Log) Next() ([]byte, error) {
 		}
 		// rseg is over: on to the next one, if there is one yet.
 		l.closeReader()
-		if !l.nextSegment() {
-			return nil, io.EOF
+		if ok, err := l.nextSegment(); !ok || err != nil {
+			return nil, cmp.Or(err, io.EOF)
 		}
 	}
+}
+
+// giveUp gives up the rest of rseg, which could not be read (err), and
+// returns the *ReadError that Next returns: a segment still taking
+// appends is closed first (seal), and the records of this Log's in it
+// that the reader had yet to read are counted as lost. The reader is at
+// the segment's end: the next Next goes on with the next one, and
+// MarkDone takes it out.
+func (l *Log) giveUp(err error) error {
+	l.mu.Lock()
+	if !l.rseg.sealed.Load() {
+		_ = l.seal() // a failed write counts what it lost itself
+	}
+	lost := 0
+	if !l.rseg.old {
+		lost = max(l.rseg.records-l.rread, 0)
+	}
+	l.lost.Add(uint64(lost))
+	l.mu.Unlock()
+	l.roff = l.rseg.size.Load()
+	return &ReadError{Lost: lost, Err: err}
 }
 
 // Fits reports whether a record of n bytes is within the budget now, with
@@ -657,12 +749,9 @@ func (l *Log) flushForReader() (bool, error) {
 	if l.segs[len(l.segs)-1] != l.rseg || l.w == nil || len(l.buf) == 0 {
 		return false, nil
 	}
-	var we *WriteError
-	if err := l.flush(); err != nil && !errors.As(err, &we) {
-		return false, err
-	}
-	// A failed write sealed the segment: the reader goes on from there.
-	return true, nil
+	// A failed write (a *WriteError, for Next to return) sealed the
+	// segment: the reader goes on from there.
+	return true, l.flush()
 }
 
 // endSegment ends the reading of rseg at a corrupt record: the rest of it
@@ -680,9 +769,10 @@ func (l *Log) endSegment() {
 
 // nextSegment moves the reader to the segment after rseg (or, at first,
 // to the done position), and reports whether there is one. A segment
-// that cannot be opened, or whose magic is wrong, is counted as corrupt
-// and skipped.
-func (l *Log) nextSegment() bool {
+// whose magic is wrong is counted as corrupt and skipped; one that
+// cannot be opened or read (openSegment) is given up, and its
+// *ReadError returned.
+func (l *Log) nextSegment() (bool, error) {
 	for {
 		l.mu.Lock()
 		var next *segment
@@ -698,38 +788,56 @@ func (l *Log) nextSegment() bool {
 		}
 		l.mu.Unlock()
 		if next == nil {
-			return false
+			return false, nil
 		}
-		// sealed before size, as in Next: a segment sealed with no magic
-		// written never gets one; one still taking appends has it in the
-		// buffer. (Reading the file first and sealed after took a segment
-		// flushed and sealed in between for one without a magic.)
-		sealed := next.sealed.Load()
-		written := next.size.Load()
-		f, err := os.Open(next.name(l.dir))
-		if err == nil {
-			var head [len(magic)]byte
-			if written >= int64(len(magic)) {
-				_, err = f.ReadAt(head[:], 0)
-				if err == nil && string(head[:]) != magic {
-					err = errCorrupt
-				}
-			} else if sealed {
-				err = errCorrupt
-			}
-			if err != nil {
-				f.Close()
-			}
-		}
-		l.rseg, l.roff = next, off
-		if err != nil {
+		f, err := l.openSegment(next)
+		l.rseg, l.roff, l.rread = next, off, 0
+		switch {
+		case err == errCorrupt:
 			l.corrupt.Add(1) // Next ends it (errUnopened) if it is last
 			continue
+		case err != nil:
+			return true, l.giveUp(err) // Next ends it (errUnopened)
 		}
 		l.rfile = f
 		l.rbuf, l.rbufOff = l.rbuf[:0], off
-		return true
+		return true, nil
 	}
+}
+
+// openSegment opens s for the reader and checks its magic: errCorrupt
+// when it is wrong (or shorter than the file's size says), or the error
+// of the open or the read when they failed maxReadTries times in a row.
+// A segment shorter than its magic holds no record: one that an earlier
+// Log created and never wrote to before a crash, or one whose magic
+// create could not write nor remove. It is read as empty, not counted as
+// corrupt: what it would have held was in a buffer, lost with the crash
+// or counted by the failed write. Every other segment has its magic
+// written (create).
+func (l *Log) openSegment(s *segment) (*os.File, error) {
+	var err error
+	for range maxReadTries {
+		var f *os.File
+		if f, err = openFile(s.name(l.dir)); err != nil {
+			continue
+		}
+		if s.size.Load() < int64(len(magic)) {
+			return f, nil
+		}
+		var head [len(magic)]byte
+		_, err = readAt(f, head[:], 0)
+		switch {
+		case err == nil && string(head[:]) == magic:
+			return f, nil
+		case err == nil || err == io.EOF:
+			err = errCorrupt
+		}
+		f.Close()
+		if err == errCorrupt {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 func (l *Log) closeReader() {
@@ -788,7 +896,7 @@ func (l *Log) window(off int64, n int, limit int64) ([]byte, error) {
 			l.rec = make([]byte, n)
 		}
 		l.rec = l.rec[:n]
-		if _, err := l.rfile.ReadAt(l.rec, off); err != nil {
+		if _, err := readAt(l.rfile, l.rec, off); err != nil {
 			return nil, err
 		}
 		return l.rec, nil
@@ -798,7 +906,7 @@ func (l *Log) window(off int64, n int, limit int64) ([]byte, error) {
 	}
 	size := int(min(int64(readSize), limit-off))
 	l.rbuf = l.rbuf[:size]
-	if _, err := l.rfile.ReadAt(l.rbuf, off); err != nil {
+	if _, err := readAt(l.rfile, l.rbuf, off); err != nil {
 		l.rbuf = l.rbuf[:0]
 		return nil, err
 	}
@@ -964,15 +1072,13 @@ func (l *Log) retireLast() {
 		return
 	}
 	last := l.segs[0]
-	if l.doneID != last.id || int64(l.doneOff) < last.size.Load() {
+	// A done position at the start of the segment is past its magic.
+	if l.doneID != last.id || max(int64(l.doneOff), int64(len(magic))) < last.size.Load() {
 		return
 	}
 	if l.w != nil {
 		_ = l.w.Close()
 		l.w = nil
-		// A magic not written yet is in the buffer, and in bytes.
-		l.bytes.Add(-int64(len(l.buf)))
-		l.buf = l.buf[:0]
 	}
 	last.sealed.Store(true)
 	l.doneID, l.doneOff = last.id+1, 0
