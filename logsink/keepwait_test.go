@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -310,18 +311,18 @@ func reports(t *testing.T, out string) reported {
 // digits, waited out too) is whole and JSON, past InlineSize or not.
 func TestTheLongestReportIsWhole(t *testing.T) {
 	const most = ^uint64(0)
-	d := logsink.Drops{Total: most, ByLevel: [4]uint64{most, most, most, most}, WaitedOut: most, WaitedOutByLevel: [4]uint64{most, most, most, most}}
-	r := logsink.JSONReport(d)
-	defer logsink.PutRecord(r)
+	d := frontend.Drops{Total: most, ByLevel: [4]uint64{most, most, most, most}, WaitedOut: most, WaitedOutByLevel: [4]uint64{most, most, most, most}}
+	r := frontend.JSONReport(d)
+	defer frontend.PutRecord(r)
 	line := r.Bytes()
-	if len(line) <= logsink.InlineSize {
+	if len(line) <= frontend.InlineSize {
 		t.Fatalf("the longest report is %d bytes: the test does not pass InlineSize", len(line))
 	}
 	var m map[string]any
 	if err := json.Unmarshal(line, &m); err != nil || !bytes.HasSuffix(line, []byte("}\n")) {
 		t.Fatalf("the report %q: %v", line, err)
 	}
-	if n := testing.AllocsPerRun(100, func() { logsink.PutRecord(logsink.JSONReport(logsink.Drops{Total: 3, ByLevel: [4]uint64{1, 2}})) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { frontend.PutRecord(frontend.JSONReport(frontend.Drops{Total: 3, ByLevel: [4]uint64{1, 2}})) }); n != 0 {
 		t.Fatalf("a report of a few drops allocates %v times", n)
 	}
 }

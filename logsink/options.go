@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/shardedsink/shardedsink/internal/fielderr"
+	"github.com/shardedsink/shardedsink/logsink/internal/engine"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -19,9 +21,9 @@ const (
 	DefaultShards = 2
 	// DefaultRingCapacity is the default number of records each shard
 	// buffers. A ring slot takes 16 bytes on 64-bit platforms and points
-	// to a pooled Record of 416 bytes that holds a formatted record of up
-	// to InlineSize (352) bytes: a default ring takes 128 KiB, up to
-	// 3.3 MiB more while it is full, plus the records longer than that.
+	// to a pooled record buffer of 416 bytes that holds a formatted record
+	// of up to 352 bytes: a default ring takes 128 KiB, up to 3.3 MiB more
+	// while it is full, plus the records longer than that.
 	DefaultRingCapacity = 8192
 	// DefaultBatchSize is the default number of records a drain worker
 	// takes from its ring at once and copies into Writes of at most 256
@@ -95,7 +97,7 @@ type Options struct {
 	// Default DefaultKeepWait (1 ms); negative: never wait.
 	KeepWait time.Duration
 	// MaxQueuedBytes bounds the memory of the records longer than a ring
-	// slot holds (InlineSize, 352 bytes), which allocate their bytes: those
+	// slot holds (352 bytes), which allocate their bytes: those
 	// in the rings and in the batches being written (a Write that stalls
 	// keeps its batch counted) never sum to more, so a flood of large
 	// records into a stalled writer is shed, counted
@@ -103,8 +105,8 @@ type Options struct {
 	// pin the heap. Each shard has MaxQueuedBytes/Shards; records below
 	// KeepLevel may fill seven eighths of it, so that those at or above it
 	// find room. A record larger than a shard's share is taken only while
-	// the shard holds no bytes, and then alone. The Records queued come
-	// on top: RingCapacity × Shards × 416 bytes at most (6.5 MiB by
+	// the shard holds no bytes, and then alone. The record buffers queued
+	// come on top: RingCapacity × Shards × 416 bytes at most (6.5 MiB by
 	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
 	// but the slots.
 	//
@@ -142,19 +144,12 @@ type Options struct {
 	// guarantee 1).
 	DisableHandOff bool
 
-	// Report formats the record that reports drops in the stream (see the
-	// package doc): it returns a Record from [GetRecord] holding the
-	// report's bytes, which the Writer puts back, or nil when it could not
-	// (the front-end counts that failure itself, with [Writer.Fail] or
-	// [Writer.Panicked]). It runs on a logging goroutine, under no lock of
-	// the Writer's, or on Flush's or Close's. Default [JSONReport].
-	Report func(Drops) *Record
 	// Name prefixes the Writer's own messages (its errors, its panic
 	// reports) and names its sink. Default "logsink".
 	Name string
 
 	// OnError, when set, is called with every error of a Write to the
-	// writer and every error handed to [Writer.Fail], one call at a time,
+	// writer and every error of a front-end's formatting, one call at a time,
 	// outside every lock of the Writer's: on the goroutine that met the
 	// error (a drain worker, or the one that logs), or, when a call is in
 	// progress, on the goroutine making it, after it; nobody waits for a
@@ -168,28 +163,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// settings is Options after defaults and validation.
-type settings struct {
-	level          slog.Level
-	shards         int
-	ringCapacity   int
-	batchSize      int
-	maxDelay       time.Duration // 0: write at once
-	onError        func(error)
-	logger         *slog.Logger
-	report         func(Drops) *Record
-	name           string
-	keepLevel      slog.Level
-	keepWait       time.Duration // 0: never wait
-	maxQueued      int           // Options.MaxQueuedBytes; 0: no bound
-	spillDir       string        // "": no spill tier
-	spillBytes     int64
-	spillSync      time.Duration
-	lowLimit       int64 // the ring length up to which records below keepLevel are accepted
-	assistMark     int64 // the ring length above which a caller yields before it logs
-	disableHandOff bool
-}
-
 // Check reports what [New] would refuse of w and o: nil, or an error
 // wrapping [ErrInvalidOptions] that names every bad field and its value.
 // It is for a front-end with checks of its own, so that one error names
@@ -201,7 +174,7 @@ func (o *Options) Check(w io.Writer) error {
 
 // settle validates o and applies the defaults. Every invalid field is
 // reported, each in an error that wraps ErrInvalidOptions.
-func (o *Options) settle(w io.Writer) (settings, error) {
+func (o *Options) settle(w io.Writer) (engine.Settings, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -241,58 +214,39 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 		bad("SpillSync", o.SpillSync, "must be positive, or zero for the default 1s")
 	}
 	if err := errs.Err(); err != nil {
-		return settings{}, err
+		return engine.Settings{}, err
 	}
-	s := settings{
-		disableHandOff: o.DisableHandOff,
-		level:          o.Level,
-		shards:         cmp.Or(o.Shards, DefaultShards),
-		ringCapacity:   cmp.Or(o.RingCapacity, DefaultRingCapacity),
-		batchSize:      cmp.Or(o.BatchSize, DefaultBatchSize),
-		maxDelay:       max(0, o.MaxDelay),
-		onError:        o.OnError,
-		logger:         o.Logger,
-		report:         o.Report,
-		name:           cmp.Or(o.Name, "logsink"),
-		keepLevel:      DefaultKeepLevel,
-		keepWait:       max(0, o.KeepWait),
-		maxQueued:      max(0, o.MaxQueuedBytes),
-		spillDir:       o.SpillDir,
-		spillBytes:     cmp.Or(o.SpillBytes, DefaultSpillBytes),
-		spillSync:      o.SpillSync,
-	}
-	if o.MaxQueuedBytes == 0 {
-		s.maxQueued = DefaultMaxQueuedBytes
-	}
-	if o.MaxDelay == 0 {
-		s.maxDelay = DefaultMaxDelay
-	}
-	if o.KeepWait == 0 {
-		s.keepWait = DefaultKeepWait
+	s := engine.Settings{
+		Name:           cmp.Or(o.Name, "logsink"),
+		Level:          o.Level,
+		KeepLevel:      DefaultKeepLevel,
+		KeepWait:       orDefault(o.KeepWait, DefaultKeepWait),
+		Shards:         cmp.Or(o.Shards, DefaultShards),
+		RingCapacity:   cmp.Or(o.RingCapacity, DefaultRingCapacity),
+		BatchSize:      cmp.Or(o.BatchSize, DefaultBatchSize),
+		MaxDelay:       orDefault(o.MaxDelay, DefaultMaxDelay),
+		MaxQueuedBytes: orDefault(o.MaxQueuedBytes, DefaultMaxQueuedBytes),
+		DisableHandOff: o.DisableHandOff,
+		SpillDir:       o.SpillDir,
+		SpillSync:      o.SpillSync,
+		SpillBytes:     cmp.Or(o.SpillBytes, DefaultSpillBytes),
+		OnError:        o.OnError,
+		Logger:         o.Logger,
 	}
 	if o.KeepLevel != nil {
-		s.keepLevel = o.KeepLevel.Level()
+		s.KeepLevel = o.KeepLevel.Level()
 	}
-	if s.report == nil {
-		s.report = JSONReport
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	s.batchSize = min(s.batchSize, s.ringCapacity)
-	reserve := s.ringCapacity / 8
-	if reserve == 0 && s.ringCapacity > 1 {
-		reserve = 1
-	}
-	s.lowLimit = int64(s.ringCapacity - reserve)
-	s.assistMark = int64(s.ringCapacity / 4)
 	return s, nil
 }
 
-// admissionLimit is the most records a shard's queued may count (see
-// shardCounts) for a record of level l to be admitted: the ring's
-// capacity at or above keepLevel, lowLimit below it, the rest being the
-// reserve of the records that matter.
-func (s *settings) admissionLimit(l slog.Level) int64 {
-	if l >= s.keepLevel {
-		return int64(s.ringCapacity)
+// orDefault is v's setting of a field whose zero value means def and whose
+// negative values mean off (0 in the engine's terms).
+func orDefault[T time.Duration | int](v, def T) T {
+	if v == 0 {
+		return def
 	}
-	return s.lowLimit
+	return max(0, v)
 }

@@ -347,7 +347,7 @@ func TestHandleAllocatesNothingForFiveAttributes(t *testing.T) {
 	// worker's too, so the writer must not allocate, and no garbage
 	// collection may empty the pools (as it does slog's own buffer pool).
 	// The records travel from caller to worker and back through a
-	// sync.Pool (logsink.GetRecord): a call allocates one only when more
+	// sync.Pool (frontend.GetRecord): a call allocates one only when more
 	// records are in flight than the pool has ever held. So the warm-up
 	// puts as many in flight as the measured calls can (the destination
 	// held until they are all queued), and the measured calls take only

@@ -172,7 +172,7 @@ type settings struct {
 	hopts  slog.HandlerOptions
 	format func(io.Writer, *slog.HandlerOptions) slog.Handler
 	direct bool            // format is JSON or Text: see formatWriter
-	sink   logsink.Options // the record writer's options, but Report
+	sink   logsink.Options // the record writer's options
 }
 
 // settle validates o and applies the defaults. Every invalid field is

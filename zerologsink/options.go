@@ -32,7 +32,6 @@ func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) 
 		KeepLevel:      o.KeepLevel,
 		KeepWait:       o.KeepWait,
 		Name:           "zerologsink",
-		Report:         report,
 	}
 	if lo.KeepLevel == nil {
 		lo.KeepLevel = SlogLevel(zerolog.WarnLevel)

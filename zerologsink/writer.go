@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // DefaultCloseTimeout is the default [Options.CloseTimeout].
@@ -81,7 +82,7 @@ type Options struct {
 // It is safe for concurrent use; the Writers that [Writer.Stream] returns
 // share its logsink.Writer.
 type Writer struct {
-	s       logsink.Stream
+	s       frontend.Stream
 	timeout time.Duration
 }
 
@@ -98,7 +99,7 @@ func New(dst io.Writer, opts *Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := logsink.New(dst, &lo)
+	w, err := frontend.New(dst, &lo, report)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
@@ -176,13 +177,13 @@ func (w *Writer) Done() <-chan struct{} { return w.s.Writer().Done() }
 // Stats returns the writer's counters (logsink.Stats).
 func (w *Writer) Stats() logsink.Stats { return w.s.Writer().Stats() }
 
-// report is the writer's Options.Report: the drop report, formatted by
+// report is the writer's drop report (frontend.Report), formatted by
 // zerolog with its global field names. It is logged with Log (no level),
 // which zerolog's global level does not filter out but when disabled,
 // and given its warn level by hand: a report of lost events is written
 // whatever level the program logs at.
-func report(d logsink.Drops) *logsink.Record {
-	r := logsink.GetRecord()
+func report(d frontend.Drops) *frontend.Record {
+	r := frontend.GetRecord()
 	by := zerolog.Dict()
 	for i, n := range d.ByLevel {
 		if n != 0 {
@@ -204,4 +205,5 @@ func report(d logsink.Drops) *logsink.Record {
 	return r
 }
 
-var dropLevels = [len(logsink.DropLevels)]zerolog.Level{zerolog.DebugLevel, zerolog.InfoLevel, zerolog.WarnLevel, zerolog.ErrorLevel}
+// dropLevels are zerolog's levels of frontend.DropLevels.
+var dropLevels = [...]zerolog.Level{zerolog.DebugLevel, zerolog.InfoLevel, zerolog.WarnLevel, zerolog.ErrorLevel}

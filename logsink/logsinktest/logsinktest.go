@@ -56,8 +56,8 @@ type Subject struct {
 
 // Front describes a front-end to [Run].
 type Front struct {
-	// New makes the front-end on a Writer into dst with opts (opts.Report
-	// is nil: the front-end sets its own).
+	// New makes the front-end on a Writer into dst with opts (its own
+	// options set to these; its drop report is its own).
 	New func(t *testing.T, dst io.Writer, opts logsink.Options) Subject
 	// Sync makes the synchronous logger into dst whose bytes the
 	// front-end's must equal: the same library, configured alike, writing
@@ -356,7 +356,7 @@ func closeWithin(t *testing.T, f Front) {
 	balance(t, s.Stats(), calls)
 }
 
-// JSONReport recognises logsink's default drop report (logsink.JSONReport)
+// JSONReport recognises logsink's default drop report (frontend.JSONReport)
 // and its like with another message: a JSON object whose "msg" or
 // "message" is msg and whose "dropped" is the count.
 func JSONReport(msg string) func(line []byte) (uint64, bool) {
