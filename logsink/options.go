@@ -29,19 +29,19 @@ const (
 	// takes from its ring at once and copies into Writes of at most 256
 	// KiB.
 	DefaultBatchSize = 1024
-	// DefaultMaxDelay is the default [Options.MaxDelay].
+	// DefaultMaxDelay is the default [Buffering.MaxDelay].
 	DefaultMaxDelay = 100 * time.Microsecond
 	// DefaultKeepLevel is the default [Options.KeepLevel].
 	DefaultKeepLevel = slog.LevelWarn
-	// DefaultKeepWait is the default [Options.KeepWait]: how long a record
+	// DefaultKeepWait is the default [Buffering.KeepWait]: how long a record
 	// at or above KeepLevel waits for room before it is shed. The package
 	// doc ("Waiting for room") has what a burst into a stalled
 	// destination loses, and what a caller waits, at 0, 1 ms and 10 ms.
 	DefaultKeepWait = time.Millisecond
-	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
+	// DefaultMaxQueuedBytes is the default [Buffering.MaxQueuedBytes]: 64
 	// MiB of records longer than a ring slot holds, on top of the slots.
 	DefaultMaxQueuedBytes = 64 << 20
-	// DefaultSpillBytes is the default [Options.SpillBytes]: 1 GiB.
+	// DefaultSpillBytes is the default [Buffering.SpillBytes]: 1 GiB.
 	DefaultSpillBytes = 1 << 30
 )
 
@@ -59,7 +59,45 @@ type Options struct {
 	// [Stream.Write], which carry none of their own (WriteLevel gives one).
 	// Default slog.LevelInfo.
 	Level slog.Level
+	// KeepLevel is the level from which records are shed last: an eighth
+	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
+	// records at or above KeepLevel may fill (a drop report travels in the
+	// slot of the record after it), so that while records below it are
+	// being dropped, these are not. Default DefaultKeepLevel
+	// (slog.LevelWarn); read once, by New.
+	KeepLevel slog.Leveler
 
+	// Buffering sizes the rings and their workers, bounds the bytes the
+	// records take, says how long a record at or above KeepLevel waits for
+	// room, and puts a spill tier behind the rings: [Buffering] says what
+	// each field costs.
+	Buffering
+
+	// Name prefixes the Writer's own messages (its errors, its panic
+	// reports) and names its sink. Default "logsink".
+	Name string
+	// OnError, when set, is called with every error of a Write to the
+	// writer and every error of a front-end's formatting, one call at a
+	// time, outside every lock of the Writer's: on the goroutine that met
+	// the error (a drain worker, or the one that logs), or, when a call is
+	// in progress, on the goroutine making it, after it; nobody waits for
+	// a call of another. While one call lasts, up to 64 errors wait, and
+	// one error counts the rest. It must not log through this Writer. A
+	// panic in it is recovered and counted in Panics.
+	OnError func(error)
+	// Logger receives the Writer's own reports: the first recovered panic
+	// of each minute, with its stack. Default: a text logger on os.Stderr,
+	// not slog.Default(), which may well write to this Writer.
+	Logger *slog.Logger
+}
+
+// Buffering is how a Writer holds the records that wait for the
+// destination: the rings and their drain workers, the bytes the records
+// take, the waits of a record at or above KeepLevel and of the hand-off,
+// and a spill tier on disk. [Options] embeds it, and so do the options of
+// slogsink, zapsink and zerologsink, where each field means what it says
+// here. The zero value of every field means its default.
+type Buffering struct {
 	// Shards is the number of rings, each with one drain worker. Default
 	// DefaultShards (2), at most sink.MaxShards.
 	Shards int
@@ -75,45 +113,44 @@ type Options struct {
 	// reaches the writer at most this much later than it would otherwise
 	// (plus the timer's lateness). Meanwhile the worker sleeps instead of
 	// following the loggers record by record, so that it does not pull
-	// the ring's cache lines from under them. Flush and Close never wait
-	// for it. Default DefaultMaxDelay (100 µs); negative: write at once.
+	// the ring's cache lines from under them (what that saves the caller
+	// of an Info into a fast writer: docs/benchmarks.md, "Logging", the
+	// third table). Flush and Close never wait for it. Default
+	// DefaultMaxDelay (100 µs); negative: write at once.
 	MaxDelay time.Duration
-	// KeepLevel is the level from which records are shed last: an eighth
-	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
-	// records at or above KeepLevel may fill (a drop report travels in the
-	// slot of the record after it), so that while records below it are
-	// being dropped, these are not. Default DefaultKeepLevel
-	// (slog.LevelWarn); read once, by New.
-	KeepLevel slog.Leveler
 	// KeepWait is the longest a record at or above KeepLevel waits for
 	// room, when its ring (reserve included) or its shard's share of
 	// MaxQueuedBytes is full, before it is shed: the caller parks (no
 	// spinning) until a drain worker frees room, the wait ends, or Close
 	// begins. A record shed so is counted in Stats.WaitedOut, and the drop
-	// report says how many waited out, by level. Records below KeepLevel
-	// never wait; a record larger than its shard's share of MaxQueuedBytes
-	// is shed at once, as is a record once Close has begun. A record that
-	// finds room waits for nothing and pays nothing for this option.
-	// Default DefaultKeepWait (1 ms); negative: never wait.
+	// report says how many waited out, by level ("waited_out"). Records
+	// below KeepLevel never wait; a record larger than its shard's share
+	// of MaxQueuedBytes is shed at once, as is a record once Close has
+	// begun. A record that finds room waits for nothing and pays nothing
+	// for this option. Default DefaultKeepWait (1 ms); negative: never
+	// wait.
 	KeepWait time.Duration
 	// MaxQueuedBytes bounds the memory of the records longer than a ring
-	// slot holds (352 bytes), which allocate their bytes: those
-	// in the rings and in the batches being written (a Write that stalls
-	// keeps its batch counted) never sum to more, so a flood of large
-	// records into a stalled writer is shed, counted
-	// (Stats.DroppedForBytes) and reported like a full ring, and does not
-	// pin the heap. Each shard has MaxQueuedBytes/Shards; records below
-	// KeepLevel may fill seven eighths of it, so that those at or above it
-	// find room. A record larger than a shard's share is taken only while
-	// the shard holds no bytes, and then alone. The record buffers queued
-	// come on top: RingCapacity × Shards × 416 bytes at most (6.5 MiB by
-	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
-	// but the slots.
+	// slot holds (352 bytes), which allocate their bytes: those in the
+	// rings and in the batches being written (a Write that stalls keeps
+	// its batch counted) never sum to more, so a flood of large records
+	// into a stalled writer is shed, counted (Stats.DroppedForBytes) and
+	// reported like a full ring, and does not pin the heap. Each shard has
+	// MaxQueuedBytes/Shards; records below KeepLevel may fill seven eighths
+	// of it, so that those at or above it find room. A record larger than
+	// a shard's share is taken only while the shard holds no bytes, and
+	// then alone: until it is written the shard sheds every other record
+	// longer than a slot (those that fit their slot take no bytes and
+	// still go in). The record buffers queued come on top: RingCapacity ×
+	// Shards × 416 bytes at most (6.5 MiB by default). Default
+	// DefaultMaxQueuedBytes (64 MiB); negative: no bound but the slots.
 	//
 	// It costs every push a call that reads the record's size, and a
 	// record longer than a slot one atomic add on its shard's byte
 	// counter; the drain worker gives the bytes back with one add per
-	// batch.
+	// batch. A front-end that formats on the caller sheds a record for
+	// bytes once it is formatted (its size is known only then).
+	// docs/benchmarks.md ("Logging") has the cost against no bound.
 	MaxQueuedBytes int
 
 	// SpillDir, when set, puts a spill tier on disk behind the rings
@@ -143,24 +180,6 @@ type Options struct {
 	// default such a record waits for the worker (the package doc,
 	// guarantee 1).
 	DisableHandOff bool
-
-	// Name prefixes the Writer's own messages (its errors, its panic
-	// reports) and names its sink. Default "logsink".
-	Name string
-
-	// OnError, when set, is called with every error of a Write to the
-	// writer and every error of a front-end's formatting, one call at a time,
-	// outside every lock of the Writer's: on the goroutine that met the
-	// error (a drain worker, or the one that logs), or, when a call is in
-	// progress, on the goroutine making it, after it; nobody waits for a
-	// call of another. While one call lasts, up to 64 errors wait, and one
-	// error counts the rest. It must not log through this Writer. A panic
-	// in it is recovered and counted in Panics.
-	OnError func(error)
-	// Logger receives the Writer's own reports: the first recovered panic
-	// of each minute, with its stack. Default: a text logger on os.Stderr,
-	// not slog.Default(), which may well write to this Writer.
-	Logger *slog.Logger
 }
 
 // Check reports what [New] would refuse of w and o: nil, or an error

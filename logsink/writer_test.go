@@ -63,7 +63,7 @@ func TestWriteAlwaysReturnsTheLength(t *testing.T) {
 }
 
 func TestNewNamesEveryBadOption(t *testing.T) {
-	_, err := logsink.New(nil, &logsink.Options{Shards: -1, RingCapacity: -2, BatchSize: -3})
+	_, err := logsink.New(nil, &logsink.Options{Buffering: logsink.Buffering{Shards: -1, RingCapacity: -2, BatchSize: -3}})
 	if !errors.Is(err, logsink.ErrInvalidOptions) {
 		t.Fatalf("New = %v, want ErrInvalidOptions", err)
 	}
@@ -82,8 +82,8 @@ func TestAReportThatPanicsIsCounted(t *testing.T) {
 	dst.gate = gate
 	var logged bytes.Buffer
 	w, err := frontend.New(&dst, &logsink.Options{
-		Shards: 1, RingCapacity: 8,
-		Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+		Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8},
+		Logger:    slog.New(slog.NewTextHandler(&logged, nil)),
 	}, func(frontend.Drops) *frontend.Record { panic("boom") })
 	if err != nil {
 		t.Fatal(err)
@@ -111,12 +111,15 @@ func TestOnErrorRunsOutsideTheLocks(t *testing.T) {
 	var w *logsink.Writer
 	var mu sync.Mutex
 	var errs []error
-	w, err := logsink.New(failing{}, &logsink.Options{Shards: 1, OnError: func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-		_ = w.Stats()
-	}})
+	w, err := logsink.New(failing{}, &logsink.Options{
+		Buffering: logsink.Buffering{Shards: 1},
+		OnError: func(err error) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			_ = w.Stats()
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

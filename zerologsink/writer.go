@@ -30,46 +30,23 @@ const DroppedMessage = "zerologsink: dropped records"
 var ErrInvalidOptions = errors.New("zerologsink: invalid options")
 
 // Options configures a [Writer]. A nil *Options, and the zero value of
-// every field, means the default. The sizes are logsink's
-// (logsink.Options says what each costs).
+// every field, means the default.
 type Options struct {
 	// KeepLevel is the level from which events are shed last, as a slog
 	// level: SlogLevel(zerolog.ErrorLevel), say. Default
 	// SlogLevel(zerolog.WarnLevel).
 	KeepLevel slog.Leveler
-	// KeepWait is the longest an event at or above KeepLevel waits for
-	// room before it is shed (logsink.Options.KeepWait): counted in
-	// Stats().WaitedOut and the drop report's "waited_out". Events below
-	// KeepLevel never wait. Default logsink.DefaultKeepWait (1 ms);
-	// negative: never wait.
-	KeepWait time.Duration
 	// CloseTimeout bounds Close (io.Closer, which zerolog calls before it
 	// exits on Fatal) and the write of a fatal or panic event. Default
 	// DefaultCloseTimeout (5 s).
 	CloseTimeout time.Duration
 
-	// Shards, RingCapacity, BatchSize, MaxDelay and MaxQueuedBytes are
-	// logsink.Options' (defaults 2, 8192, 1024, 100 µs, 64 MiB).
-	Shards         int
-	RingCapacity   int
-	BatchSize      int
-	MaxDelay       time.Duration
-	MaxQueuedBytes int
-	// SpillDir and SpillBytes put a spill tier on disk behind the rings
-	// (logsink.Options.SpillDir): while a Write to the destination
-	// stalls, records go to files in SpillDir instead of being shed, up
-	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
-	// written later in order. Default off. SpillBytes must be at least
-	// 64 KiB a shard (sink.MinSpillShardBytes × Shards: 128 KiB for the
-	// default 2 shards).
-	SpillDir   string
-	SpillBytes int64
-	// DisableHandOff turns logsink's hand-off off
-	// (logsink.Options.DisableHandOff): a record whose ring is full is
-	// shed at once, even when the drain worker is only short of CPU. By
-	// default such a call waits for the worker, within the bounds of
-	// logsink's guarantee 1.
-	DisableHandOff bool
+	// Buffering sizes the rings and their workers, bounds the bytes the
+	// events take, says how long an event at or above KeepLevel waits for
+	// room (KeepWait), and puts a spill tier behind the rings (SpillDir):
+	// logsink.Buffering says what each field costs, and its defaults are
+	// logsink's.
+	logsink.Buffering
 	// OnError gets every error of a Write to the destination, one call at
 	// a time, outside every lock (logsink.Options).
 	OnError func(error)
