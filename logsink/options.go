@@ -182,10 +182,10 @@ type Buffering struct {
 	DisableHandOff bool
 }
 
-// Check reports what [New] would refuse of w and o: nil, or an error
-// wrapping [ErrInvalidOptions] that names every bad field and its value.
-// It is for a front-end with checks of its own, so that one error names
-// them all at once.
+// Check reports what [New] would refuse of w and o, without starting
+// anything: nil, or an error wrapping [ErrInvalidOptions] that names
+// every bad field and its value. A front-end with checks of its own adds
+// these to its errors, so that one error names them all at once.
 func (o *Options) Check(w io.Writer) error {
 	_, err := o.settle(w)
 	return err
