@@ -26,7 +26,7 @@ func TestAFloodOfLargeRecordsIsBoundedInBytes(t *testing.T) {
 	dst := &lockedWriter{gate: gate}
 	// KeepWait -1: the ERROR records are shed for bytes at once (a wait
 	// for room would count them in WaitedOut instead; keepwait_test.go).
-	w, err := logsink.New(dst, &logsink.Options{KeepWait: -1})
+	w, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{KeepWait: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 	"github.com/shardedsink/shardedsink/logsink/logsinktest"
 )
 
@@ -69,8 +70,8 @@ func TestStreamContract(t *testing.T) {
 
 // The default report is valid JSON that names the levels as slog does.
 func TestJSONReport(t *testing.T) {
-	r := logsink.JSONReport(logsink.Drops{Total: 5, ByLevel: [4]uint64{1, 4, 0, 0}})
-	defer logsink.PutRecord(r)
+	r := frontend.JSONReport(frontend.Drops{Total: 5, ByLevel: [4]uint64{1, 4, 0, 0}})
+	defer frontend.PutRecord(r)
 	n, ok := logsinktest.JSONReport(logsink.DroppedMessage)(r.Bytes()[:r.Len()-1])
 	if !ok || n != 5 {
 		t.Fatalf("JSONReport wrote %q: recognised %v, dropped %d", r.Bytes(), ok, n)

@@ -10,7 +10,8 @@
 //
 //	{"time":"...","level":"WARN","msg":"logsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
 //
-// (or whatever Options.Report formats) is written in the gap.
+// ([DroppedMessage]; a front-end writes its own, in its logger's format)
+// is written in the gap.
 //
 // A Writer is an io.Writer, each Write one record, for any logger that
 // writes a record in one Write (the standard log package, zerolog, zap's
@@ -22,10 +23,15 @@
 //	log.SetOutput(w)
 //
 // WriteLevel gives a record its level, so that errors are kept longest
-// (zerolog's LevelWriter has the same method). Front-ends that format on
-// the caller (slogsink, zapsink) use [Stream.Begin] and [Stream.Push]:
-// Begin refuses a record before it is formatted when it would be shed, and
-// the record is formatted into a pooled [Record] and pushed from there.
+// (zerolog's LevelWriter has the same method). A front-end that formats on
+// the caller (slogsink, zapsink) uses the hooks of package
+// logsink/frontend: its Stream.Begin refuses a record before it is
+// formatted when it would be shed, and the record is formatted into a
+// pooled Record and pushed from there. (The hooks this package exported
+// before v0.1.0 are there now: Stream.Begin, Push and End, Call, Record,
+// GetRecord, PutRecord, InlineSize, Drops, DropLevels, JSONReport,
+// Options.Report as New's report, and Writer's Root, Fail, Panicked,
+// MaxDrainTurn and Empty, as CountEmpty.)
 //
 // # Guarantees
 //
@@ -63,13 +69,13 @@
 //     exactly Written + Dropped + Errors + Abandoned + Empty ([Stats]).
 //     Dropped: shed because a ring was full (in slots or in bytes), or
 //     written after Close. Errors: lost in a Write that failed or
-//     panicked, or counted by a front-end ([Writer.Fail]); a panic costs
+//     panicked, or in a front-end's formatting; a panic costs
 //     its Write only, is counted in Panics, never reaches the caller, and
 //     the first of each minute is logged through Options.Logger.
 //     Abandoned: still buffered when Close's ctx ended. Empty: no bytes.
-//  4. Every drop is reported in the stream exactly once, by the record
-//     that Options.Report formats from [Drops] (the number lost at that
-//     point of the shard, by level): after the last record the shard
+//  4. Every drop is reported in the stream exactly once, by a drop report
+//     ([DroppedMessage]: the number lost at that point of the shard, by
+//     level): after the last record the shard
 //     accepted before them, in the slot of the first it accepted after.
 //     Drops that no record follows are reported by Flush, or by Close
 //     after the last record. Records written after Close are counted in
@@ -120,7 +126,7 @@
 // eighths of RingCapacity, and the bytes of those over 352 in seven eighths
 // of MaxQueuedBytes/Shards. The default ring of 8192 records holds 7,168
 // records below KeepLevel per shard. A queued record takes 416 bytes
-// (its Record) and 16 more in its ring slot, so each doubling of
+// (its record buffer) and 16 more in its ring slot, so each doubling of
 // RingCapacity costs up to 3.4 MiB per shard more while the ring is full.
 //
 // # A spill directory
@@ -172,11 +178,13 @@
 //
 // # Where the rules live
 //
-// For a maintainer, each written once: the admission of a record and what
-// the shard's queued count means (shardCounts in writer.go;
-// Stream.Begin, admit and Push in stream.go), how a refused or shed
-// record is counted and reported (drops.go), the Writer's one state and
-// Close (Writer.closed in writer.go, close.go), the batches written to the
+// For a maintainer, each written once, in logsink/internal/engine, the
+// machinery behind the Writer: the admission of a record and what the
+// shard's queued count means (shardCounts in writer.go; Stream.Begin,
+// admit and Push in stream.go), how a refused or shed record is counted
+// and reported (drops.go), the Writer's one state and Close
+// (Writer.closed in writer.go, close.go), the batches written to the
 // destination (drain.go), the records' spill codec (entryCodec in
-// record.go).
+// record.go). This package holds the user's types and the options' checks
+// and defaults (options.go).
 package logsink

@@ -44,7 +44,7 @@ func TestEmptyWritesIntoAFullRingAreCountedInEmpty(t *testing.T) {
 	dst := &heldWriter{release: make(chan struct{}), started: make(chan struct{})}
 	// KeepWait off and no hand-off: a record that finds the ring full is
 	// shed at once, at every level.
-	w, err := logsink.New(dst, &logsink.Options{Shards: 1, RingCapacity: 8, BatchSize: 8, MaxDelay: -1, KeepWait: -1, DisableHandOff: true})
+	w, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8, BatchSize: 8, MaxDelay: -1, KeepWait: -1, DisableHandOff: true}})
 	require.NoError(t, err)
 	released := false
 	release := func() {

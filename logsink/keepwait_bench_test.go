@@ -19,7 +19,7 @@ func BenchmarkWriteWithRoom(b *testing.B) {
 	rec := []byte(`{"time":"2026-12-02T03:04:05.123456789Z","level":"INFO","msg":"request served","route":"/cart","status":200}` + "\n")
 	for _, l := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
 		b.Run("level="+l.String(), func(b *testing.B) {
-			w, err := logsink.New(io.Discard, &logsink.Options{RingCapacity: 1 << 16})
+			w, err := logsink.New(io.Discard, &logsink.Options{Buffering: logsink.Buffering{RingCapacity: 1 << 16}})
 			if err != nil {
 				b.Fatal(err)
 			}

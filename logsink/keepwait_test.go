@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -55,7 +56,7 @@ func timed(w *logsink.Writer, l slog.Level, p []byte) time.Duration {
 func TestAWarningWaitsKeepWaitForRoomAndInfoNever(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const keepWait = 5 * time.Millisecond
-		w, dst, gate := stalledOne(t, 8, logsink.Options{KeepWait: keepWait})
+		w, dst, gate := stalledOne(t, 8, logsink.Options{Buffering: logsink.Buffering{KeepWait: keepWait}})
 		for i := range 7 { // seven eighths: the INFO records' part
 			_, _ = w.WriteLevel(slog.LevelInfo, fmt.Appendf(nil, "info %d\n", i))
 		}
@@ -117,7 +118,7 @@ func TestAWarningWaitsKeepWaitForRoomAndInfoNever(t *testing.T) {
 func TestCloseShedsTheRecordsWaitingForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const keepWait = time.Second
-		w, _, gate := stalledOne(t, 2, logsink.Options{KeepWait: keepWait})
+		w, _, gate := stalledOne(t, 2, logsink.Options{Buffering: logsink.Buffering{KeepWait: keepWait}})
 		_, _ = w.WriteLevel(slog.LevelWarn, []byte("a\n"))
 		_, _ = w.WriteLevel(slog.LevelWarn, []byte("b\n")) // the ring is full
 		var waited time.Duration
@@ -155,7 +156,7 @@ func TestARecordThatCanNeverFitIsShedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
 		dst := &lockedWriter{gate: gate}
-		w, err := logsink.New(dst, &logsink.Options{Shards: 1, MaxDelay: -1, MaxQueuedBytes: 1024, KeepWait: time.Second})
+		w, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxDelay: -1, MaxQueuedBytes: 1024, KeepWait: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestTheCountsAddUpWithWaitedOutRecords(t *testing.T) {
 	// Writes slower than sink.SlowDrain: a slow destination, which the
 	// loggers do not wait for (but KeepWait).
 	dst := &slowWriter{d: 2 * sink.SlowDrain}
-	w, err := logsink.New(dst, &logsink.Options{Shards: 2, RingCapacity: 64, BatchSize: 8, KeepWait: 300 * time.Microsecond})
+	w, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 64, BatchSize: 8, KeepWait: 300 * time.Microsecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,18 +311,18 @@ func reports(t *testing.T, out string) reported {
 // digits, waited out too) is whole and JSON, past InlineSize or not.
 func TestTheLongestReportIsWhole(t *testing.T) {
 	const most = ^uint64(0)
-	d := logsink.Drops{Total: most, ByLevel: [4]uint64{most, most, most, most}, WaitedOut: most, WaitedOutByLevel: [4]uint64{most, most, most, most}}
-	r := logsink.JSONReport(d)
-	defer logsink.PutRecord(r)
+	d := frontend.Drops{Total: most, ByLevel: [4]uint64{most, most, most, most}, WaitedOut: most, WaitedOutByLevel: [4]uint64{most, most, most, most}}
+	r := frontend.JSONReport(d)
+	defer frontend.PutRecord(r)
 	line := r.Bytes()
-	if len(line) <= logsink.InlineSize {
+	if len(line) <= frontend.InlineSize {
 		t.Fatalf("the longest report is %d bytes: the test does not pass InlineSize", len(line))
 	}
 	var m map[string]any
 	if err := json.Unmarshal(line, &m); err != nil || !bytes.HasSuffix(line, []byte("}\n")) {
 		t.Fatalf("the report %q: %v", line, err)
 	}
-	if n := testing.AllocsPerRun(100, func() { logsink.PutRecord(logsink.JSONReport(logsink.Drops{Total: 3, ByLevel: [4]uint64{1, 2}})) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { frontend.PutRecord(frontend.JSONReport(frontend.Drops{Total: 3, ByLevel: [4]uint64{1, 2}})) }); n != 0 {
 		t.Fatalf("a report of a few drops allocates %v times", n)
 	}
 }
@@ -336,7 +337,7 @@ func TestTheLongestReportIsWhole(t *testing.T) {
 func TestAReportNeverMakesASmallRecordShedForBytes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const share = 4096
-		w, dst, gate := stalledOne(t, 64, logsink.Options{MaxQueuedBytes: share, KeepWait: time.Second})
+		w, dst, gate := stalledOne(t, 64, logsink.Options{Buffering: logsink.Buffering{MaxQueuedBytes: share, KeepWait: time.Second}})
 		big := append(bytes.Repeat([]byte("x"), share+100), '\n')
 		_, _ = w.WriteLevel(slog.LevelInfo, big) // the shard holds nothing: taken, alone
 		_, _ = w.WriteLevel(slog.LevelInfo, big) // the share is spent: shed for bytes

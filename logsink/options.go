@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/shardedsink/shardedsink/internal/fielderr"
+	"github.com/shardedsink/shardedsink/logsink/internal/engine"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -19,27 +21,27 @@ const (
 	DefaultShards = 2
 	// DefaultRingCapacity is the default number of records each shard
 	// buffers. A ring slot takes 16 bytes on 64-bit platforms and points
-	// to a pooled Record of 416 bytes that holds a formatted record of up
-	// to InlineSize (352) bytes: a default ring takes 128 KiB, up to
-	// 3.3 MiB more while it is full, plus the records longer than that.
+	// to a pooled record buffer of 416 bytes that holds a formatted record
+	// of up to 352 bytes: a default ring takes 128 KiB, up to 3.3 MiB more
+	// while it is full, plus the records longer than that.
 	DefaultRingCapacity = 8192
 	// DefaultBatchSize is the default number of records a drain worker
 	// takes from its ring at once and copies into Writes of at most 256
 	// KiB.
 	DefaultBatchSize = 1024
-	// DefaultMaxDelay is the default [Options.MaxDelay].
+	// DefaultMaxDelay is the default [Buffering.MaxDelay].
 	DefaultMaxDelay = 100 * time.Microsecond
 	// DefaultKeepLevel is the default [Options.KeepLevel].
 	DefaultKeepLevel = slog.LevelWarn
-	// DefaultKeepWait is the default [Options.KeepWait]: how long a record
+	// DefaultKeepWait is the default [Buffering.KeepWait]: how long a record
 	// at or above KeepLevel waits for room before it is shed. The package
 	// doc ("Waiting for room") has what a burst into a stalled
 	// destination loses, and what a caller waits, at 0, 1 ms and 10 ms.
 	DefaultKeepWait = time.Millisecond
-	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
+	// DefaultMaxQueuedBytes is the default [Buffering.MaxQueuedBytes]: 64
 	// MiB of records longer than a ring slot holds, on top of the slots.
 	DefaultMaxQueuedBytes = 64 << 20
-	// DefaultSpillBytes is the default [Options.SpillBytes]: 1 GiB.
+	// DefaultSpillBytes is the default [Buffering.SpillBytes]: 1 GiB.
 	DefaultSpillBytes = 1 << 30
 )
 
@@ -57,7 +59,45 @@ type Options struct {
 	// [Stream.Write], which carry none of their own (WriteLevel gives one).
 	// Default slog.LevelInfo.
 	Level slog.Level
+	// KeepLevel is the level from which records are shed last: an eighth
+	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
+	// records at or above KeepLevel may fill (a drop report travels in the
+	// slot of the record after it), so that while records below it are
+	// being dropped, these are not. Default DefaultKeepLevel
+	// (slog.LevelWarn); read once, by New.
+	KeepLevel slog.Leveler
 
+	// Buffering sizes the rings and their workers, bounds the bytes the
+	// records take, says how long a record at or above KeepLevel waits for
+	// room, and puts a spill tier behind the rings: [Buffering] says what
+	// each field costs.
+	Buffering
+
+	// Name prefixes the Writer's own messages (its errors, its panic
+	// reports) and names its sink. Default "logsink".
+	Name string
+	// OnError, when set, is called with every error of a Write to the
+	// writer and every error of a front-end's formatting, one call at a
+	// time, outside every lock of the Writer's: on the goroutine that met
+	// the error (a drain worker, or the one that logs), or, when a call is
+	// in progress, on the goroutine making it, after it; nobody waits for
+	// a call of another. While one call lasts, up to 64 errors wait, and
+	// one error counts the rest. It must not log through this Writer. A
+	// panic in it is recovered and counted in Panics.
+	OnError func(error)
+	// Logger receives the Writer's own reports: the first recovered panic
+	// of each minute, with its stack. Default: a text logger on os.Stderr,
+	// not slog.Default(), which may well write to this Writer.
+	Logger *slog.Logger
+}
+
+// Buffering is how a Writer holds the records that wait for the
+// destination: the rings and their drain workers, the bytes the records
+// take, the waits of a record at or above KeepLevel and of the hand-off,
+// and a spill tier on disk. [Options] embeds it, and so do the options of
+// slogsink, zapsink and zerologsink, where each field means what it says
+// here. The zero value of every field means its default.
+type Buffering struct {
 	// Shards is the number of rings, each with one drain worker. Default
 	// DefaultShards (2), at most sink.MaxShards.
 	Shards int
@@ -73,45 +113,44 @@ type Options struct {
 	// reaches the writer at most this much later than it would otherwise
 	// (plus the timer's lateness). Meanwhile the worker sleeps instead of
 	// following the loggers record by record, so that it does not pull
-	// the ring's cache lines from under them. Flush and Close never wait
-	// for it. Default DefaultMaxDelay (100 µs); negative: write at once.
+	// the ring's cache lines from under them (what that saves the caller
+	// of an Info into a fast writer: docs/benchmarks.md, "Logging", the
+	// third table). Flush and Close never wait for it. Default
+	// DefaultMaxDelay (100 µs); negative: write at once.
 	MaxDelay time.Duration
-	// KeepLevel is the level from which records are shed last: an eighth
-	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
-	// records at or above KeepLevel may fill (a drop report travels in the
-	// slot of the record after it), so that while records below it are
-	// being dropped, these are not. Default DefaultKeepLevel
-	// (slog.LevelWarn); read once, by New.
-	KeepLevel slog.Leveler
 	// KeepWait is the longest a record at or above KeepLevel waits for
 	// room, when its ring (reserve included) or its shard's share of
 	// MaxQueuedBytes is full, before it is shed: the caller parks (no
 	// spinning) until a drain worker frees room, the wait ends, or Close
 	// begins. A record shed so is counted in Stats.WaitedOut, and the drop
-	// report says how many waited out, by level. Records below KeepLevel
-	// never wait; a record larger than its shard's share of MaxQueuedBytes
-	// is shed at once, as is a record once Close has begun. A record that
-	// finds room waits for nothing and pays nothing for this option.
-	// Default DefaultKeepWait (1 ms); negative: never wait.
+	// report says how many waited out, by level ("waited_out"). Records
+	// below KeepLevel never wait; a record larger than its shard's share
+	// of MaxQueuedBytes is shed at once, as is a record once Close has
+	// begun. A record that finds room waits for nothing and pays nothing
+	// for this option. Default DefaultKeepWait (1 ms); negative: never
+	// wait.
 	KeepWait time.Duration
 	// MaxQueuedBytes bounds the memory of the records longer than a ring
-	// slot holds (InlineSize, 352 bytes), which allocate their bytes: those
-	// in the rings and in the batches being written (a Write that stalls
-	// keeps its batch counted) never sum to more, so a flood of large
-	// records into a stalled writer is shed, counted
-	// (Stats.DroppedForBytes) and reported like a full ring, and does not
-	// pin the heap. Each shard has MaxQueuedBytes/Shards; records below
-	// KeepLevel may fill seven eighths of it, so that those at or above it
-	// find room. A record larger than a shard's share is taken only while
-	// the shard holds no bytes, and then alone. The Records queued come
-	// on top: RingCapacity × Shards × 416 bytes at most (6.5 MiB by
-	// default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
-	// but the slots.
+	// slot holds (352 bytes), which allocate their bytes: those in the
+	// rings and in the batches being written (a Write that stalls keeps
+	// its batch counted) never sum to more, so a flood of large records
+	// into a stalled writer is shed, counted (Stats.DroppedForBytes) and
+	// reported like a full ring, and does not pin the heap. Each shard has
+	// MaxQueuedBytes/Shards; records below KeepLevel may fill seven eighths
+	// of it, so that those at or above it find room. A record larger than
+	// a shard's share is taken only while the shard holds no bytes, and
+	// then alone: until it is written the shard sheds every other record
+	// longer than a slot (those that fit their slot take no bytes and
+	// still go in). The record buffers queued come on top: RingCapacity ×
+	// Shards × 416 bytes at most (6.5 MiB by default). Default
+	// DefaultMaxQueuedBytes (64 MiB); negative: no bound but the slots.
 	//
 	// It costs every push a call that reads the record's size, and a
 	// record longer than a slot one atomic add on its shard's byte
 	// counter; the drain worker gives the bytes back with one add per
-	// batch.
+	// batch. A front-end that formats on the caller sheds a record for
+	// bytes once it is formatted (its size is known only then).
+	// docs/benchmarks.md ("Logging") has the cost against no bound.
 	MaxQueuedBytes int
 
 	// SpillDir, when set, puts a spill tier on disk behind the rings
@@ -141,59 +180,12 @@ type Options struct {
 	// default such a record waits for the worker (the package doc,
 	// guarantee 1).
 	DisableHandOff bool
-
-	// Report formats the record that reports drops in the stream (see the
-	// package doc): it returns a Record from [GetRecord] holding the
-	// report's bytes, which the Writer puts back, or nil when it could not
-	// (the front-end counts that failure itself, with [Writer.Fail] or
-	// [Writer.Panicked]). It runs on a logging goroutine, under no lock of
-	// the Writer's, or on Flush's or Close's. Default [JSONReport].
-	Report func(Drops) *Record
-	// Name prefixes the Writer's own messages (its errors, its panic
-	// reports) and names its sink. Default "logsink".
-	Name string
-
-	// OnError, when set, is called with every error of a Write to the
-	// writer and every error handed to [Writer.Fail], one call at a time,
-	// outside every lock of the Writer's: on the goroutine that met the
-	// error (a drain worker, or the one that logs), or, when a call is in
-	// progress, on the goroutine making it, after it; nobody waits for a
-	// call of another. While one call lasts, up to 64 errors wait, and one
-	// error counts the rest. It must not log through this Writer. A panic
-	// in it is recovered and counted in Panics.
-	OnError func(error)
-	// Logger receives the Writer's own reports: the first recovered panic
-	// of each minute, with its stack. Default: a text logger on os.Stderr,
-	// not slog.Default(), which may well write to this Writer.
-	Logger *slog.Logger
 }
 
-// settings is Options after defaults and validation.
-type settings struct {
-	level          slog.Level
-	shards         int
-	ringCapacity   int
-	batchSize      int
-	maxDelay       time.Duration // 0: write at once
-	onError        func(error)
-	logger         *slog.Logger
-	report         func(Drops) *Record
-	name           string
-	keepLevel      slog.Level
-	keepWait       time.Duration // 0: never wait
-	maxQueued      int           // Options.MaxQueuedBytes; 0: no bound
-	spillDir       string        // "": no spill tier
-	spillBytes     int64
-	spillSync      time.Duration
-	lowLimit       int64 // the ring length up to which records below keepLevel are accepted
-	assistMark     int64 // the ring length above which a caller yields before it logs
-	disableHandOff bool
-}
-
-// Check reports what [New] would refuse of w and o: nil, or an error
-// wrapping [ErrInvalidOptions] that names every bad field and its value.
-// It is for a front-end with checks of its own, so that one error names
-// them all at once.
+// Check reports what [New] would refuse of w and o, without starting
+// anything: nil, or an error wrapping [ErrInvalidOptions] that names
+// every bad field and its value. A front-end with checks of its own adds
+// these to its errors, so that one error names them all at once.
 func (o *Options) Check(w io.Writer) error {
 	_, err := o.settle(w)
 	return err
@@ -201,7 +193,7 @@ func (o *Options) Check(w io.Writer) error {
 
 // settle validates o and applies the defaults. Every invalid field is
 // reported, each in an error that wraps ErrInvalidOptions.
-func (o *Options) settle(w io.Writer) (settings, error) {
+func (o *Options) settle(w io.Writer) (engine.Settings, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -241,58 +233,39 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 		bad("SpillSync", o.SpillSync, "must be positive, or zero for the default 1s")
 	}
 	if err := errs.Err(); err != nil {
-		return settings{}, err
+		return engine.Settings{}, err
 	}
-	s := settings{
-		disableHandOff: o.DisableHandOff,
-		level:          o.Level,
-		shards:         cmp.Or(o.Shards, DefaultShards),
-		ringCapacity:   cmp.Or(o.RingCapacity, DefaultRingCapacity),
-		batchSize:      cmp.Or(o.BatchSize, DefaultBatchSize),
-		maxDelay:       max(0, o.MaxDelay),
-		onError:        o.OnError,
-		logger:         o.Logger,
-		report:         o.Report,
-		name:           cmp.Or(o.Name, "logsink"),
-		keepLevel:      DefaultKeepLevel,
-		keepWait:       max(0, o.KeepWait),
-		maxQueued:      max(0, o.MaxQueuedBytes),
-		spillDir:       o.SpillDir,
-		spillBytes:     cmp.Or(o.SpillBytes, DefaultSpillBytes),
-		spillSync:      o.SpillSync,
-	}
-	if o.MaxQueuedBytes == 0 {
-		s.maxQueued = DefaultMaxQueuedBytes
-	}
-	if o.MaxDelay == 0 {
-		s.maxDelay = DefaultMaxDelay
-	}
-	if o.KeepWait == 0 {
-		s.keepWait = DefaultKeepWait
+	s := engine.Settings{
+		Name:           cmp.Or(o.Name, "logsink"),
+		Level:          o.Level,
+		KeepLevel:      DefaultKeepLevel,
+		KeepWait:       orDefault(o.KeepWait, DefaultKeepWait),
+		Shards:         cmp.Or(o.Shards, DefaultShards),
+		RingCapacity:   cmp.Or(o.RingCapacity, DefaultRingCapacity),
+		BatchSize:      cmp.Or(o.BatchSize, DefaultBatchSize),
+		MaxDelay:       orDefault(o.MaxDelay, DefaultMaxDelay),
+		MaxQueuedBytes: orDefault(o.MaxQueuedBytes, DefaultMaxQueuedBytes),
+		DisableHandOff: o.DisableHandOff,
+		SpillDir:       o.SpillDir,
+		SpillSync:      o.SpillSync,
+		SpillBytes:     cmp.Or(o.SpillBytes, DefaultSpillBytes),
+		OnError:        o.OnError,
+		Logger:         o.Logger,
 	}
 	if o.KeepLevel != nil {
-		s.keepLevel = o.KeepLevel.Level()
+		s.KeepLevel = o.KeepLevel.Level()
 	}
-	if s.report == nil {
-		s.report = JSONReport
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	s.batchSize = min(s.batchSize, s.ringCapacity)
-	reserve := s.ringCapacity / 8
-	if reserve == 0 && s.ringCapacity > 1 {
-		reserve = 1
-	}
-	s.lowLimit = int64(s.ringCapacity - reserve)
-	s.assistMark = int64(s.ringCapacity / 4)
 	return s, nil
 }
 
-// admissionLimit is the most records a shard's queued may count (see
-// shardCounts) for a record of level l to be admitted: the ring's
-// capacity at or above keepLevel, lowLimit below it, the rest being the
-// reserve of the records that matter.
-func (s *settings) admissionLimit(l slog.Level) int64 {
-	if l >= s.keepLevel {
-		return int64(s.ringCapacity)
+// orDefault is v's setting of a field whose zero value means def and whose
+// negative values mean off (0 in the engine's terms).
+func orDefault[T time.Duration | int](v, def T) T {
+	if v == 0 {
+		return def
 	}
-	return s.lowLimit
+	return max(0, v)
 }

@@ -20,9 +20,9 @@ func TestASpillBytesBelowTheMinimumIsNamedAsSpillBytes(t *testing.T) {
 		opts logsink.Options
 		want string
 	}{
-		{logsink.Options{SpillBytes: 1000},
+		{logsink.Options{Buffering: logsink.Buffering{SpillBytes: 1000}},
 			"logsink: invalid options: SpillBytes = 1000: must be at least sink.MinSpillShardBytes (65536) a shard: 131072 for 2 shards"},
-		{logsink.Options{Shards: 4, SpillBytes: 4<<16 - 1},
+		{logsink.Options{Buffering: logsink.Buffering{Shards: 4, SpillBytes: 4<<16 - 1}},
 			"logsink: invalid options: SpillBytes = 262143: must be at least sink.MinSpillShardBytes (65536) a shard: 262144 for 4 shards"},
 	} {
 		o := c.opts
@@ -34,7 +34,7 @@ func TestASpillBytesBelowTheMinimumIsNamedAsSpillBytes(t *testing.T) {
 		require.ErrorIs(t, err, logsink.ErrInvalidOptions)
 		require.EqualError(t, err, c.want)
 	}
-	w, err := logsink.New(io.Discard, &logsink.Options{Shards: 4, SpillBytes: 4 << 16, SpillDir: t.TempDir()})
+	w, err := logsink.New(io.Discard, &logsink.Options{Buffering: logsink.Buffering{Shards: 4, SpillBytes: 4 << 16, SpillDir: t.TempDir()}})
 	require.NoError(t, err, "the minimum")
 	require.NoError(t, w.Close(context.Background()))
 }

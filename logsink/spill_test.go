@@ -21,7 +21,7 @@ import (
 // written, once, in order per Stream, and the counts add up.
 func TestAStalledDestinationLosesNothingWithASpillDir(t *testing.T) {
 	dst := &lockedWriter{gate: make(chan struct{})}
-	w, err := logsink.New(dst, &logsink.Options{Shards: 2, RingCapacity: 128, BatchSize: 16, SpillDir: t.TempDir(), SpillBytes: 64 << 20})
+	w, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 128, BatchSize: 16, SpillDir: t.TempDir(), SpillBytes: 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestAStalledDestinationLosesNothingWithASpillDir(t *testing.T) {
 func TestAWriterWritesWhatTheLastOneLeftOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	stalled := &lockedWriter{gate: make(chan struct{})}
-	w, err := logsink.New(stalled, &logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: dir})
+	w, err := logsink.New(stalled, &logsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestAWriterWritesWhatTheLastOneLeftOnDisk(t *testing.T) {
 
 	dst := &lockedWriter{gate: make(chan struct{})}
 	close(dst.gate)
-	w2, err := logsink.New(dst, &logsink.Options{Shards: 1, SpillDir: dir})
+	w2, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{Shards: 1, SpillDir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func (p *pacedWriter) String() string {
 func TestFlushWaitsForARecordBehindWhatTheLastWriterLeft(t *testing.T) {
 	dir := t.TempDir()
 	stalled := &lockedWriter{gate: make(chan struct{})}
-	w, err := logsink.New(stalled, &logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: dir})
+	w, err := logsink.New(stalled, &logsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestFlushWaitsForARecordBehindWhatTheLastWriterLeft(t *testing.T) {
 	}
 
 	dst := &pacedWriter{}
-	w2, err := logsink.New(dst, &logsink.Options{Shards: 1, BatchSize: 16, SpillDir: dir})
+	w2, err := logsink.New(dst, &logsink.Options{Buffering: logsink.Buffering{Shards: 1, BatchSize: 16, SpillDir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package logsink
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/shardedsink/shardedsink/logsink/internal/engine"
+)
 
 // Stats is a snapshot of a Writer's counters, from [Writer.Stats].
 //
@@ -36,13 +40,13 @@ type Stats struct {
 	DroppedByLevel map[slog.Level]uint64 `json:"dropped_by_level"`
 	// Errors counts the records lost to an error or a panic: in a Write
 	// to the destination that failed, panicked or called runtime.Goexit,
-	// or in a front-end's formatting ([Writer.Fail]).
+	// or in a front-end's formatting (slogsink's Format handler, zapsink's
+	// encoder).
 	Errors uint64 `json:"errors"`
 	// Panics counts the recovered panics and runtime.Goexit calls, in the
-	// destination, Options.Report, OnError and a front-end's formatting
-	// ([Writer.Panicked]). The
-	// first of each minute is logged through Options.Logger with its
-	// stack.
+	// destination, OnError, and a front-end's formatting of records and of
+	// drop reports. The first of each minute is logged through
+	// Options.Logger with its stack.
 	Panics uint64 `json:"panics"`
 	// Abandoned counts the records that were accepted but not written
 	// because Close's ctx ended first: those a drain worker gave up on,
@@ -70,44 +74,27 @@ type Stats struct {
 // concurrency they are read one after another, not at one instant. It
 // allocates the DroppedByLevel map.
 func (w *Writer) Stats() Stats {
+	c := w.e.Counts()
 	s := Stats{
-		Written:        w.written.Load(),
-		Errors:         w.failed.Load(),
-		Panics:         w.panics.Load(),
-		Abandoned:      w.abandoned.Load(),
-		Empty:          w.empty.Load(),
-		DroppedByLevel: make(map[slog.Level]uint64),
+		Written:         c.Written,
+		DroppedForBytes: c.DroppedForBytes,
+		WaitedOut:       c.WaitedOut,
+		DroppedByLevel:  make(map[slog.Level]uint64),
+		Errors:          c.Errors,
+		Panics:          c.Panics,
+		Abandoned:       c.Abandoned,
+		Empty:           c.Empty,
+		Spilled:         c.Spilled,
+		Recovered:       c.Recovered,
+		LostOnDisk:      c.LostOnDisk,
+		OnDisk:          c.OnDisk,
 	}
-	// forBytes and waitedOut before dropped: a drop for bytes, and one
-	// that waited out, adds to dropped first.
-	for i := range w.shards {
-		s.DroppedForBytes += w.shards[i].forBytes.Load()
-		for lv := range levels {
-			s.WaitedOut += w.shards[i].waitedOut[lv].Load()
-		}
-	}
-	for lv := range levels {
-		n := w.closedDrops[lv].Load()
-		for i := range w.shards {
-			n += w.shards[i].dropped[lv].Load()
-		}
+	levels := engine.DropLevels()
+	for i, n := range c.Dropped {
 		if n != 0 {
-			s.DroppedByLevel[DropLevels[lv]] = n
+			s.DroppedByLevel[levels[i]] = n
 			s.Dropped += n
 		}
-	}
-	if w.opts.spillDir != "" {
-		ss := w.sink.Stats()
-		s.Spilled, s.Recovered, s.LostOnDisk, s.OnDisk = ss.Spilled, ss.Recovered, ss.SpillLost, ss.SpillQueued
-	}
-	select {
-	case <-w.sink.Done():
-		// The workers have exited: what is queued stays in the rings.
-		for i := range w.shards {
-			st := &w.shards[i]
-			s.Abandoned += uint64(st.counts.queued() - st.markers.Load())
-		}
-	default:
 	}
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // The standard log package writes each line in one Write: through a
@@ -62,7 +63,7 @@ func TestWriteAlwaysReturnsTheLength(t *testing.T) {
 }
 
 func TestNewNamesEveryBadOption(t *testing.T) {
-	_, err := logsink.New(nil, &logsink.Options{Shards: -1, RingCapacity: -2, BatchSize: -3})
+	_, err := logsink.New(nil, &logsink.Options{Buffering: logsink.Buffering{Shards: -1, RingCapacity: -2, BatchSize: -3}})
 	if !errors.Is(err, logsink.ErrInvalidOptions) {
 		t.Fatalf("New = %v, want ErrInvalidOptions", err)
 	}
@@ -80,11 +81,10 @@ func TestAReportThatPanicsIsCounted(t *testing.T) {
 	var dst lockedWriter
 	dst.gate = gate
 	var logged bytes.Buffer
-	w, err := logsink.New(&dst, &logsink.Options{
-		Shards: 1, RingCapacity: 8,
-		Report: func(logsink.Drops) *logsink.Record { panic("boom") },
-		Logger: slog.New(slog.NewTextHandler(&logged, nil)),
-	})
+	w, err := frontend.New(&dst, &logsink.Options{
+		Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8},
+		Logger:    slog.New(slog.NewTextHandler(&logged, nil)),
+	}, func(frontend.Drops) *frontend.Record { panic("boom") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestAReportThatPanicsIsCounted(t *testing.T) {
 	if st.Panics == 0 || st.Dropped == 0 || st.Written+st.Dropped != 101 {
 		t.Fatalf("Stats = %+v", st)
 	}
-	if !strings.Contains(logged.String(), "Options.Report panicked") {
+	if !strings.Contains(logged.String(), "logsink: Report panicked") {
 		t.Fatalf("the Logger got %q", logged.String())
 	}
 }
@@ -111,12 +111,15 @@ func TestOnErrorRunsOutsideTheLocks(t *testing.T) {
 	var w *logsink.Writer
 	var mu sync.Mutex
 	var errs []error
-	w, err := logsink.New(failing{}, &logsink.Options{Shards: 1, OnError: func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-		_ = w.Stats()
-	}})
+	w, err := logsink.New(failing{}, &logsink.Options{
+		Buffering: logsink.Buffering{Shards: 1},
+		OnError: func(err error) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			_ = w.Stats()
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/otelmetric"
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 	"github.com/shardedsink/shardedsink/sink"
@@ -28,7 +29,7 @@ func TestCollectionsWhileProducersPushShowStatsOnceQuiet(t *testing.T) {
 	ctx := context.Background()
 	s := sink.MustNew(sink.Config[int]{Name: "events", Shards: 4, RingCapacity: 64, Logger: slog.New(slog.DiscardHandler)},
 		sink.ActionFunc[int](func(context.Context, []int) { time.Sleep(20 * time.Microsecond) }))
-	h, err := slogsink.New(io.Discard, &slogsink.Options{Shards: 2, RingCapacity: 16, Logger: slog.New(slog.DiscardHandler)})
+	h, err := slogsink.New(io.Discard, &slogsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 16}, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	log := slog.New(h)
 	mp, r := instrumentstest.NewReader(t)

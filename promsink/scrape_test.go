@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/promsink"
 	"github.com/shardedsink/shardedsink/promsink/internal/seriestest"
 	"github.com/shardedsink/shardedsink/sink"
@@ -34,8 +35,10 @@ func TestAScrapeWhileProducersPushShowsStatsOnceQuiet(t *testing.T) {
 			time.Sleep(20 * time.Microsecond) // a slow consumer: some pushes are dropped
 			drained.Add(int64(len(batch)))
 		}))
-	h, err := slogsink.New(io.Discard, &slogsink.Options{Shards: 2, RingCapacity: 16,
-		Logger: slog.New(slog.DiscardHandler)})
+	h, err := slogsink.New(io.Discard, &slogsink.Options{
+		Buffering: logsink.Buffering{Shards: 2, RingCapacity: 16},
+		Logger:    slog.New(slog.DiscardHandler),
+	})
 	require.NoError(t, err)
 	log := slog.New(h)
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -68,7 +69,7 @@ func newBenchHandler(b *testing.B, kind string, shards int, w io.Writer) benchHa
 		return benchHandler{h: slog.NewJSONHandler(w, nil), dropped: func() uint64 { return 0 },
 			written: func(handled int) uint64 { return uint64(handled) }}
 	}
-	h, err := slogsink.New(w, &slogsink.Options{Shards: shards})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: shards}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func BenchmarkBatchSize(b *testing.B) {
 	for _, batch := range []int{256, 1024, 4096, 16384} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			w := benchWriter(b, "file")
-			h, err := slogsink.New(w, &slogsink.Options{BatchSize: batch})
+			h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{BatchSize: batch}})
 			if err != nil {
 				b.Fatal(err)
 			}

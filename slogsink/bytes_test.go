@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -107,7 +108,7 @@ func TestAFloodOfLargeRecordsIsBoundedInBytes(t *testing.T) {
 			w := newStalledWriter()
 			// KeepWait -1: the ERROR records are shed for bytes at once
 			// (waiting, they would count in WaitedOut instead).
-			h, err := slogsink.New(w, &slogsink.Options{KeepWait: -1})
+			h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{KeepWait: -1}})
 			require.NoError(t, err)
 			released := false
 			t.Cleanup(func() {
@@ -180,7 +181,7 @@ func TestTheKeepLevelReserveHoldsInBytes(t *testing.T) {
 		warnings = 7
 	)
 	w := newStalledWriter()
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: budget})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxQueuedBytes: budget}})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	stallFirst(t, w, lg)
@@ -219,7 +220,7 @@ func TestARecordShedForBytesGivesItsDropReportBack(t *testing.T) {
 	w := newStalledWriter()
 	// KeepWait -1: the WARN record is shed by the sink at once, not after
 	// a wait for bytes.
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: 100 << 10, KeepWait: -1})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxQueuedBytes: 100 << 10, KeepWait: -1}})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	stallFirst(t, w, lg)
@@ -246,7 +247,7 @@ func TestMaxQueuedBytes(t *testing.T) {
 	flood := func(t *testing.T, maxQueued int) slogsink.Stats {
 		w := newStalledWriter()
 		// KeepWait -1: the ERROR records are shed for bytes at once.
-		h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: maxQueued, RingCapacity: 2048, KeepWait: -1})
+		h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxQueuedBytes: maxQueued, RingCapacity: 2048, KeepWait: -1}})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		stallFirst(t, w, lg)
@@ -278,7 +279,7 @@ func TestMaxQueuedBytes(t *testing.T) {
 	})
 	t.Run("a record larger than the share goes in alone", func(t *testing.T) {
 		w := newStalledWriter()
-		h, err := slogsink.New(w, &slogsink.Options{Shards: 1, MaxQueuedBytes: 100 << 10})
+		h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxQueuedBytes: 100 << 10}})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		stallFirst(t, w, lg)
@@ -300,7 +301,7 @@ func TestMaxQueuedBytes(t *testing.T) {
 	})
 	t.Run("drops in slots are not counted for bytes", func(t *testing.T) {
 		w := newStalledWriter()
-		h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: 64})
+		h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 64}})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		stallFirst(t, w, lg)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -28,7 +29,7 @@ func TestCloseReturnsCtxErrItselfWhenCtxEndsFirst(t *testing.T) {
 	} {
 		t.Run("ctx "+tc.name, func(t *testing.T) {
 			w := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
-			h, err := slogsink.New(w, &slogsink.Options{Shards: 1, BatchSize: 1})
+			h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, BatchSize: 1}})
 			require.NoError(t, err)
 			lg := slog.New(h)
 			for i := range 10 {

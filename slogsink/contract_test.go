@@ -33,9 +33,10 @@ func TestHandlerContract(t *testing.T) {
 	logsinktest.Run(t, logsinktest.Front{
 		New: func(t *testing.T, dst io.Writer, o logsink.Options) logsinktest.Subject {
 			h, err := slogsink.New(dst, &slogsink.Options{
-				Level: slog.LevelDebug, ReplaceAttr: noTime,
-				Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, MaxDelay: o.MaxDelay,
-				KeepLevel: o.KeepLevel, MaxQueuedBytes: o.MaxQueuedBytes, DisableHandOff: o.DisableHandOff,
+				Level:       slog.LevelDebug,
+				ReplaceAttr: noTime,
+				Buffering:   o.Buffering,
+				KeepLevel:   o.KeepLevel,
 			})
 			if err != nil {
 				t.Fatal(err)

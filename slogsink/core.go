@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/internal/layout"
-	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // core is what every handler derived from one New shares: the record
@@ -16,7 +16,7 @@ import (
 // call reads come first, apart from the lock of the Format handlers'
 // writer, which locked mode writes.
 type core struct {
-	w    *logsink.Writer
+	w    *frontend.Writer
 	opts settings
 	// rootFormat is the Format handler New made, with no attributes or
 	// groups, which formats the drop reports.
@@ -119,16 +119,16 @@ func (c *core) pickLane() uint32 {
 // counted with the named level just below them).
 const DroppedMessage = "slogsink: dropped records"
 
-// levelNames names logsink's drop levels as slog does.
-var levelNames = [len(logsink.DropLevels)]string{"DEBUG", "INFO", "WARN", "ERROR"}
+// levelNames names the drop levels (frontend.DropLevels) as slog does.
+var levelNames = [...]string{"DEBUG", "INFO", "WARN", "ERROR"}
 
-// report is the record writer's Options.Report: it formats the drop report
+// report is the record writer's drop report: it formats the drop report
 // for d with the root's Format handler, which has no attributes or groups.
 // It returns nil when the Format handler fails on it; that error or panic
 // is counted (Errors without a record, or Panics) and reported.
-func (c *core) report(d logsink.Drops) *logsink.Record {
+func (c *core) report(d frontend.Drops) *frontend.Record {
 	r := slog.NewRecord(time.Now(), slog.LevelWarn, DroppedMessage, 0)
-	var by [len(logsink.DropLevels)]slog.Attr
+	var by [len(d.ByLevel)]slog.Attr
 	n := 0
 	for i, k := range d.ByLevel {
 		if k != 0 {
@@ -138,7 +138,7 @@ func (c *core) report(d logsink.Drops) *logsink.Record {
 	}
 	r.AddAttrs(slog.Uint64("dropped", d.Total), slog.Attr{Key: "dropped_by_level", Value: slog.GroupValue(by[:n]...)})
 	if d.WaitedOut != 0 {
-		var wo [len(logsink.DropLevels)]slog.Attr
+		var wo [len(d.WaitedOutByLevel)]slog.Attr
 		m := 0
 		for i, k := range d.WaitedOutByLevel {
 			if k != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -40,9 +41,12 @@ func TestRecordsTheFormatHandlerWritesNothingForAreCountedInEmpty(t *testing.T) 
 		t.Run(map[int64]string{0: "it writes nothing", 2: "it writes every other record"}[every], func(t *testing.T) {
 			var got writes
 			seen := new(atomic.Int64)
-			h := newHandler(t, &got, &slogsink.Options{Shards: 2, Format: func(w io.Writer, o *slog.HandlerOptions) slog.Handler {
-				return sampler{slog.NewJSONHandler(w, o), every, seen}
-			}})
+			h := newHandler(t, &got, &slogsink.Options{
+				Buffering: logsink.Buffering{Shards: 2},
+				Format: func(w io.Writer, o *slog.HandlerOptions) slog.Handler {
+					return sampler{slog.NewJSONHandler(w, o), every, seen}
+				},
+			})
 			lg := slog.New(h).With("req", 1)
 			for i := range 5 {
 				lg.Info("sampled", "i", i)

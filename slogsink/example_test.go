@@ -6,12 +6,13 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
 func Example() {
 	h, err := slogsink.New(os.Stdout, &slogsink.Options{
-		Shards: 1, // one shard: one order for every record
+		Buffering: logsink.Buffering{Shards: 1}, // one shard: one order for every record
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey && len(groups) == 0 {
 				return slog.Attr{} // for a stable output

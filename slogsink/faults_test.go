@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
@@ -55,7 +56,7 @@ func (w *panicky) lines() int {
 func TestAWriterThatPanicsOnceDoesNotWedgeTheHandler(t *testing.T) {
 	var once atomic.Bool
 	w := &panicky{boom: func([]byte) bool { return once.CompareAndSwap(false, true) }}
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, Logger: quiet})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1}, Logger: quiet})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	lg.Info("first") // its Write panics
@@ -70,7 +71,7 @@ func TestAWriterThatPanicsOnceDoesNotWedgeTheHandler(t *testing.T) {
 
 func TestAnOnErrorThatPanicsDoesNotWedgeTheHandler(t *testing.T) {
 	got := writes{fail: errDiskFull}
-	h, err := slogsink.New(&got, &slogsink.Options{Shards: 1, Logger: quiet, OnError: func(error) { panic("OnError: boom") }})
+	h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1}, Logger: quiet, OnError: func(error) { panic("OnError: boom") }})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	lg.Info("first")
@@ -89,7 +90,7 @@ func TestAReplaceAttrThatPanicsCostsOnlyItsRecord(t *testing.T) {
 		}
 		return a
 	}
-	h, err := slogsink.New(&got, &slogsink.Options{Shards: 1, ReplaceAttr: boom, Logger: quiet})
+	h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1}, ReplaceAttr: boom, Logger: quiet})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	for i := range 100 {
@@ -110,8 +111,8 @@ func TestNewRefusesOptionsBeyondTheSinksLimits(t *testing.T) {
 		opts slogsink.Options
 		want string
 	}{
-		{slogsink.Options{Shards: sink.MaxShards + 1}, "Shards = 1025"},
-		{slogsink.Options{RingCapacity: sink.MaxRingCapacity + 1}, "RingCapacity = 16777217"},
+		{slogsink.Options{Buffering: logsink.Buffering{Shards: sink.MaxShards + 1}}, "Shards = 1025"},
+		{slogsink.Options{Buffering: logsink.Buffering{RingCapacity: sink.MaxRingCapacity + 1}}, "RingCapacity = 16777217"},
 	} {
 		_, err := slogsink.New(io.Discard, &o.opts)
 		require.ErrorIs(t, err, slogsink.ErrInvalidOptions, "%+v", o.opts)
@@ -133,7 +134,7 @@ func TestAWriterThatPanicsOnTheFinalDropReportDoesNotReachClose(t *testing.T) {
 		<-gate
 		return bytes.Contains(p, []byte(slogsink.DroppedMessage))
 	}}
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: 4, BatchSize: 1, Logger: quiet})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 4, BatchSize: 1}, Logger: quiet})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	for i := range 100 {
@@ -156,7 +157,7 @@ func TestFlushRacingCloseLeavesNoDropReportBehind(t *testing.T) {
 	// has returned nil, whatever a Flush running at the same time did.
 	for round := range 200 {
 		got := writes{gate: make(chan struct{})}
-		h, err := slogsink.New(&got, &slogsink.Options{Shards: 1, RingCapacity: 2, BatchSize: 1, Logger: quiet})
+		h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 2, BatchSize: 1}, Logger: quiet})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		for i := range 10 {
@@ -177,7 +178,7 @@ func TestAWriterThatCallsGoexitOnTheFinalDropReportDoesNotEndClosesCaller(t *tes
 	// goroutine, so a writer that called runtime.Goexit ended the caller.
 	gate := make(chan struct{})
 	w := &goexiter{gate: gate}
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: 4, BatchSize: 1, Logger: quiet})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 4, BatchSize: 1}, Logger: quiet})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	for i := range 100 {
@@ -228,8 +229,9 @@ func TestAFormatErrorCostsItsRecordAndReachesOnError(t *testing.T) {
 	var seen []error
 	var mu sync.Mutex
 	h, err := slogsink.New(&got, &slogsink.Options{
-		Shards: 1, Logger: quiet,
-		Format: func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
+		Buffering: logsink.Buffering{Shards: 1},
+		Logger:    quiet,
+		Format:    func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
 		OnError: func(err error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // formatWriter is the writer of every Format handler of one New: the root's,
@@ -17,7 +17,7 @@ import (
 //
 // Direct mode, for [JSON] and [Text]: slog's handlers make exactly one Write
 // per Handle, on the goroutine that calls Handle, and return what Write
-// returns. Write copies the bytes into a pooled logsink.Record and returns
+// returns. Write copies the bytes into a pooled frontend.Record and returns
 // it as its error (a formatted), which Handle returns to the caller that
 // called it: the bytes find their record with no lock of slogsink's (slog
 // holds its own mutex for the Write, a copy of the bytes, one of
@@ -29,12 +29,12 @@ import (
 type formatWriter struct {
 	direct bool
 	mu     sync.Mutex
-	cur    *logsink.Record // under mu, in locked mode
+	cur    *frontend.Record // under mu, in locked mode
 }
 
 func (w *formatWriter) Write(p []byte) (int, error) {
 	if w.direct {
-		r := logsink.GetRecord()
+		r := frontend.GetRecord()
 		_, _ = r.Write(p)
 		return len(p), formatted{r}
 	}
@@ -45,7 +45,7 @@ func (w *formatWriter) Write(p []byte) (int, error) {
 // formatted makes a Record an error, for Write to hand it back through
 // Handle in direct mode; it never reaches the user. It holds one pointer,
 // so making an error of it allocates nothing.
-type formatted struct{ r *logsink.Record }
+type formatted struct{ r *frontend.Record }
 
 func (formatted) Error() string { return "slogsink: a formatted record on its way to the caller" }
 
@@ -59,9 +59,9 @@ var errRecovered = errors.New("slogsink: the Format handler panicked (recovered 
 // nil and errRecovered when it panicked or called runtime.Goexit: counted
 // here in Panics, and in Errors for a record (record true), before a
 // Goexit goes on. what names the call in the report.
-func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record bool, what string) (out *logsink.Record, err error) {
+func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record bool, what string) (out *frontend.Record, err error) {
 	w := &c.fw
-	var b *logsink.Record
+	var b *frontend.Record
 	returned := false
 	defer func() {
 		if !w.direct {
@@ -75,7 +75,7 @@ func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record
 		// counted.
 		p := recover()
 		if b != nil {
-			logsink.PutRecord(b)
+			frontend.PutRecord(b)
 		}
 		if record {
 			c.w.Fail(1, nil)
@@ -91,13 +91,13 @@ func (c *core) format(ctx context.Context, f slog.Handler, r slog.Record, record
 		}
 		return nil, err // not reached with slog's handlers, which always Write
 	}
-	b = logsink.GetRecord()
+	b = frontend.GetRecord()
 	w.mu.Lock()
 	w.cur = b
 	err = f.Handle(ctx, r)
 	returned = true
 	if err != nil || b.Len() == 0 {
-		logsink.PutRecord(b)
+		frontend.PutRecord(b)
 		return nil, err
 	}
 	return b, nil

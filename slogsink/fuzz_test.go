@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -49,9 +50,12 @@ func FuzzMatchesSyncHandler(f *testing.F) {
 		run(func(hopts *slog.HandlerOptions) slog.Handler {
 			var err error
 			h, err = slogsink.New(&got, &slogsink.Options{
-				Level: hopts.Level, AddSource: hopts.AddSource, ReplaceAttr: hopts.ReplaceAttr,
-				Format: sum.format, Shards: sum.shards, RingCapacity: 4096, BatchSize: sum.batch,
-				Logger: quiet,
+				Level:       hopts.Level,
+				AddSource:   hopts.AddSource,
+				ReplaceAttr: hopts.ReplaceAttr,
+				Format:      sum.format,
+				Buffering:   logsink.Buffering{Shards: sum.shards, RingCapacity: 4096, BatchSize: sum.batch},
+				Logger:      quiet,
 			})
 			require.NoError(t, err)
 			return h

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // Handler is an slog.Handler that does not wait for a slow writer (but
@@ -19,7 +19,7 @@ import (
 // and the counters of any of them act on all of them.
 type Handler struct {
 	c *core
-	s logsink.Stream // the shard every record of this handler goes to
+	s frontend.Stream // the shard every record of this handler goes to
 	// fmt is the Format handler of this handler, derived from its
 	// parent's with one WithAttrs or WithGroup; nil when that call
 	// panicked, and lazy builds it again. The root's is c.lanes[0], but
@@ -63,9 +63,7 @@ func New(w io.Writer, opts *Options) (*Handler, error) {
 		c.lanes = append(c.lanes, f)
 	}
 	c.held = make([]laneFlag, len(c.lanes))
-	lo := o.sink
-	lo.Report = c.report
-	if c.w, err = logsink.New(w, &lo); err != nil {
+	if c.w, err = frontend.New(w, &o.sink, c.report); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return &Handler{c: c, s: c.w.Root(), fmt: c.rootFormat, root: true}, nil
@@ -134,7 +132,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if b == nil {
 		switch {
 		case err == nil:
-			c.w.Empty()
+			c.w.CountEmpty()
 		case err != errRecovered: // a panic is counted by format
 			c.w.Fail(1, err)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
@@ -82,8 +83,11 @@ func TestHandlerWritesTheSameBytesAsTheSynchronousHandler(t *testing.T) {
 
 				var got writes
 				h := newHandler(t, &got, &slogsink.Options{
-					Level: hopts.Level, AddSource: true, ReplaceAttr: upper, Shards: shards,
-					Format: format,
+					Level:       hopts.Level,
+					AddSource:   true,
+					ReplaceAttr: upper,
+					Buffering:   logsink.Buffering{Shards: shards},
+					Format:      format,
 				})
 				logAll(t, h)
 				require.NoError(t, h.Flush(context.Background()))
@@ -101,7 +105,7 @@ func TestHandlerWritesTheSameBytesAsTheSynchronousHandler(t *testing.T) {
 
 func TestHandlerResolvesLogValuersWhenItHandles(t *testing.T) {
 	var got writes
-	h := newHandler(t, &got, &slogsink.Options{Shards: 3})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 3}})
 	lv := &counted{}
 	lg := slog.New(h).With("at_with", lv) // resolved now, once
 	for i := range 6 {
@@ -123,7 +127,7 @@ func TestHandlerKeepsTheOrderOfEachHandler(t *testing.T) {
 	// shards; rings of 8 and a writer held by the test force drops.
 	const goroutines, perG = 6, 3000
 	got := writes{gate: make(chan struct{})}
-	h := newHandler(t, &got, &slogsink.Options{Shards: 3, RingCapacity: 8, BatchSize: 4})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 3, RingCapacity: 8, BatchSize: 4}})
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		lg := slog.New(h).With("g", g)
@@ -163,7 +167,7 @@ func TestHandlerReportsDropsWhereTheGapIs(t *testing.T) {
 	// counts add up to its length.
 	const n = 20000
 	got := writes{gate: make(chan struct{})}
-	h := newHandler(t, &got, &slogsink.Options{Shards: 1, RingCapacity: 16, BatchSize: 4})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 16, BatchSize: 4}})
 	lg := slog.New(h)
 	for i := range n {
 		lg.Info("seq", "i", i)
@@ -195,7 +199,7 @@ func TestHandlerReportsDropsWhereTheGapIs(t *testing.T) {
 func TestHandleNeverWaitsForTheWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		got := writes{gate: make(chan struct{})} // a Write that does not return
-		h, err := slogsink.New(&got, &slogsink.Options{Shards: 2, RingCapacity: 32})
+		h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 32}})
 		require.NoError(t, err)
 		var done atomic.Bool
 		go func() {
@@ -222,7 +226,7 @@ func TestHandleNeverWaitsForTheWriter(t *testing.T) {
 
 func TestHandlerWritesEachBatchWithOneWrite(t *testing.T) {
 	got := writes{gate: make(chan struct{})}
-	h := newHandler(t, &got, &slogsink.Options{Shards: 2, RingCapacity: 2048, BatchSize: 256})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 2048, BatchSize: 256}})
 	lg := slog.New(h)
 	for i := range 1000 {
 		lg.Info("record", "i", i)
@@ -254,7 +258,7 @@ func TestHandlerDropsAndCountsRecordsAfterClose(t *testing.T) {
 func TestCloseRacingLoggersLosesNothingUncounted(t *testing.T) {
 	for round := range 20 {
 		var got writes
-		h, err := slogsink.New(&got, &slogsink.Options{Shards: 2, RingCapacity: 64})
+		h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 64}})
 		require.NoError(t, err)
 		var logged atomic.Int64
 		var wg sync.WaitGroup
@@ -278,7 +282,7 @@ func TestCloseRacingLoggersLosesNothingUncounted(t *testing.T) {
 func TestHandlerCountsAndReportsWriteErrors(t *testing.T) {
 	got := writes{fail: errDiskFull}
 	var seen []error
-	h := newHandler(t, &got, &slogsink.Options{Shards: 1, OnError: func(err error) { seen = append(seen, err) }})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1}, OnError: func(err error) { seen = append(seen, err) }})
 	slog.New(h).Info("lost")
 	require.NoError(t, h.Flush(context.Background()))
 	require.Equal(t, uint64(1), h.Errors())
@@ -303,7 +307,7 @@ func TestHandlerEnabledFollowsLevel(t *testing.T) {
 }
 
 func TestNewNamesEveryBadOption(t *testing.T) {
-	_, err := slogsink.New(nil, &slogsink.Options{Shards: -1, RingCapacity: -2, BatchSize: -3})
+	_, err := slogsink.New(nil, &slogsink.Options{Buffering: logsink.Buffering{Shards: -1, RingCapacity: -2, BatchSize: -3}})
 	require.ErrorIs(t, err, slogsink.ErrInvalidOptions)
 	require.True(t, containsAll(err.Error(), "w = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3"), err.Error())
 }
@@ -317,7 +321,7 @@ func TestWithAttrsAndWithGroupOfNothingReturnTheHandler(t *testing.T) {
 
 func TestWritesStayWholeUnderConcurrency(t *testing.T) {
 	var got writes
-	h := newHandler(t, &got, &slogsink.Options{Shards: 4, RingCapacity: 8192})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 4, RingCapacity: 8192}})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		lg := slog.New(h).With("g", g)
@@ -347,7 +351,7 @@ func TestHandleAllocatesNothingForFiveAttributes(t *testing.T) {
 	// worker's too, so the writer must not allocate, and no garbage
 	// collection may empty the pools (as it does slog's own buffer pool).
 	// The records travel from caller to worker and back through a
-	// sync.Pool (logsink.GetRecord): a call allocates one only when more
+	// sync.Pool (frontend.GetRecord): a call allocates one only when more
 	// records are in flight than the pool has ever held. So the warm-up
 	// puts as many in flight as the measured calls can (the destination
 	// held until they are all queued), and the measured calls take only
@@ -360,7 +364,7 @@ func TestHandleAllocatesNothingForFiveAttributes(t *testing.T) {
 		<-gate
 		return len(p), nil
 	})
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: 1 << 14})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 1 << 14}})
 	require.NoError(t, err)
 	lg := slog.New(h).With("worker", 1)
 	ctx := context.Background()

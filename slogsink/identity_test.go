@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -19,7 +20,7 @@ import (
 // came out 1 written of 400.
 func TestTheIdentityCountsTheSpillDirectory(t *testing.T) {
 	w := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, BatchSize: 1, SpillDir: t.TempDir()})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, BatchSize: 1, SpillDir: t.TempDir()}})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	const records = 400

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -20,7 +21,7 @@ func TestWarningsAreNotDroppedWhileInfoRecordsAre(t *testing.T) {
 			// them; the reserve still takes the records at or above
 			// KeepLevel, the report riding in the first one's slot.
 			got := writes{gate: make(chan struct{})}
-			h := newHandler(t, &got, &slogsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 1, KeepLevel: keep})
+			h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 64, BatchSize: 1}, KeepLevel: keep})
 			lg := slog.New(h)
 			for i := range 200 {
 				lg.Info("routine", "i", i)
@@ -70,7 +71,7 @@ func TestWarningsAreNotDroppedWhileInfoRecordsAre(t *testing.T) {
 
 func TestDropsAreCountedByLevel(t *testing.T) {
 	got := writes{gate: make(chan struct{})}
-	h := newHandler(t, &got, &slogsink.Options{Shards: 1, RingCapacity: 8, BatchSize: 1, Level: slog.LevelDebug - 4})
+	h := newHandler(t, &got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8, BatchSize: 1}, Level: slog.LevelDebug - 4})
 	lg := slog.New(h)
 	var wg sync.WaitGroup
 	for _, l := range []slog.Level{slog.LevelDebug - 2, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelError + 8} {
@@ -134,7 +135,7 @@ func TestTheReserveHoldsWarningsOnlyWhileInfoAndWarnInterleave(t *testing.T) {
 	// the reports must not take the reserve's slots.
 	const ring, reserve = 64, 64 / 8
 	w := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
-	h, err := slogsink.New(w, &slogsink.Options{Shards: 1, RingCapacity: ring, BatchSize: 1})
+	h, err := slogsink.New(w, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: ring, BatchSize: 1}})
 	require.NoError(t, err)
 	lg := slog.New(h)
 	lg.Info("taken by the worker")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shardedsink/shardedsink/internal/logprobe"
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -50,7 +51,7 @@ func probeKeepWait(b *testing.B, keepWait, d, stall time.Duration, spill bool) {
 		var h *slogsink.Handler
 		res, err := logprobe.Stalled(func(w io.Writer) logprobe.Logger {
 			var err error
-			opts := &slogsink.Options{KeepWait: keepWait}
+			opts := &slogsink.Options{Buffering: logsink.Buffering{KeepWait: keepWait}}
 			if spill {
 				opts.SpillDir = b.TempDir()
 			}
@@ -105,7 +106,7 @@ func BenchmarkKeepWaitBurst(b *testing.B) {
 	for _, kw := range keepWaits {
 		b.Run("keepwait="+kw.name, func(b *testing.B) {
 			for b.Loop() {
-				h, err := slogsink.New(slowWrites{500 * time.Microsecond}, &slogsink.Options{RingCapacity: 1024, KeepWait: kw.d})
+				h, err := slogsink.New(slowWrites{500 * time.Microsecond}, &slogsink.Options{Buffering: logsink.Buffering{RingCapacity: 1024, KeepWait: kw.d}})
 				if err != nil {
 					b.Fatal(err)
 				}

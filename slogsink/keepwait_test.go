@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
@@ -38,7 +39,7 @@ func TestAWarningWaitsOutAndTheReportSaysSo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const keepWait = 3 * time.Millisecond
 		dst := &gatedBuffer{gate: make(chan struct{})}
-		h, err := slogsink.New(dst, &slogsink.Options{Shards: 1, RingCapacity: 8, MaxDelay: -1, KeepWait: keepWait})
+		h, err := slogsink.New(dst, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8, MaxDelay: -1, KeepWait: keepWait}})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		lg.Info("taken by the worker")
@@ -71,7 +72,7 @@ func TestAWarningWaitsOutAndTheReportSaysSo(t *testing.T) {
 func TestANegativeKeepWaitNeverWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dst := &gatedBuffer{gate: make(chan struct{})}
-		h, err := slogsink.New(dst, &slogsink.Options{Shards: 1, RingCapacity: 2, MaxDelay: -1, KeepWait: -1})
+		h, err := slogsink.New(dst, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 2, MaxDelay: -1, KeepWait: -1}})
 		require.NoError(t, err)
 		lg := slog.New(h)
 		lg.Info("taken by the worker")

@@ -3,6 +3,7 @@ package slogsink_test
 import (
 	"testing"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -14,5 +15,7 @@ import (
 // *bench_test.go file: compare.sh copies those into revisions that have no
 // MaxDelay.)
 func BenchmarkInfoOnAChainWritingAtOnce(b *testing.B) {
-	b.Run("handler=slogsink", func(b *testing.B) { infoOnAChain(b, "slogsink", &slogsink.Options{MaxDelay: -1}) })
+	b.Run("handler=slogsink", func(b *testing.B) {
+		infoOnAChain(b, "slogsink", &slogsink.Options{Buffering: logsink.Buffering{MaxDelay: -1}})
+	})
 }

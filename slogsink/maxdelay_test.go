@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -19,11 +20,11 @@ func TestARecordIsWrittenWithinMaxDelay(t *testing.T) {
 		t.Run("MaxDelay="+delay.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var got writes
-				h, err := slogsink.New(&got, &slogsink.Options{Shards: 1, MaxDelay: delay})
+				h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxDelay: delay}})
 				require.NoError(t, err)
 				want := delay
 				if want == 0 {
-					want = slogsink.DefaultMaxDelay
+					want = logsink.DefaultMaxDelay
 				}
 				slog.New(h).Info("held")
 				synctest.Wait() // the worker took the record and waits for more
@@ -45,7 +46,7 @@ func TestARecordIsWrittenWithinMaxDelay(t *testing.T) {
 func TestANegativeMaxDelayWritesAtOnceAndFlushNeverWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var got writes
-		h, err := slogsink.New(&got, &slogsink.Options{Shards: 1, MaxDelay: -1})
+		h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxDelay: -1}})
 		require.NoError(t, err)
 		slog.New(h).Info("at once")
 		synctest.Wait()
@@ -54,7 +55,7 @@ func TestANegativeMaxDelayWritesAtOnceAndFlushNeverWaits(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		var got writes
-		h, err := slogsink.New(&got, &slogsink.Options{Shards: 1, MaxDelay: time.Hour})
+		h, err := slogsink.New(&got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 1, MaxDelay: time.Hour}})
 		require.NoError(t, err)
 		slog.New(h).Info("flushed")
 		start := time.Now()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -47,8 +48,9 @@ func TestASlowOnErrorHoldsUpNeitherWritesNorLoggingCalls(t *testing.T) {
 	var mu sync.Mutex
 	var seen []error
 	h, err := slogsink.New(w, &slogsink.Options{
-		Shards: 2, Logger: quiet,
-		Format: func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
+		Buffering: logsink.Buffering{Shards: 2},
+		Logger:    quiet,
+		Format:    func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
 		OnError: func(err error) {
 			if inCall.Add(1) > 1 {
 				overlaps.Add(1)
@@ -123,8 +125,9 @@ func TestErrorsBeyondTheQueueAreDeliveredAsOne(t *testing.T) {
 	var mu sync.Mutex
 	var seen []error
 	h, err := slogsink.New(w, &slogsink.Options{
-		Shards: 1, Logger: quiet,
-		Format: func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
+		Buffering: logsink.Buffering{Shards: 1},
+		Logger:    quiet,
+		Format:    func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return failing{slog.NewJSONHandler(w, o)} },
 		OnError: func(err error) {
 			mu.Lock()
 			seen = append(seen, err)

@@ -6,37 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
-	"time"
 
 	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
-	"github.com/shardedsink/shardedsink/sink"
-)
-
-// The defaults that the zero value of each [Options] field stands for.
-const (
-	// DefaultShards is the default number of shards, each with one drain
-	// worker that copies formatted records into Writes.
-	DefaultShards = logsink.DefaultShards
-	// DefaultRingCapacity is the default number of records each shard
-	// buffers. A ring slot takes 16 bytes on 64-bit platforms and points
-	// to a pooled record buffer of 416 bytes that holds a formatted record
-	// of up to 352 bytes: a default ring takes 128 KiB, up to 3.3 MiB more
-	// while it is full, plus the records longer than that.
-	DefaultRingCapacity = logsink.DefaultRingCapacity
-	// DefaultBatchSize is the default number of records a drain worker
-	// takes from its ring at once and copies into Writes of at most 256
-	// KiB.
-	DefaultBatchSize = logsink.DefaultBatchSize
-	// DefaultMaxDelay is the default [Options.MaxDelay].
-	DefaultMaxDelay = logsink.DefaultMaxDelay
-	// DefaultKeepLevel is the default [Options.KeepLevel].
-	DefaultKeepLevel = logsink.DefaultKeepLevel
-	// DefaultKeepWait is the default [Options.KeepWait].
-	DefaultKeepWait = logsink.DefaultKeepWait
-	// DefaultMaxQueuedBytes is the default [Options.MaxQueuedBytes]: 64
-	// MiB of records longer than a ring slot holds, on top of the slots.
-	DefaultMaxQueuedBytes = logsink.DefaultMaxQueuedBytes
 )
 
 // ErrInvalidOptions is wrapped by every error that [New] returns for bad
@@ -80,77 +52,17 @@ type Options struct {
 	// handlers of one New then format one record at a time.
 	Format func(w io.Writer, opts *slog.HandlerOptions) slog.Handler
 
-	// Shards is the number of rings, each with one drain worker. Default
-	// DefaultShards (2), at most sink.MaxShards.
-	Shards int
-	// RingCapacity is the number of records each ring holds; a record that
-	// finds its ring full is dropped and counted. Default
-	// DefaultRingCapacity (8192), at most sink.MaxRingCapacity.
-	RingCapacity int
-	// BatchSize is the most records a drain worker takes at once. Default
-	// DefaultBatchSize (1024), clamped to RingCapacity.
-	BatchSize int
-	// MaxDelay is the longest a drain worker holds fewer than BatchSize
-	// records before it writes them (sink.Config.MaxDelay): a record
-	// reaches the writer at most this much later than it would otherwise
-	// (plus the timer's lateness). Meanwhile the worker sleeps instead of
-	// following the loggers record by record, so that it does not pull
-	// the ring's cache lines from under them (what that saves the caller
-	// of an Info into a fast writer: docs/benchmarks.md, "Logging", the
-	// third table). Flush and Close never wait for it. Default
-	// DefaultMaxDelay (100 µs); negative: write at once.
-	MaxDelay time.Duration
 	// KeepLevel is the level from which records are shed last: an eighth
-	// of each ring (one slot in a ring of 2 to 15) is a reserve that only
-	// records at or above KeepLevel may fill (a drop report travels in the
-	// slot of the record after it), so that while records below it are
-	// being dropped, these are not.
-	// Default DefaultKeepLevel (slog.LevelWarn); read once, by New.
+	// of each ring is a reserve that only records at or above it may fill
+	// (logsink.Options.KeepLevel). Default slog.LevelWarn
+	// (logsink.DefaultKeepLevel); read once, by New.
 	KeepLevel slog.Leveler
-	// KeepWait is the longest a record at or above KeepLevel waits for
-	// room (its ring full, reserve included, or its shard's share of
-	// MaxQueuedBytes spent) before it is shed (logsink.Options.KeepWait):
-	// the caller parks until a drain worker frees room, the wait ends or
-	// Close begins. Those shed so are counted in Stats.WaitedOut and in
-	// the drop report's "waited_out". Records below KeepLevel never wait;
-	// a record that finds room pays nothing for it. Default
-	// DefaultKeepWait (1 ms); negative: never wait.
-	KeepWait time.Duration
-	// MaxQueuedBytes bounds the memory of the records longer than a ring
-	// slot holds (352 bytes), which allocate their bytes: those in the
-	// rings and in the batches being written (a Write that stalls keeps
-	// its batch counted) never sum to more, so a flood of large records
-	// into a stalled writer is shed, counted (Stats.DroppedForBytes) and
-	// reported like a full ring, and does not pin the heap. Each shard has
-	// MaxQueuedBytes/Shards; records below KeepLevel may fill seven
-	// eighths of it, so that those at or above it find room. A record
-	// larger than a shard's share is taken only while the shard holds no
-	// bytes, and then alone: until it is written the shard sheds every
-	// other record longer than a slot (those that fit their slot take no
-	// bytes and still go in). The record buffers queued come on top:
-	// RingCapacity × Shards × 416 bytes at most (6.5 MiB by default). Default DefaultMaxQueuedBytes (64 MiB); negative: no bound
-	// but the slots.
-	//
-	// It costs every push a call that reads the record's size, and a
-	// record longer than a slot one atomic add on its shard's byte
-	// counter; the drain worker gives the bytes back with one add per
-	// batch. A record shed
-	// for bytes has been formatted first (its size is known only then).
-	// docs/benchmarks.md ("Logging") has the cost against no bound.
-	MaxQueuedBytes int
-	// SpillDir and SpillBytes put a spill tier on disk behind the rings
-	// (logsink.Options.SpillDir): while a Write to the destination
-	// stalls, records go to files in SpillDir instead of being shed, up
-	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
-	// written later in order. Default off.
-	SpillDir   string
-	SpillBytes int64
-	// DisableHandOff turns logsink's hand-off off
-	// (logsink.Options.DisableHandOff): a record whose ring is full is
-	// shed at once, even when the drain worker is only short of CPU. By
-	// default such a call waits for the worker, within the bounds of
-	// logsink's guarantee 1.
-	DisableHandOff bool
+	// Buffering sizes the rings and their workers, bounds the bytes the
+	// records take, says how long a record at or above KeepLevel waits for
+	// room (KeepWait), and puts a spill tier behind the rings (SpillDir):
+	// logsink.Buffering says what each field costs, and its defaults are
+	// logsink's.
+	logsink.Buffering
 
 	// OnError, when set, is called with every error of a Write to the
 	// writer and of the Format handler, one call at a time, outside every
@@ -172,7 +84,7 @@ type settings struct {
 	hopts  slog.HandlerOptions
 	format func(io.Writer, *slog.HandlerOptions) slog.Handler
 	direct bool            // format is JSON or Text: see formatWriter
-	sink   logsink.Options // the record writer's options, but Report
+	sink   logsink.Options // the record writer's options
 }
 
 // settle validates o and applies the defaults. Every invalid field is
@@ -181,45 +93,23 @@ func (o *Options) settle(w io.Writer) (settings, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	errs := fielderr.New(ErrInvalidOptions)
-	bad := errs.Add
-	if w == nil {
-		bad("w", "nil", "New needs a writer")
-	}
-	if o.Shards < 0 {
-		bad("Shards", o.Shards, "must be positive, or zero for the default 2")
-	} else if o.Shards > sink.MaxShards {
-		bad("Shards", o.Shards, fmt.Sprintf("must be at most sink.MaxShards (%d)", sink.MaxShards))
-	}
-	if o.RingCapacity < 0 {
-		bad("RingCapacity", o.RingCapacity, "must be positive, or zero for the default 8192")
-	} else if o.RingCapacity > sink.MaxRingCapacity {
-		bad("RingCapacity", o.RingCapacity, fmt.Sprintf("must be at most sink.MaxRingCapacity (%d)", sink.MaxRingCapacity))
-	}
-	if o.BatchSize < 0 {
-		bad("BatchSize", o.BatchSize, "must be positive, or zero for the default 1024")
-	}
-	if err := errs.Err(); err != nil {
-		return settings{}, err
-	}
 	s := settings{
 		hopts:  slog.HandlerOptions{Level: o.Level, AddSource: o.AddSource, ReplaceAttr: o.ReplaceAttr},
 		format: o.Format,
 		sink: logsink.Options{
-			Shards:         o.Shards,
-			RingCapacity:   o.RingCapacity,
-			BatchSize:      o.BatchSize,
-			MaxDelay:       o.MaxDelay,
-			KeepLevel:      o.KeepLevel,
-			KeepWait:       o.KeepWait,
-			MaxQueuedBytes: o.MaxQueuedBytes,
-			SpillDir:       o.SpillDir,
-			SpillBytes:     o.SpillBytes,
-			DisableHandOff: o.DisableHandOff,
-			OnError:        o.OnError,
-			Logger:         o.Logger,
-			Name:           "slogsink",
+			KeepLevel: o.KeepLevel,
+			Buffering: o.Buffering,
+			OnError:   o.OnError,
+			Logger:    o.Logger,
+			Name:      "slogsink",
 		},
+	}
+	// The fields passed on to logsink keep their names there: what logsink
+	// refuses is named in slogsink's terms already.
+	errs := fielderr.New(ErrInvalidOptions)
+	errs.Adopt(s.sink.Check(w), nil)
+	if err := errs.Err(); err != nil {
+		return settings{}, err
 	}
 	if s.hopts.Level == nil {
 		s.hopts.Level = slog.LevelInfo

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -21,7 +22,7 @@ func TestSlogtest(t *testing.T) {
 	)
 	slogtest.Run(t, func(t *testing.T) slog.Handler {
 		got = &writes{}
-		h = newHandler(t, got, &slogsink.Options{Shards: 2})
+		h = newHandler(t, got, &slogsink.Options{Buffering: logsink.Buffering{Shards: 2}})
 		return h
 	}, func(t *testing.T) map[string]any {
 		require.NoError(t, h.Flush(context.Background()))

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -180,11 +181,9 @@ func soakRound(t *testing.T, seed uint64) (res roundResult) {
 	format := []string{"json", "json", "text", "sampled"}[rng.IntN(4)]
 	var replacePanics, replaceGoexits, onErrorPanics atomic.Int64
 	opts := &slogsink.Options{
-		Level:        slog.LevelDebug - 4,
-		Shards:       1 + rng.IntN(4),
-		RingCapacity: 2 + rng.IntN(256),
-		BatchSize:    1 + rng.IntN(64),
-		Logger:       quiet,
+		Level:     slog.LevelDebug - 4,
+		Buffering: logsink.Buffering{Shards: 1 + rng.IntN(4), RingCapacity: 2 + rng.IntN(256), BatchSize: 1 + rng.IntN(64)},
+		Logger:    quiet,
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == "boom" {
 				switch a.Value.Int64() {

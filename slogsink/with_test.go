@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -79,7 +80,7 @@ func TestWithFormatsEachLevelOnceWhenItIsCalled(t *testing.T) {
 				wantCalls := logWithMutations(t, format(&want, hopts))
 
 				var got writes
-				h := newHandler(t, &got, &slogsink.Options{AddSource: true, ReplaceAttr: replace, Format: format, Shards: 1})
+				h := newHandler(t, &got, &slogsink.Options{AddSource: true, ReplaceAttr: replace, Format: format, Buffering: logsink.Buffering{Shards: 1}})
 				gotCalls := logWithMutations(t, h)
 				require.NoError(t, h.Flush(context.Background()))
 				require.Equal(t, splitLines(want.String()), got.lines(), "the synchronous handler's bytes")

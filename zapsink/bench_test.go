@@ -114,9 +114,13 @@ func BenchmarkStalledPipe(b *testing.B) {
 	}
 	stalledOnly := []logprobe.Mode{
 		// The hand-off off: what the longest call was before it.
-		coreMode("zapsink-Core-NoHandOff", func(*testing.B) *zapsink.Options { return &zapsink.Options{DisableHandOff: true} }),
+		coreMode("zapsink-Core-NoHandOff", func(*testing.B) *zapsink.Options {
+			return &zapsink.Options{Buffering: logsink.Buffering{DisableHandOff: true}}
+		}),
 		// The spill tier: the stalled pipe's records go to disk, up to 1 GiB.
-		coreMode("zapsink-Core-SpillDir", func(b *testing.B) *zapsink.Options { return &zapsink.Options{SpillDir: b.TempDir()} }),
+		coreMode("zapsink-Core-SpillDir", func(b *testing.B) *zapsink.Options {
+			return &zapsink.Options{Buffering: logsink.Buffering{SpillDir: b.TempDir()}}
+		}),
 	}
 	for _, m := range append(modes[:len(modes):len(modes)], stalledOnly...) {
 		b.Run("logger="+m.Name, func(b *testing.B) {

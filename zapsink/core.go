@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // DroppedMessage is the message of the entry that reports, in the log
@@ -22,7 +23,7 @@ const DroppedMessage = "zapsink: dropped records"
 
 // shared is what a Core and every Core that With derives from it share.
 type shared struct {
-	w       *logsink.Writer
+	w       *frontend.Writer
 	root    zapcore.Encoder // the encoder New got, which encodes the drop reports
 	timeout time.Duration
 }
@@ -32,7 +33,7 @@ type shared struct {
 type Core struct {
 	zapcore.LevelEnabler
 	enc zapcore.Encoder
-	s   logsink.Stream
+	s   frontend.Stream
 	sh  *shared
 }
 
@@ -58,8 +59,7 @@ func NewCore(enc zapcore.Encoder, dst io.Writer, enab zapcore.LevelEnabler, opts
 		return nil, err
 	}
 	sh := &shared{root: enc, timeout: timeout}
-	lo.Report = sh.report
-	if sh.w, err = logsink.New(dst, &lo); err != nil {
+	if sh.w, err = frontend.New(dst, &lo, sh.report); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return &Core{LevelEnabler: enab, enc: enc.Clone(), s: sh.w.Root(), sh: sh}, nil
@@ -119,7 +119,7 @@ func (c *Core) write(ent zapcore.Entry, fields []zapcore.Field) (err error) {
 // encode encodes ent and fields with enc into a pooled Record, or returns
 // the encoder's error (an error for a panic) with the failure counted:
 // in Errors for a record (record true), a panic in Panics.
-func (sh *shared) encode(enc zapcore.Encoder, ent zapcore.Entry, fields []zapcore.Field, record bool) (r *logsink.Record, err error) {
+func (sh *shared) encode(enc zapcore.Encoder, ent zapcore.Entry, fields []zapcore.Field, record bool) (r *frontend.Record, err error) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -141,15 +141,15 @@ func (sh *shared) encode(enc zapcore.Encoder, ent zapcore.Entry, fields []zapcor
 		}
 		return nil, err
 	}
-	r = logsink.GetRecord()
+	r = frontend.GetRecord()
 	_, _ = r.Write(buf.Bytes())
 	buf.Free()
 	return r, nil
 }
 
-// report is the writer's Options.Report: the drop report, encoded by the
+// report is the writer's drop report (frontend.Report), encoded by the
 // encoder New got.
-func (sh *shared) report(d logsink.Drops) *logsink.Record {
+func (sh *shared) report(d frontend.Drops) *frontend.Record {
 	ent := zapcore.Entry{Level: zapcore.WarnLevel, Time: time.Now(), Message: DroppedMessage}
 	fields := []zapcore.Field{
 		{Key: "dropped", Type: zapcore.Uint64Type, Integer: int64(d.Total)},
@@ -165,9 +165,10 @@ func (sh *shared) report(d logsink.Drops) *logsink.Record {
 }
 
 // byLevel marshals the counts of a drop report under zap's level names.
-type byLevel [len(logsink.DropLevels)]uint64
+type byLevel [len(dropLevels)]uint64
 
-var dropLevels = [len(logsink.DropLevels)]zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel, zapcore.WarnLevel, zapcore.ErrorLevel}
+// dropLevels are zap's levels of frontend.DropLevels.
+var dropLevels = [...]zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel, zapcore.WarnLevel, zapcore.ErrorLevel}
 
 func (b byLevel) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	for i, n := range b {

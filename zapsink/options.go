@@ -22,20 +22,13 @@ const DefaultSyncTimeout = time.Second
 var ErrInvalidOptions = errors.New("zapsink: invalid options")
 
 // Options configures a [Core] or a [WriteSyncer]. A nil *Options, and the
-// zero value of every field, means the default. The sizes are logsink's
-// (logsink.Options says what each costs).
+// zero value of every field, means the default.
 type Options struct {
 	// KeepLevel: the records of the levels it enables are shed last (the
 	// reserve of logsink.Options.KeepLevel), read once, by New, as the
 	// lowest of zap's levels it enables. Default zapcore.WarnLevel. A
 	// WriteSyncer reads its records' levels with LevelOf.
 	KeepLevel zapcore.LevelEnabler
-	// KeepWait is the longest a record at or above KeepLevel waits for
-	// room before it is shed (logsink.Options.KeepWait): counted in
-	// Stats.WaitedOut and the drop report's "waited_out". Records below
-	// KeepLevel never wait. Default logsink.DefaultKeepWait (1 ms);
-	// negative: never wait.
-	KeepWait time.Duration
 	// LevelOf reads the level of a record from its bytes, for a
 	// WriteSyncer, which gets none. Default JSONLevel. The Core ignores it.
 	LevelOf func([]byte) zapcore.Level
@@ -43,28 +36,12 @@ type Options struct {
 	// above ErrorLevel. Default DefaultSyncTimeout (1 s).
 	SyncTimeout time.Duration
 
-	// Shards, RingCapacity, BatchSize, MaxDelay and MaxQueuedBytes are
-	// logsink.Options' (defaults 2, 8192, 1024, 100 µs, 64 MiB).
-	Shards         int
-	RingCapacity   int
-	BatchSize      int
-	MaxDelay       time.Duration
-	MaxQueuedBytes int
-	// SpillDir and SpillBytes put a spill tier on disk behind the rings
-	// (logsink.Options.SpillDir): while a Write to the destination
-	// stalls, records go to files in SpillDir instead of being shed, up
-	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
-	// written later in order. Default off. SpillBytes must be at least
-	// 64 KiB a shard (sink.MinSpillShardBytes × Shards: 128 KiB for the
-	// default 2 shards).
-	SpillDir   string
-	SpillBytes int64
-	// DisableHandOff turns logsink's hand-off off
-	// (logsink.Options.DisableHandOff): a record whose ring is full is
-	// shed at once, even when the drain worker is only short of CPU. By
-	// default such a call waits for the worker, within the bounds of
-	// logsink's guarantee 1.
-	DisableHandOff bool
+	// Buffering sizes the rings and their workers, bounds the bytes the
+	// records take, says how long a record at or above KeepLevel waits for
+	// room (KeepWait), and puts a spill tier behind the rings (SpillDir):
+	// logsink.Buffering says what each field costs, and its defaults are
+	// logsink's.
+	logsink.Buffering
 	// OnError gets every error of a Write to the destination and of the
 	// encoder, one call at a time, outside every lock (logsink.Options).
 	OnError func(error)
@@ -73,32 +50,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// settle validates o and dst and returns logsink's options (but Report)
+// settle validates o and dst and returns logsink's options
 // and the sync timeout. The error names every bad field, and dst, in
 // zapsink's terms.
 func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	lo := logsink.Options{
-		Shards:         o.Shards,
-		RingCapacity:   o.RingCapacity,
-		BatchSize:      o.BatchSize,
-		MaxDelay:       o.MaxDelay,
-		MaxQueuedBytes: o.MaxQueuedBytes,
-		SpillDir:       o.SpillDir,
-		SpillBytes:     o.SpillBytes,
-		DisableHandOff: o.DisableHandOff,
-		KeepWait:       o.KeepWait,
-		OnError:        o.OnError,
-		Logger:         o.Logger,
-		Name:           "zapsink",
-	}
-	if o.KeepLevel != nil {
-		lo.KeepLevel = lowestEnabled(o.KeepLevel)
-	} else {
-		lo.KeepLevel = SlogLevel(zapcore.WarnLevel)
-	}
+	lo := logsink.Options{KeepLevel: keepLevel(o.KeepLevel), Buffering: o.Buffering, OnError: o.OnError, Logger: o.Logger, Name: "zapsink"}
 	errs := fielderr.New(ErrInvalidOptions)
 	timeout := o.SyncTimeout
 	if timeout < 0 {
@@ -113,9 +72,13 @@ func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) 
 	return lo, timeout, errs.Err()
 }
 
-// lowestEnabled is the slog level of the lowest zap level that e enables;
-// above FatalLevel when it enables none.
-func lowestEnabled(e zapcore.LevelEnabler) slog.Level {
+// keepLevel is Options.KeepLevel as a slog level: that of the lowest zap
+// level that e enables (above FatalLevel when it enables none), or of
+// WarnLevel when e is nil.
+func keepLevel(e zapcore.LevelEnabler) slog.Level {
+	if e == nil {
+		return SlogLevel(zapcore.WarnLevel)
+	}
 	for l := zapcore.DebugLevel; l <= zapcore.FatalLevel; l++ {
 		if e.Enabled(l) {
 			return SlogLevel(l)

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/shardedsink/shardedsink/logsink"
 )
 
 // badOptions are options that zapsink passes on to logsink with values
@@ -19,17 +21,17 @@ var badOptions = []struct {
 	opts Options
 	want string
 }{
-	{Options{SpillDir: "-", SpillBytes: 1000},
+	{Options{Buffering: logsink.Buffering{SpillDir: "-", SpillBytes: 1000}},
 		"SpillBytes = 1000: must be at least sink.MinSpillShardBytes (65536) a shard: 131072 for 2 shards"},
-	{Options{SpillDir: "-", Shards: 8, SpillBytes: 256 << 10},
+	{Options{Buffering: logsink.Buffering{SpillDir: "-", Shards: 8, SpillBytes: 256 << 10}},
 		"SpillBytes = 262144: must be at least sink.MinSpillShardBytes (65536) a shard: 524288 for 8 shards"},
-	{Options{SpillBytes: -1}, "SpillBytes = -1: must be positive"},
-	{Options{SpillBytes: 1 << 20}, "SpillBytes = 1048576: is set but SpillDir is not"},
-	{Options{Shards: -1}, "Shards = -1: must be positive"},
-	{Options{Shards: 1025}, "Shards = 1025: must be at most sink.MaxShards (1024)"},
-	{Options{RingCapacity: -2}, "RingCapacity = -2: must be positive"},
-	{Options{RingCapacity: 1<<24 + 1}, "RingCapacity = 16777217: must be at most sink.MaxRingCapacity (16777216)"},
-	{Options{BatchSize: -3}, "BatchSize = -3: must be positive"},
+	{Options{Buffering: logsink.Buffering{SpillBytes: -1}}, "SpillBytes = -1: must be positive"},
+	{Options{Buffering: logsink.Buffering{SpillBytes: 1 << 20}}, "SpillBytes = 1048576: is set but SpillDir is not"},
+	{Options{Buffering: logsink.Buffering{Shards: -1}}, "Shards = -1: must be positive"},
+	{Options{Buffering: logsink.Buffering{Shards: 1025}}, "Shards = 1025: must be at most sink.MaxShards (1024)"},
+	{Options{Buffering: logsink.Buffering{RingCapacity: -2}}, "RingCapacity = -2: must be positive"},
+	{Options{Buffering: logsink.Buffering{RingCapacity: 1<<24 + 1}}, "RingCapacity = 16777217: must be at most sink.MaxRingCapacity (16777216)"},
+	{Options{Buffering: logsink.Buffering{BatchSize: -3}}, "BatchSize = -3: must be positive"},
 }
 
 // requireOwnTerms checks that err is zapsink's, and names want and no
@@ -68,14 +70,14 @@ func TestBadOptionsAreNamedInZapsinksTerms(t *testing.T) {
 		require.Nil(t, ws)
 		requireOwnTerms(t, err, c.want)
 	}
-	all := &Options{Shards: -1, RingCapacity: -2, BatchSize: -3, SpillBytes: -1, SyncTimeout: -1}
+	all := &Options{Buffering: logsink.Buffering{Shards: -1, RingCapacity: -2, BatchSize: -3, SpillBytes: -1}, SyncTimeout: -1}
 	_, err := NewCore(enc, nil, zapcore.InfoLevel, all)
 	requireOwnTerms(t, err, "dst = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3", "SpillBytes = -1", "SyncTimeout = -1")
 	_, err = NewWriteSyncer(nil, all)
 	requireOwnTerms(t, err, "dst = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3", "SpillBytes = -1", "SyncTimeout = -1")
 
 	// The least SpillBytes is taken.
-	core, err := NewCore(enc, io.Discard, zapcore.InfoLevel, &Options{SpillDir: t.TempDir(), Shards: 2, SpillBytes: 2 << 16})
+	core, err := NewCore(enc, io.Discard, zapcore.InfoLevel, &Options{Buffering: logsink.Buffering{SpillDir: t.TempDir(), Shards: 2, SpillBytes: 2 << 16}})
 	require.NoError(t, err)
 	require.NoError(t, core.Close(context.Background()))
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // WriteSyncer is a zapcore.WriteSyncer on a logsink.Writer, for a core of
@@ -20,7 +21,7 @@ import (
 // never waits for the destination and returns len(p), nil; Sync writes
 // what is buffered within Options.SyncTimeout, and zapcore's core calls it
 // after every entry above ErrorLevel. The drop reports are
-// logsink.JSONReport's.
+// frontend.JSONReport's.
 type WriteSyncer struct {
 	sh      *shared
 	levelOf func([]byte) zapcore.Level
@@ -57,8 +58,7 @@ func NewWriteSyncer(dst io.Writer, opts *Options) (*WriteSyncer, error) {
 		return nil, err
 	}
 	sh := &shared{timeout: timeout}
-	lo.Report = logsink.JSONReport
-	if sh.w, err = logsink.New(dst, &lo); err != nil {
+	if sh.w, err = frontend.New(dst, &lo, frontend.JSONReport); err != nil {
 		if errors.Is(err, logsink.ErrInvalidOptions) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}

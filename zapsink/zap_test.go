@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/zapsink"
 )
 
@@ -37,7 +38,7 @@ func newCore(t *testing.T, dst zapcore.WriteSyncer, o *zapsink.Options) *zapsink
 func TestTheObserverAndTheDestinationAgree(t *testing.T) {
 	obsCore, logs := observer.New(zapcore.DebugLevel)
 	var buf zaptest.Buffer
-	core := newCore(t, &buf, &zapsink.Options{Shards: 1})
+	core := newCore(t, &buf, &zapsink.Options{Buffering: logsink.Buffering{Shards: 1}})
 	lg := zap.New(zapcore.NewTee(core, obsCore)).With(zap.String("svc", "cart"))
 	for i := range 200 {
 		lg.Info("served", zap.Int("i", i))
@@ -64,7 +65,7 @@ func TestTheObserverAndTheDestinationAgree(t *testing.T) {
 // Core syncs after every entry above ErrorLevel.
 func TestFatalAndPanicReachTheDestinationFirst(t *testing.T) {
 	var buf zaptest.Buffer
-	core := newCore(t, &buf, &zapsink.Options{MaxDelay: time.Second})
+	core := newCore(t, &buf, &zapsink.Options{Buffering: logsink.Buffering{MaxDelay: time.Second}})
 	var atHook string
 	lg := zap.New(core, zap.WithFatalHook(hookFunc(func() { atHook = buf.String() })))
 	lg.Fatal("the end", zap.Int("code", 3))
@@ -197,7 +198,7 @@ func (e badEncoder) EncodeEntry(ent zapcore.Entry, f []zapcore.Field) (*buffer.B
 // logsink's alike (before, NewCore named only enc, enab and SyncTimeout
 // when they were bad, and NewWriteSyncer only SyncTimeout).
 func TestNewCoreNamesEveryBadArgument(t *testing.T) {
-	_, err := zapsink.NewCore(nil, nil, nil, &zapsink.Options{Shards: -1, RingCapacity: -2, SyncTimeout: -1})
+	_, err := zapsink.NewCore(nil, nil, nil, &zapsink.Options{Buffering: logsink.Buffering{Shards: -1, RingCapacity: -2}, SyncTimeout: -1})
 	if !errors.Is(err, zapsink.ErrInvalidOptions) {
 		t.Fatalf("NewCore = %v", err)
 	}
@@ -206,13 +207,13 @@ func TestNewCoreNamesEveryBadArgument(t *testing.T) {
 			t.Errorf("%q does not name %s", err, want)
 		}
 	}
-	_, err = zapsink.NewCore(encoder(), nil, zapcore.InfoLevel, &zapsink.Options{Shards: -1})
+	_, err = zapsink.NewCore(encoder(), nil, zapcore.InfoLevel, &zapsink.Options{Buffering: logsink.Buffering{Shards: -1}})
 	for _, want := range []string{"dst = nil", "Shards = -1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v does not name %s", err, want)
 		}
 	}
-	_, err = zapsink.NewWriteSyncer(nil, &zapsink.Options{SyncTimeout: -time.Second, Shards: -1, BatchSize: -3})
+	_, err = zapsink.NewWriteSyncer(nil, &zapsink.Options{SyncTimeout: -time.Second, Buffering: logsink.Buffering{Shards: -1, BatchSize: -3}})
 	if !errors.Is(err, zapsink.ErrInvalidOptions) {
 		t.Fatalf("NewWriteSyncer = %v", err)
 	}
@@ -252,7 +253,7 @@ func TestErrorsWaitOutAndTheReportSaysSo(t *testing.T) {
 	gate := make(chan struct{})
 	dst := &stalled{gate: gate}
 	const keepWait = 2 * time.Millisecond
-	core, err := zapsink.NewCore(encoder(), dst, zapcore.DebugLevel, &zapsink.Options{Shards: 1, RingCapacity: 8, KeepWait: keepWait})
+	core, err := zapsink.NewCore(encoder(), dst, zapcore.DebugLevel, &zapsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8, KeepWait: keepWait}})
 	if err != nil {
 		t.Fatal(err)
 	}

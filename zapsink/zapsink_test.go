@@ -40,7 +40,7 @@ func zapLevel(l slog.Level) zapcore.Level {
 }
 
 func options(o logsink.Options) *zapsink.Options {
-	zo := &zapsink.Options{Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, MaxDelay: o.MaxDelay, MaxQueuedBytes: o.MaxQueuedBytes, DisableHandOff: o.DisableHandOff}
+	zo := &zapsink.Options{Buffering: o.Buffering}
 	if o.KeepLevel != nil {
 		zo.KeepLevel = zapLevel(o.KeepLevel.Level())
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog/diode"
 
 	"github.com/shardedsink/shardedsink/internal/logprobe"
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/zerologsink"
 )
 
@@ -124,11 +125,11 @@ func BenchmarkStalledPipe(b *testing.B) {
 	stalledOnly := []logprobe.Mode{
 		// The hand-off off: what the longest call was before it.
 		{Name: "zerologsink-NoHandOff", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
-			return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, DisableHandOff: true})
+			return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, Buffering: logsink.Buffering{DisableHandOff: true}})
 		}},
 		// The spill tier: the stalled pipe's events go to disk, up to 1 GiB.
 		{Name: "zerologsink-SpillDir", Open: func(b *testing.B, w io.Writer) (logprobe.Logger, logprobe.Counts) {
-			return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, SpillDir: b.TempDir()})
+			return openZerologsink(b, w, &zerologsink.Options{CloseTimeout: 10 * time.Second, Buffering: logsink.Buffering{SpillDir: b.TempDir()}})
 		}},
 	}
 	for _, m := range append(modes[:len(modes):len(modes)], stalledOnly...) {

@@ -5,8 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/shardedsink/shardedsink/internal/fielderr"
 	"github.com/shardedsink/shardedsink/logsink"
 )
@@ -18,25 +16,7 @@ func (o *Options) settle(dst io.Writer) (logsink.Options, time.Duration, error) 
 	if o == nil {
 		o = &Options{}
 	}
-	lo := logsink.Options{
-		Shards:         o.Shards,
-		RingCapacity:   o.RingCapacity,
-		BatchSize:      o.BatchSize,
-		MaxDelay:       o.MaxDelay,
-		MaxQueuedBytes: o.MaxQueuedBytes,
-		SpillDir:       o.SpillDir,
-		SpillBytes:     o.SpillBytes,
-		DisableHandOff: o.DisableHandOff,
-		OnError:        o.OnError,
-		Logger:         o.Logger,
-		KeepLevel:      o.KeepLevel,
-		KeepWait:       o.KeepWait,
-		Name:           "zerologsink",
-		Report:         report,
-	}
-	if lo.KeepLevel == nil {
-		lo.KeepLevel = SlogLevel(zerolog.WarnLevel)
-	}
+	lo := logsink.Options{KeepLevel: o.KeepLevel, Buffering: o.Buffering, OnError: o.OnError, Logger: o.Logger, Name: "zerologsink"}
 	errs := fielderr.New(ErrInvalidOptions)
 	timeout := o.CloseTimeout
 	if timeout < 0 {

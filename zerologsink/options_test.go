@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/zerologsink"
 )
 
@@ -37,17 +38,17 @@ func TestBadOptionsAreNamedInZerologsinksTerms(t *testing.T) {
 		opts zerologsink.Options
 		want string
 	}{
-		{zerologsink.Options{SpillDir: "-", SpillBytes: 1000},
+		{zerologsink.Options{Buffering: logsink.Buffering{SpillDir: "-", SpillBytes: 1000}},
 			"SpillBytes = 1000: must be at least sink.MinSpillShardBytes (65536) a shard: 131072 for 2 shards"},
-		{zerologsink.Options{SpillDir: "-", Shards: 8, SpillBytes: 256 << 10},
+		{zerologsink.Options{Buffering: logsink.Buffering{SpillDir: "-", Shards: 8, SpillBytes: 256 << 10}},
 			"SpillBytes = 262144: must be at least sink.MinSpillShardBytes (65536) a shard: 524288 for 8 shards"},
-		{zerologsink.Options{SpillBytes: -1}, "SpillBytes = -1: must be positive"},
-		{zerologsink.Options{SpillBytes: 1 << 20}, "SpillBytes = 1048576: is set but SpillDir is not"},
-		{zerologsink.Options{Shards: -1}, "Shards = -1: must be positive"},
-		{zerologsink.Options{Shards: 1025}, "Shards = 1025: must be at most sink.MaxShards (1024)"},
-		{zerologsink.Options{RingCapacity: -2}, "RingCapacity = -2: must be positive"},
-		{zerologsink.Options{RingCapacity: 1<<24 + 1}, "RingCapacity = 16777217: must be at most sink.MaxRingCapacity (16777216)"},
-		{zerologsink.Options{BatchSize: -3}, "BatchSize = -3: must be positive"},
+		{zerologsink.Options{Buffering: logsink.Buffering{SpillBytes: -1}}, "SpillBytes = -1: must be positive"},
+		{zerologsink.Options{Buffering: logsink.Buffering{SpillBytes: 1 << 20}}, "SpillBytes = 1048576: is set but SpillDir is not"},
+		{zerologsink.Options{Buffering: logsink.Buffering{Shards: -1}}, "Shards = -1: must be positive"},
+		{zerologsink.Options{Buffering: logsink.Buffering{Shards: 1025}}, "Shards = 1025: must be at most sink.MaxShards (1024)"},
+		{zerologsink.Options{Buffering: logsink.Buffering{RingCapacity: -2}}, "RingCapacity = -2: must be positive"},
+		{zerologsink.Options{Buffering: logsink.Buffering{RingCapacity: 1<<24 + 1}}, "RingCapacity = 16777217: must be at most sink.MaxRingCapacity (16777216)"},
+		{zerologsink.Options{Buffering: logsink.Buffering{BatchSize: -3}}, "BatchSize = -3: must be positive"},
 	} {
 		o := c.opts
 		if o.SpillDir != "" {
@@ -57,11 +58,11 @@ func TestBadOptionsAreNamedInZerologsinksTerms(t *testing.T) {
 		require.Nil(t, w)
 		requireOwnTerms(t, err, c.want)
 	}
-	_, err := zerologsink.New(nil, &zerologsink.Options{Shards: -1, RingCapacity: -2, BatchSize: -3, SpillBytes: -1, CloseTimeout: -1})
+	_, err := zerologsink.New(nil, &zerologsink.Options{Buffering: logsink.Buffering{Shards: -1, RingCapacity: -2, BatchSize: -3, SpillBytes: -1}, CloseTimeout: -1})
 	requireOwnTerms(t, err, "dst = nil", "Shards = -1", "RingCapacity = -2", "BatchSize = -3", "SpillBytes = -1", "CloseTimeout = -1")
 
 	// The least SpillBytes is taken.
-	w, err := zerologsink.New(io.Discard, &zerologsink.Options{SpillDir: t.TempDir(), Shards: 2, SpillBytes: 2 << 16})
+	w, err := zerologsink.New(io.Discard, &zerologsink.Options{Buffering: logsink.Buffering{SpillDir: t.TempDir(), Shards: 2, SpillBytes: 2 << 16}})
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 }

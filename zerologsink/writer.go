@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/shardedsink/shardedsink/logsink"
+	"github.com/shardedsink/shardedsink/logsink/frontend"
 )
 
 // DefaultCloseTimeout is the default [Options.CloseTimeout].
@@ -29,46 +30,23 @@ const DroppedMessage = "zerologsink: dropped records"
 var ErrInvalidOptions = errors.New("zerologsink: invalid options")
 
 // Options configures a [Writer]. A nil *Options, and the zero value of
-// every field, means the default. The sizes are logsink's
-// (logsink.Options says what each costs).
+// every field, means the default.
 type Options struct {
 	// KeepLevel is the level from which events are shed last, as a slog
 	// level: SlogLevel(zerolog.ErrorLevel), say. Default
 	// SlogLevel(zerolog.WarnLevel).
 	KeepLevel slog.Leveler
-	// KeepWait is the longest an event at or above KeepLevel waits for
-	// room before it is shed (logsink.Options.KeepWait): counted in
-	// Stats().WaitedOut and the drop report's "waited_out". Events below
-	// KeepLevel never wait. Default logsink.DefaultKeepWait (1 ms);
-	// negative: never wait.
-	KeepWait time.Duration
 	// CloseTimeout bounds Close (io.Closer, which zerolog calls before it
 	// exits on Fatal) and the write of a fatal or panic event. Default
 	// DefaultCloseTimeout (5 s).
 	CloseTimeout time.Duration
 
-	// Shards, RingCapacity, BatchSize, MaxDelay and MaxQueuedBytes are
-	// logsink.Options' (defaults 2, 8192, 1024, 100 µs, 64 MiB).
-	Shards         int
-	RingCapacity   int
-	BatchSize      int
-	MaxDelay       time.Duration
-	MaxQueuedBytes int
-	// SpillDir and SpillBytes put a spill tier on disk behind the rings
-	// (logsink.Options.SpillDir): while a Write to the destination
-	// stalls, records go to files in SpillDir instead of being shed, up
-	// to SpillBytes (default logsink.DefaultSpillBytes, 1 GiB), and are
-	// written later in order. Default off. SpillBytes must be at least
-	// 64 KiB a shard (sink.MinSpillShardBytes × Shards: 128 KiB for the
-	// default 2 shards).
-	SpillDir   string
-	SpillBytes int64
-	// DisableHandOff turns logsink's hand-off off
-	// (logsink.Options.DisableHandOff): a record whose ring is full is
-	// shed at once, even when the drain worker is only short of CPU. By
-	// default such a call waits for the worker, within the bounds of
-	// logsink's guarantee 1.
-	DisableHandOff bool
+	// Buffering sizes the rings and their workers, bounds the bytes the
+	// events take, says how long an event at or above KeepLevel waits for
+	// room (KeepWait), and puts a spill tier behind the rings (SpillDir):
+	// logsink.Buffering says what each field costs, and its defaults are
+	// logsink's.
+	logsink.Buffering
 	// OnError gets every error of a Write to the destination, one call at
 	// a time, outside every lock (logsink.Options).
 	OnError func(error)
@@ -81,7 +59,7 @@ type Options struct {
 // It is safe for concurrent use; the Writers that [Writer.Stream] returns
 // share its logsink.Writer.
 type Writer struct {
-	s       logsink.Stream
+	s       frontend.Stream
 	timeout time.Duration
 }
 
@@ -98,7 +76,7 @@ func New(dst io.Writer, opts *Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := logsink.New(dst, &lo)
+	w, err := frontend.New(dst, &lo, report)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
@@ -176,13 +154,13 @@ func (w *Writer) Done() <-chan struct{} { return w.s.Writer().Done() }
 // Stats returns the writer's counters (logsink.Stats).
 func (w *Writer) Stats() logsink.Stats { return w.s.Writer().Stats() }
 
-// report is the writer's Options.Report: the drop report, formatted by
+// report is the writer's drop report (frontend.Report), formatted by
 // zerolog with its global field names. It is logged with Log (no level),
 // which zerolog's global level does not filter out but when disabled,
 // and given its warn level by hand: a report of lost events is written
 // whatever level the program logs at.
-func report(d logsink.Drops) *logsink.Record {
-	r := logsink.GetRecord()
+func report(d frontend.Drops) *frontend.Record {
+	r := frontend.GetRecord()
 	by := zerolog.Dict()
 	for i, n := range d.ByLevel {
 		if n != 0 {
@@ -204,4 +182,5 @@ func report(d logsink.Drops) *logsink.Record {
 	return r
 }
 
-var dropLevels = [len(logsink.DropLevels)]zerolog.Level{zerolog.DebugLevel, zerolog.InfoLevel, zerolog.WarnLevel, zerolog.ErrorLevel}
+// dropLevels are zerolog's levels of frontend.DropLevels.
+var dropLevels = [...]zerolog.Level{zerolog.DebugLevel, zerolog.InfoLevel, zerolog.WarnLevel, zerolog.ErrorLevel}

@@ -47,7 +47,7 @@ func logAt(lg zerolog.Logger) func(slog.Level, int) {
 func TestWriterContract(t *testing.T) {
 	logsinktest.Run(t, logsinktest.Front{
 		New: func(t *testing.T, dst io.Writer, o logsink.Options) logsinktest.Subject {
-			w, err := zerologsink.New(dst, &zerologsink.Options{Shards: o.Shards, RingCapacity: o.RingCapacity, BatchSize: o.BatchSize, KeepLevel: o.KeepLevel, DisableHandOff: o.DisableHandOff})
+			w, err := zerologsink.New(dst, &zerologsink.Options{Buffering: o.Buffering, KeepLevel: o.KeepLevel})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestNewWriter(t *testing.T) {
 // hold it a second.
 func TestFatal(t *testing.T) {
 	if os.Getenv("TEST_FATAL") == "1" {
-		w, err := zerologsink.New(os.Stderr, &zerologsink.Options{MaxDelay: time.Second})
+		w, err := zerologsink.New(os.Stderr, &zerologsink.Options{Buffering: logsink.Buffering{MaxDelay: time.Second}})
 		if err != nil {
 			panic(err)
 		}
@@ -114,7 +114,7 @@ func TestFatal(t *testing.T) {
 // A Panic event is in the destination when zerolog panics.
 func TestPanicReachesTheDestinationFirst(t *testing.T) {
 	var buf lockedBuffer
-	w, err := zerologsink.New(&buf, &zerologsink.Options{MaxDelay: time.Second})
+	w, err := zerologsink.New(&buf, &zerologsink.Options{Buffering: logsink.Buffering{MaxDelay: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestAShedEventIsNoWriteError(t *testing.T) {
 	zerolog.ErrorHandler = func(err error) { reported = append(reported, err) }
 	defer func() { zerolog.ErrorHandler = old }()
 	gate := make(chan struct{})
-	w, err := zerologsink.New(&gated{gate: gate}, &zerologsink.Options{Shards: 1, RingCapacity: 8})
+	w, err := zerologsink.New(&gated{gate: gate}, &zerologsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestAShedEventIsNoWriteError(t *testing.T) {
 }
 
 func TestNewNamesEveryBadOption(t *testing.T) {
-	_, err := zerologsink.New(nil, &zerologsink.Options{CloseTimeout: -1, RingCapacity: -1})
+	_, err := zerologsink.New(nil, &zerologsink.Options{CloseTimeout: -1, Buffering: logsink.Buffering{RingCapacity: -1}})
 	if !errors.Is(err, zerologsink.ErrInvalidOptions) {
 		t.Fatalf("New = %v", err)
 	}
@@ -229,7 +229,7 @@ func TestTheDropReportIgnoresTheGlobalLevel(t *testing.T) {
 	zerolog.SetGlobalLevel(zerolog.ErrorLevel)
 	gate := make(chan struct{})
 	dst := &gated{gate: gate}
-	w, err := zerologsink.New(dst, &zerologsink.Options{Shards: 1, RingCapacity: 8})
+	w, err := zerologsink.New(dst, &zerologsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/slogsink"
 )
 
@@ -50,7 +51,7 @@ func main() {
 // run logs goroutines*records records through slogsink into out and
 // reports to report. It fails unless written + dropped = logged.
 func run(out *slowWriter, goroutines, records int, work time.Duration, report io.Writer) error {
-	h, err := slogsink.New(out, &slogsink.Options{RingCapacity: 1024})
+	h, err := slogsink.New(out, &slogsink.Options{Buffering: logsink.Buffering{RingCapacity: 1024}})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ const (
 // fields (markBit, oneLap), each defined where it is first used.
 var checked = []string{
 	"sink", "logsink", "slogsink", "mpmc", "ring",
-	"sink/spill", "sink/sinktest", "logsink/logsinktest", "ring/mutex", "ring/chanring", "ring/ringtest",
+	"sink/spill", "sink/sinktest", "logsink/frontend", "logsink/logsinktest", "ring/mutex", "ring/chanring", "ring/ringtest",
 }
 
 // pkg is one package of the core module, parsed for this machine's build.

@@ -56,8 +56,8 @@ type Subject struct {
 
 // Front describes a front-end to [Run].
 type Front struct {
-	// New makes the front-end on a Writer into dst with opts (opts.Report
-	// is nil: the front-end sets its own).
+	// New makes the front-end on a Writer into dst with opts (its own
+	// options set to these; its drop report is its own).
 	New func(t *testing.T, dst io.Writer, opts logsink.Options) Subject
 	// Sync makes the synchronous logger into dst whose bytes the
 	// front-end's must equal: the same library, configured alike, writing
@@ -94,7 +94,7 @@ func byteExact(t *testing.T, f Front) {
 	for i := range n {
 		sync(levelOf(i), i)
 	}
-	s := f.New(t, &got, logsink.Options{Shards: 1})
+	s := f.New(t, &got, logsink.Options{Buffering: logsink.Buffering{Shards: 1}})
 	for i := range n {
 		s.Log(levelOf(i), i)
 	}
@@ -192,7 +192,7 @@ func balance(t *testing.T, st logsink.Stats, calls int) {
 func concurrent(t *testing.T, f Front) {
 	const g, calls = 8, 1000
 	var dst lockedBuffer
-	s := f.New(t, &dst, logsink.Options{Shards: 2, RingCapacity: 16384})
+	s := f.New(t, &dst, logsink.Options{Buffering: logsink.Buffering{Shards: 2, RingCapacity: 16384}})
 	logFrom(s, g, calls)
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -222,7 +222,7 @@ func (g *gated) Write(p []byte) (int, error) {
 func stalled(t *testing.T, f Front) {
 	const g, calls = 4, 1000 // 4 records at ERROR: within the reserve of 8
 	dst := &gated{open: make(chan struct{})}
-	s := f.New(t, dst, logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, KeepLevel: slog.LevelError})
+	s := f.New(t, dst, logsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 64, BatchSize: 16}, KeepLevel: slog.LevelError})
 	logFrom(s, g, calls)
 	close(dst.open)
 	if err := s.Close(context.Background()); err != nil {
@@ -260,7 +260,7 @@ func handOff(t *testing.T, f Front) {
 		t.Run(fmt.Sprintf("DisableHandOff=%t", off), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				dst := &stallsAfterOne{gated: gated{open: make(chan struct{})}}
-				s := f.New(t, dst, logsink.Options{Shards: 1, RingCapacity: 64, BatchSize: 16, DisableHandOff: off})
+				s := f.New(t, dst, logsink.Options{Buffering: logsink.Buffering{Shards: 1, RingCapacity: 64, BatchSize: 16, DisableHandOff: off}})
 				s.Log(slog.LevelInfo, 0)
 				for s.Stats().Written == 0 { // at once, or after a MaxDelay
 					time.Sleep(time.Millisecond)
@@ -318,7 +318,7 @@ func (failWrites) Write([]byte) (int, error) { return 0, errBroken }
 
 func failing(t *testing.T, f Front) {
 	const g, calls = 4, 500
-	s := f.New(t, failWrites{}, logsink.Options{Shards: 2})
+	s := f.New(t, failWrites{}, logsink.Options{Buffering: logsink.Buffering{Shards: 2}})
 	logFrom(s, g, calls)
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -333,7 +333,7 @@ func failing(t *testing.T, f Front) {
 func closeWithin(t *testing.T, f Front) {
 	const calls = 100
 	dst := &gated{open: make(chan struct{})}
-	s := f.New(t, dst, logsink.Options{Shards: 1})
+	s := f.New(t, dst, logsink.Options{Buffering: logsink.Buffering{Shards: 1}})
 	for i := range calls {
 		s.Log(slog.LevelInfo, i)
 	}
@@ -356,7 +356,7 @@ func closeWithin(t *testing.T, f Front) {
 	balance(t, s.Stats(), calls)
 }
 
-// JSONReport recognises logsink's default drop report (logsink.JSONReport)
+// JSONReport recognises logsink's default drop report (frontend.JSONReport)
 // and its like with another message: a JSON object whose "msg" or
 // "message" is msg and whose "dropped" is the count.
 func JSONReport(msg string) func(line []byte) (uint64, bool) {

@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"context"
@@ -10,12 +10,14 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// Flush waits until every record accepted before the call has been written
-// to the destination (or counted as failed). First it pushes a drop report
-// for the records dropped so far that no later record has reported yet,
-// where the ring has room for it (otherwise the next record reports them). It
-// returns nil, ctx.Err() when ctx ends first, and [ErrClosed] once the
-// writer is closed. Loggers may keep logging meanwhile.
+// ErrClosed is what Flush returns once the Writer is closed.
+var ErrClosed = errors.New("logsink: writer is closed")
+
+// Flush is logsink.Writer.Flush: first it pushes a drop report for the
+// records dropped so far that no later record has reported yet, where the
+// ring has room for it (otherwise the next record reports them); then it
+// waits for the sink's Flush. It returns ErrClosed once the Writer is
+// closed.
 func (w *Writer) Flush(ctx context.Context) error {
 	// The same pairing with Close as in Stream.Begin: the drop reports pushed
 	// here are drained before Close shuts the sink down, or Flush sees
@@ -56,18 +58,8 @@ func (w *Writer) leave() {
 	}
 }
 
-// Close stops the Writer: records written from now on are dropped and
-// counted; the records accepted before are written to the destination,
-// followed by a drop report for any drops not yet reported; then the drain
-// workers stop. It returns nil, or ctx.Err() when ctx ends first: the
-// records still buffered then are not written, and are counted in
-// Stats().Abandoned once the workers have exited ([Writer.Done]).
-//
-// Close runs once; every call returns the first call's result, and a call
-// made while the first is still working returns when it does, or with its
-// own ctx.Err(). Close does not close the destination. A panic in the
-// destination or Options.Report while Close writes the last drop report is
-// recovered and counted, as on the drain workers.
+// Close is logsink.Writer.Close: it runs once, and every call returns the
+// first call's result (or its own ctx.Err(), while the first works).
 func (w *Writer) Close(ctx context.Context) error {
 	first := false
 	w.closeOnce.Do(func() { first = true })
@@ -148,12 +140,10 @@ func (w *Writer) waitQuiet(ctx context.Context) error {
 }
 
 // Done returns a channel that is closed once Close has stopped the drain
-// workers and the last of them has exited; after a Close whose ctx ended
-// first, that is when the last Write in flight has returned. From then on
-// the counts of [Writer.Stats] are final.
+// workers and the last of them has exited (logsink.Writer.Done).
 func (w *Writer) Done() <-chan struct{} { return w.sink.Done() }
 
-// Dropped returns Stats().Dropped, without allocating.
+// Dropped returns Counts().Dropped's sum, without allocating.
 func (w *Writer) Dropped() uint64 {
 	var total uint64
 	for lv := range levels {
@@ -165,9 +155,9 @@ func (w *Writer) Dropped() uint64 {
 	return total
 }
 
-// Written returns Stats().Written: the records written by Writes that
-// succeeded; drop reports are not counted.
+// Written returns the records written by Writes that succeeded; drop
+// reports are not counted.
 func (w *Writer) Written() uint64 { return w.written.Load() }
 
-// Errors returns Stats().Errors: the records lost to an error or a panic.
+// Errors returns the records lost to an error or a panic.
 func (w *Writer) Errors() uint64 { return w.failed.Load() }

@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func flood(w *Writer, line []byte, stop <-chan struct{}) <-chan struct{} {
 // its processor (one per parkedYieldEvery), so that they get one.
 func TestACallerYieldsWhileRecordsWaitForTheSpillTier(t *testing.T) {
 	dst := &stalledWriter{gate: make(chan struct{})}
-	w, err := New(dst, &Options{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: t.TempDir()})
+	w, err := New(dst, defaults(Settings{Shards: 1, RingCapacity: 64, BatchSize: 16, SpillDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestACallerYieldsWhileRecordsWaitForTheSpillTier(t *testing.T) {
 	defer func() { close(stop); dst.release(); <-done }()
 	for deadline := time.Now().Add(10 * time.Second); w.parkedYields.Last() == 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("no caller yielded while records were parked for the spill tier (spilled %d)", w.Stats().Spilled)
+			t.Fatalf("no caller yielded while records were parked for the spill tier (spilled %d)", w.Counts().Spilled)
 		}
 		w.Write(line)
 	}

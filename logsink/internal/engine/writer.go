@@ -1,11 +1,15 @@
-package logsink
+// Package engine is the machinery of package logsink's Writer: the
+// admission, the rings, the drop counts and reports, the drain and Close.
+// Package logsink wraps it in the user's Writer and Stream, and package
+// logsink/frontend in the hooks of front-end authors; nothing else can
+// import it, so its exported names are only theirs. The promises, and the
+// users' docs of every method, are in those two packages.
+package engine
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,11 +20,8 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// Writer is a non-blocking writer of formatted log records. See the
-// package documentation for what it promises and what it costs.
-//
-// A Writer is safe for concurrent use. Its Streams share its sink,
-// destination and counters.
+// Writer is the engine of a logsink.Writer: safe for concurrent use, its
+// Streams share its sink, destination and counters.
 type Writer struct {
 	// The fields that every logging call reads come first and share their
 	// cache lines with no field that anything writes while the writer
@@ -30,7 +31,7 @@ type Writer struct {
 	// 64-bit words 8-byte aligned on 32-bit platforms too.
 	sink   *sink.Sink[*Record]
 	dst    io.Writer // the destination
-	opts   settings
+	opts   Settings
 	logger *slog.Logger
 	shards []shardState
 	// handles[i] pushes into shard i; hooks[i] are its hand-off and byte
@@ -151,33 +152,30 @@ func (w *Writer) markClosed() {
 	w.stopWaits()
 }
 
-// New returns a Writer that writes to w. Its drain workers copy the bytes
-// of a batch of records into one Write of at most 256 KiB (a longer record
-// is written alone). Writes never overlap, so w need not be safe for
-// concurrent use.
-//
-// New returns an error wrapping [ErrInvalidOptions] that names the field
-// and the value of every invalid option (a nil w, a negative size other
-// than MaxQueuedBytes and MaxDelay, a size beyond the sink's limits);
-// nothing is started then. Otherwise the drain workers run until
-// [Writer.Close].
-func New(w io.Writer, opts *Options) (*Writer, error) {
-	o, err := opts.settle(w)
-	if err != nil {
-		return nil, err
+// New returns a Writer that writes to w with s, whose every field holds
+// its value (package logsink applies the defaults and checks them), but
+// Report, nil for JSONReport. Its drain workers run until Close. It
+// returns the sink's error when the sink refuses s.
+func New(w io.Writer, s Settings) (*Writer, error) {
+	if s.Report == nil {
+		s.Report = JSONReport
 	}
-	c := &Writer{dst: w, opts: o, logger: o.logger, shards: make([]shardState, o.shards), closeDone: make(chan struct{}), epoch: time.Now()}
-	c.errs.name = o.name
+	s.BatchSize = min(s.BatchSize, s.RingCapacity)
+	reserve := s.RingCapacity / 8
+	if reserve == 0 && s.RingCapacity > 1 {
+		reserve = 1
+	}
+	s.lowLimit = int64(s.RingCapacity - reserve)
+	s.assistMark = int64(s.RingCapacity / 4)
+	c := &Writer{dst: w, opts: s, logger: s.Logger, shards: make([]shardState, s.Shards), closeDone: make(chan struct{}), epoch: time.Now()}
+	c.errs.name = s.Name
 	c.closing, c.stopWaits = context.WithCancel(context.Background())
-	if c.logger == nil {
-		c.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
 	cfg := sink.Config[*Record]{
-		Name:         o.name,
-		Shards:       o.shards,
-		RingCapacity: o.ringCapacity,
-		BatchSize:    o.batchSize,
-		MaxDelay:     o.maxDelay,
+		Name:         s.Name,
+		Shards:       s.Shards,
+		RingCapacity: s.RingCapacity,
+		BatchSize:    s.BatchSize,
+		MaxDelay:     s.MaxDelay,
 		// The records of one shard are written by its worker alone, in
 		// ring order: that is the order promise.
 		DisableStealing: true,
@@ -190,22 +188,23 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 		// sink.IdleWake). Idle, only the monitor wakes, once a minute.
 		OverloadInterval: time.Minute,
 		Logger:           c.logger,
-		DisableHandOff:   o.disableHandOff,
+		DisableHandOff:   s.DisableHandOff,
 	}
-	if o.maxQueued > 0 {
-		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, o.maxQueued
+	if s.MaxQueuedBytes > 0 {
+		cfg.SizeOf, cfg.MaxQueuedBytes = heapBytes, s.MaxQueuedBytes
 	}
-	if o.spillDir != "" {
-		cfg.Spill = sink.Spill[*Record]{Dir: o.spillDir, MaxBytes: o.spillBytes, Codec: entryCodec{c}, SyncInterval: o.spillSync}
+	if s.SpillDir != "" {
+		cfg.Spill = sink.Spill[*Record]{Dir: s.SpillDir, MaxBytes: s.SpillBytes, Codec: entryCodec{c}, SyncInterval: s.SpillSync}
 	}
+	var err error
 	c.sink, err = sink.New(cfg, sink.ActionFunc[*Record](c.drain))
 	if err != nil {
 		c.stopWaits()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return nil, err
 	}
-	c.handles = make([]*sink.Handle[*Record], o.shards)
-	c.hooks = make([]sinkhook.Shard, o.shards)
-	for k, left := uint64(0), o.shards; left > 0; k++ {
+	c.handles = make([]*sink.Handle[*Record], s.Shards)
+	c.hooks = make([]sinkhook.Shard, s.Shards)
+	for k, left := uint64(0), s.Shards; left > 0; k++ {
 		if sh := c.sink.HandleFor(k); c.handles[sh.Shard()] == nil {
 			c.handles[sh.Shard()] = sh
 			c.hooks[sh.Shard()] = sinkhook.ShardOf(sh)
@@ -216,25 +215,43 @@ func New(w io.Writer, opts *Options) (*Writer, error) {
 	return c, nil
 }
 
-// Write writes p as one record at Options.Level, through the Writer's own
-// Stream (shard 0): see [Stream.WriteLevel], which says when it waits
-// (never for a slow destination). It always returns len(p), nil: a record
-// that is not accepted is counted (see [Writer.Stats]) and reported in
-// the stream.
-func (w *Writer) Write(p []byte) (int, error) { return w.root.WriteLevel(w.opts.level, p) }
+// SetReport makes report the Writer's drop report (Settings.Report). It is
+// for package frontend, whose New makes a logsink.Writer first: it must
+// come before the Writer is used, on the goroutine that made it (no drain
+// worker reads Report).
+func (w *Writer) SetReport(report func(Drops) *Record) {
+	if report != nil {
+		w.opts.Report = report
+	}
+}
 
-// WriteLevel writes p as one record of level l, through the Writer's own
-// Stream (shard 0): see [Stream.WriteLevel].
+// Owned is what a logsink.Writer embeds, so that Of finds its engine: it
+// has no exported method or field, so the users of logsink, who cannot
+// import this package, reach nothing through it.
+type Owned struct{ w *Writer }
+
+// Own returns the Owned of w.
+func Own(w *Writer) Owned { return Owned{w} }
+
+func (o Owned) engine() *Writer { return o.w }
+
+// Of returns the engine of x, a *logsink.Writer (which embeds an Owned):
+// how package frontend reaches the engine of the Writer that
+// logsink.New made.
+func Of(x interface{ engine() *Writer }) *Writer { return x.engine() }
+
+// Write is logsink.Writer.Write: p as one record at Settings.Level
+// through the root Stream.
+func (w *Writer) Write(p []byte) (int, error) { return w.root.WriteLevel(w.opts.Level, p) }
+
+// WriteLevel is logsink.Writer.WriteLevel, through the root Stream.
 func (w *Writer) WriteLevel(l slog.Level, p []byte) (int, error) { return w.root.WriteLevel(l, p) }
 
 // Root returns the Writer's own Stream, the one that Write uses (shard 0).
 func (w *Writer) Root() Stream { return w.root }
 
-// Stream returns a Stream of its own for a logger: one shard, the next
-// one round-robin, whose records are written in the order they were
-// accepted. Loggers that log through Streams of their own spread over the
-// shards and their workers; the records of one goroutine through one
-// Stream keep their order.
+// Stream returns a Stream on the next shard, round-robin
+// (logsink.Writer.Stream).
 func (w *Writer) Stream() Stream {
 	i := int(w.next.Add(1) % uint64(len(w.shards)))
 	return Stream{w: w, shard: i, sh: w.handles[i]}
@@ -244,6 +261,5 @@ func (w *Writer) Stream() Stream {
 func (w *Writer) Shards() int { return len(w.shards) }
 
 // MaxDrainTurn returns the longest drain turn so far (one Drain call: the
-// copies and the Writes of one batch), the time a worker held a P; for
-// benchmarks and monitoring.
+// copies and the Writes of one batch), the time a worker held a P.
 func (w *Writer) MaxDrainTurn() time.Duration { return time.Duration(w.maxTurn.Load()) }

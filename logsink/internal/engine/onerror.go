@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ type errorCalls struct {
 // may be called under the write and shard locks. deliverErrors, called
 // after those are released, delivers it.
 func (w *Writer) queueError(err error) {
-	if w.opts.onError == nil {
+	if w.opts.OnError == nil {
 		return
 	}
 	e := &w.errs
@@ -106,6 +106,6 @@ func (w *Writer) callOnError(err error) {
 			w.reportPanic("OnError", recover())
 		}
 	}()
-	w.opts.onError(err)
+	w.opts.OnError(err)
 	returned = true
 }

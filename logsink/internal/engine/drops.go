@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"log/slog"
@@ -9,10 +9,11 @@ import (
 // levels is the number of level buckets that drops are counted in.
 const levels = 4
 
-// DropLevels are the levels that drops are counted under, in the order of
-// Drops.ByLevel: a record of level l is counted under the highest of them
-// at or below l, and under slog.LevelDebug when l is below them all.
-var DropLevels = [levels]slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}
+// DropLevels returns the levels that drops are counted under, in the
+// order of Drops.ByLevel (frontend.DropLevels).
+func DropLevels() [levels]slog.Level {
+	return [levels]slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}
+}
 
 // levelNames names the buckets as slog does.
 var levelNames = [levels]string{"DEBUG", "INFO", "WARN", "ERROR"}
@@ -32,25 +33,20 @@ func levelIndex(l slog.Level) int {
 	}
 }
 
-// Drops is what a drop report reports: the records lost at one point of a
-// shard's stream since the last report.
+// Drops is what a drop report reports, field for field frontend.Drops,
+// which says what each counts.
 type Drops struct {
-	// Total is the number of records lost; it is never 0 in a report.
-	Total uint64
-	// ByLevel splits Total by level, in the order of [DropLevels].
-	ByLevel [levels]uint64
-	// WaitedOut counts, of Total, the records at or above KeepLevel that
-	// waited Options.KeepWait for room and found none.
-	WaitedOut uint64
-	// WaitedOutByLevel splits WaitedOut by level, in the order of
-	// [DropLevels].
+	Total            uint64
+	ByLevel          [levels]uint64
+	WaitedOut        uint64
 	WaitedOutByLevel [levels]uint64
 }
 
-// DroppedMessage is the message of the default drop report, [JSONReport].
+// DroppedMessage is the message of JSONReport (logsink.DroppedMessage).
 const DroppedMessage = "logsink: dropped records"
 
-// JSONReport is the default Options.Report: one JSON line at level WARN,
+// JSONReport is the default Report (frontend.JSONReport): one JSON line
+// at level WARN,
 //
 //	{"time":"2026-12-02T03:04:05.123456789Z","level":"WARN","msg":"logsink: dropped records","dropped":1234,"dropped_by_level":{"INFO":1234}}
 //
@@ -194,7 +190,7 @@ func (w *Writer) reportDrops(i int) {
 	if p.total == 0 {
 		return
 	}
-	if st.counts.addQueued(1) > int64(w.opts.ringCapacity) {
+	if st.counts.addQueued(1) > int64(w.opts.RingCapacity) {
 		st.counts.addQueued(-1)
 		st.givePending(p)
 		return
@@ -226,7 +222,7 @@ func (w *Writer) formatReport(p pendingDrops) (r *Record) {
 	returned := false
 	defer func() {
 		if !returned {
-			w.reportPanic("Options.Report", recover())
+			w.reportPanic("Report", recover())
 			r = nil
 		}
 	}()
@@ -234,7 +230,7 @@ func (w *Writer) formatReport(p pendingDrops) (r *Record) {
 	for _, n := range p.waited {
 		d.WaitedOut += n
 	}
-	r = w.opts.report(d)
+	r = w.opts.Report(d)
 	returned = true
 	if r != nil && r.Len() == 0 {
 		PutRecord(r)

@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"context"
@@ -10,14 +10,10 @@ import (
 	"github.com/shardedsink/shardedsink/sink"
 )
 
-// Stream is one way into a [Writer]: every record written through it goes
-// through one shard, and one worker writes that shard's records in the
-// order they were accepted. So the records one goroutine writes through
-// one Stream are written in the order it wrote them; through different
-// Streams they may be written out of order. A Stream is a small value (a
-// pointer, a shard and a handle), safe for concurrent use; its copies are
-// the same Stream. The zero Stream is not usable: take one from
-// [Writer.Stream] or [Writer.Root].
+// Stream is one way into a Writer: one shard, whose worker writes its
+// records in the order they were accepted (logsink.Stream and
+// frontend.Stream say what each method promises). Its zero value is not
+// usable.
 type Stream struct {
 	w     *Writer
 	shard int
@@ -27,34 +23,13 @@ type Stream struct {
 // Writer returns the Writer that s writes into.
 func (s Stream) Writer() *Writer { return s.w }
 
-// Write writes p as one record at Options.Level; see [Stream.WriteLevel].
-func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.w.opts.level, p) }
+// Write writes p as one record at Settings.Level; see WriteLevel.
+func (s Stream) Write(p []byte) (int, error) { return s.WriteLevel(s.w.opts.Level, p) }
 
-// WriteLevel writes p, the formatted bytes of one record, as a record of
-// level l: it copies p (into a pooled [Record], in place for up to
-// InlineSize bytes; a longer record allocates its bytes once) and returns len(p),
-// nil. It does not keep p, and waits only as guarantee 1 of the package
-// says: for a drain worker short of CPU, or, at or above KeepLevel, for
-// room up to Options.KeepWait; never for a slow destination.
-//
-// A record is dropped and counted instead (see [Writer.Stats]) when the
-// shard's ring is full; below KeepLevel already when the ring is full but
-// for the reserve that only records at or above KeepLevel may use. A
-// record at or above KeepLevel that finds the ring full (or the shard's
-// share of MaxQueuedBytes spent) first waits up to Options.KeepWait for
-// room, and is counted in Stats.WaitedOut too when none comes. A
-// record longer than a slot is dropped when the bytes the shard holds
-// would pass its share of Options.MaxQueuedBytes (below KeepLevel, seven
-// eighths of it; counted in Stats.DroppedForBytes too). The next record
-// the shard accepts carries, in front of it in its own ring slot, the
-// report of Options.Report that says how many were dropped, and at which
-// levels. After [Writer.Close] every record is dropped and counted. An
-// empty p is counted in Stats.Empty whatever the ring's state, after
-// Close too: never in Dropped nor in a drop report.
-//
-// It returns nil and len(p) in every case, so that a logger that reports
-// a failed Write (as zerolog does, on stderr) does not report drops that
-// the stream reports itself.
+// WriteLevel copies p into a Record and pushes it as one record of level
+// l (Begin, Push, End): logsink.Stream.WriteLevel says when it is dropped
+// and what it waits for. It returns len(p), nil in every case; an empty p
+// is counted in Empty, whatever the ring's state.
 func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 	// Before admission: an empty record takes no room, so a full ring or
 	// a closed Writer does not make it a drop.
@@ -73,33 +48,26 @@ func (s Stream) WriteLevel(l slog.Level, p []byte) (int, error) {
 	return len(p), nil
 }
 
-// A Call is one logging call that [Stream.Begin] started, from Begin to
-// its [Stream.Push]: what its hand-offs have waited so far, so that the
-// call waits at most sink's HandOffWait in them in all (sink's "What a
-// push waits for"), whichever of Begin's admission and Push's it waits
-// in. Its zero value has waited nothing.
+// A Call is one logging call that Begin started, from Begin to its
+// Push: what its hand-offs have waited so far, so that the call waits at
+// most sink's HandOffWait in them in all, whichever of Begin's admission
+// and Push's it waits in. Its zero value has waited nothing.
 type Call struct{ waited time.Duration }
 
-// Begin starts a record of level l that the caller formats itself, for
-// front-ends that format on the caller (slogsink, zapsink): it reports
-// whether s takes a record of that level now, and returns the [Call] to
-// hand to Push. When it returns false the
-// record is already dropped and counted (the ring is full for l, or the
-// Writer is closed), and the caller formats nothing. A record at or above
+// Begin starts a record of level l that the caller formats itself
+// (frontend.Stream.Begin says the caller's part): it reports whether s
+// takes a record of that level now, and returns the Call to hand to Push.
+// When it returns false the record is already dropped and counted (the
+// ring is full for l, or the Writer is closed). A record at or above
 // KeepLevel is refused only once the Writer is closed, or with KeepWait
-// off: Push waits for room for it. When it returns true
-// the caller formats the record, ends it with exactly one of [Stream.Push]
-// (given Begin's Call),
-// [Writer.Fail] (counting 1), [Writer.Panicked] (after counting the record
-// with Fail) or [Writer.Empty], and then calls [Stream.End], which must run
-// even when the formatting panics or calls runtime.Goexit (defer it): Close
-// waits for every record begun to end.
+// off: Push waits for room for it. End must follow a true, even when the
+// formatting panics: Close waits for every record begun to end.
 //
 // While the ring is more than a quarter full, one caller per 100 µs
 // yields the processor (runtime.Gosched) in Begin, so that the drain
 // worker, runnable but behind busy loggers, gets a turn; while records are
 // parked for room that a spill directory's mover frees, one per
-// millisecond, so that they get one (see the package doc, guarantee 1).
+// millisecond, so that they get one (logsink's guarantee 1).
 func (s Stream) Begin(l slog.Level) (Call, bool) {
 	w := s.w
 	st := &w.shards[s.shard]
@@ -129,7 +97,7 @@ func (s Stream) Begin(l slog.Level) (Call, bool) {
 	// parked for room have waited past a millisecond while callers that
 	// never parked took it: this one takes its turn behind them.
 	var c Call
-	if (q >= limit || fair) && !s.handOff(st, limit, &c) && (l < w.opts.keepLevel || w.opts.keepWait == 0) {
+	if (q >= limit || fair) && !s.handOff(st, limit, &c) && (l < w.opts.KeepLevel || w.opts.KeepWait == 0) {
 		// A record at or above KeepLevel that may wait for room goes on
 		// to Push, which waits.
 		st.counts.end()
@@ -169,13 +137,13 @@ func (s Stream) admit(st *shardState, limit int64, c *Call) bool {
 // End ends a record that Begin started.
 func (s Stream) End() { s.w.shards[s.shard].counts.end() }
 
-// Push hands r, the formatted bytes of a record of level l that
-// [Stream.Begin] started, to the shard, and takes r over (the caller must
-// not use it after): the drain worker puts it back into the pool once the
-// record is written, or Push at once when it is shed. The record is accepted, or dropped
-// and counted, as [Stream.WriteLevel] says (at or above KeepLevel, after
-// a wait of up to Options.KeepWait for room); a report of earlier drops goes
-// in front of it. An empty r is counted in Stats.Empty.
+// Push hands r, the formatted bytes of a record of level l that Begin
+// started, to the shard, and takes r over: the drain worker puts it back
+// into the pool once the record is written, or Push at once when it is
+// shed. The record is accepted, or dropped and counted, as WriteLevel
+// says (at or above KeepLevel, after a wait of up to KeepWait for room); a
+// report of earlier drops goes in front of it. An empty r is counted in
+// Empty.
 func (s Stream) Push(c Call, l slog.Level, r *Record) {
 	w := s.w
 	st := &w.shards[s.shard]
@@ -186,15 +154,15 @@ func (s Stream) Push(c Call, l slog.Level, r *Record) {
 		w.empty.Add(1)
 		return
 	}
-	keep := l >= w.opts.keepLevel
-	if b.big != nil && !keep && w.opts.maxQueued > 0 && !s.belowReserve(cap(b.big)) {
+	keep := l >= w.opts.KeepLevel
+	if b.big != nil && !keep && w.opts.MaxQueuedBytes > 0 && !s.belowReserve(cap(b.big)) {
 		PutRecord(r)
 		st.dropForBytes(lv)
 		return
 	}
 	report, pend := s.takeReport(st, b)
 	full := !s.admit(st, w.opts.admissionLimit(l), &c)
-	wait := keep && w.opts.keepWait > 0 && (full || b.big != nil && w.opts.maxQueued > 0 && !s.fitsShare(cap(b.big)))
+	wait := keep && w.opts.KeepWait > 0 && (full || b.big != nil && w.opts.MaxQueuedBytes > 0 && !s.fitsShare(cap(b.big)))
 	if full && !wait {
 		st.counts.addQueued(-1)
 		PutRecord(r)
@@ -274,7 +242,7 @@ func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDro
 	w := s.w
 	st := &w.shards[s.shard]
 	closed := w.isClosed()
-	if keep && w.opts.keepWait > 0 && !closed {
+	if keep && w.opts.KeepWait > 0 && !closed {
 		s.pushWait(en, lv, carries, pend)
 		return
 	}
@@ -284,7 +252,7 @@ func (s Stream) refused(en *Record, lv int, keep, carries bool, pend *pendingDro
 	if carries {
 		st.givePending(*pend)
 	}
-	if !closed && size > 0 && w.opts.maxQueued > 0 && !s.fitsShare(size) {
+	if !closed && size > 0 && w.opts.MaxQueuedBytes > 0 && !s.fitsShare(size) {
 		st.dropForBytes(lv)
 	} else {
 		st.drop(lv)
@@ -309,7 +277,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 	} else {
 		// Allocates the ctx and its timer: only a record that found no
 		// room pays for it.
-		ctx, cancel := context.WithTimeout(w.closing, w.opts.keepWait)
+		ctx, cancel := context.WithTimeout(w.closing, w.opts.KeepWait)
 		err = s.sh.PushWait(ctx, en)
 		cancel()
 		if err == nil {
@@ -339,7 +307,7 @@ func (s Stream) pushWait(en *Record, lv int, carries bool, pend *pendingDrops) {
 // shed for bytes because of a report.
 func (s Stream) reportFits(report *Record, b *entry) bool {
 	n := report.e.len() + b.len()
-	return b.big != nil || n <= InlineSize || s.w.opts.maxQueued == 0 || s.fitsShare(n)
+	return b.big != nil || n <= InlineSize || s.w.opts.MaxQueuedBytes == 0 || s.fitsShare(n)
 }
 
 // fitsShare reports whether a record of n heap bytes at or above KeepLevel
@@ -421,7 +389,7 @@ func (w *Writer) parkedTurn() bool {
 }
 
 // Fail counts n records lost to err (a front-end's formatting that
-// failed) in Stats.Errors and hands err, when not nil, to OnError.
+// failed) in Errors and hands err, when not nil, to OnError.
 func (w *Writer) Fail(n int, err error) {
 	w.failed.Add(uint64(n))
 	if err != nil {
@@ -430,13 +398,12 @@ func (w *Writer) Fail(n int, err error) {
 	}
 }
 
-// Empty counts one record that had no bytes (a front-end's formatter that
-// wrote none) in Stats.Empty.
-func (w *Writer) Empty() { w.empty.Add(1) }
+// CountEmpty counts one record that had no bytes (a front-end's formatter
+// that wrote none) in Empty.
+func (w *Writer) CountEmpty() { w.empty.Add(1) }
 
 // Panicked counts a panic that a front-end recovered (p; nil for a
-// runtime.Goexit) in Stats.Panics and logs it, with its stack, through
-// Options.Logger unless another report went out less than a minute ago.
-// where names what panicked ("the Format handler"). The records it cost
-// are counted with [Writer.Fail].
+// runtime.Goexit) in Panics and logs it, with its stack, through the
+// Logger unless another report went out less than a minute ago. where
+// names what panicked ("the Format handler").
 func (w *Writer) Panicked(where string, p any) { w.reportPanic(where, p) }

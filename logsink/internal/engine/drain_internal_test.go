@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func BenchmarkDrainTurn(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			w, err := New(f, &Options{RingCapacity: n, BatchSize: n, Shards: 1})
+			w, err := New(f, defaults(Settings{RingCapacity: n, BatchSize: n, Shards: 1}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -60,9 +60,14 @@ func (w *writeLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// contains reports whether the Writes hold s.
+func (w *writeLog) contains(s string) bool {
+	return bytes.Contains(bytes.Join(w.writes, nil), []byte(s))
+}
+
 func TestAnOutsizedRecordIsWrittenFromItsOwnBytesAndTheBufferKeepsItsSize(t *testing.T) {
 	w := &writeLog{}
-	h, err := New(w, &Options{Shards: 1})
+	h, err := New(w, defaults(Settings{Shards: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"encoding/binary"
@@ -7,11 +7,9 @@ import (
 	"sync"
 )
 
-// InlineSize is the longest formatted record that a [Record] holds in
-// place; a longer one allocates its bytes once, bounded in all by
-// Options.MaxQueuedBytes. A record of five attributes and a time, a level
-// and a message takes about 150 bytes in JSON, 250 with the caller's file
-// and line.
+// InlineSize is the longest formatted record that a Record holds in
+// place (frontend.InlineSize); a longer one allocates its bytes once,
+// bounded in all by MaxQueuedBytes.
 const InlineSize = 352
 
 // entry is a record's payload: the formatted bytes of one record,
@@ -29,16 +27,9 @@ type entry struct {
 }
 
 // Record holds the formatted bytes of one record on their way through a
-// [Writer]: front-ends that format on the caller (slogsink, zapsink)
-// write into it, and the sink carries the pointer, so that a record's
-// bytes are written once on the caller and read once by the drain worker,
-// whatever its length (a ring slot holds the pointer and its sequence
-// number, 16 bytes). It is an io.Writer that keeps up to [InlineSize]
-// bytes in place and allocates only for a longer record. Take one with
-// [GetRecord], write the record's bytes into it, and hand it to
-// [Stream.Push], which takes it over (the drain worker puts it back into
-// the pool once it is written); one that is not pushed goes back with
-// [PutRecord]. A Record is used by one goroutine at a time.
+// Writer (frontend.Record says how a front-end uses it): the sink carries
+// its pointer, so that a record's bytes are written once on the caller
+// and read once by the drain worker, whatever its length.
 type Record struct{ e entry }
 
 // Write appends p to the record's bytes; it always returns len(p), nil.
@@ -59,7 +50,7 @@ func (r *Record) Bytes() []byte { return r.e.bytes() }
 // caller at once, when the record is shed).
 var recordPool = sync.Pool{New: func() any { return new(Record) }}
 
-// GetRecord returns an empty Record from a pool.
+// GetRecord returns an empty Record from the pool.
 func GetRecord() *Record { return recordPool.Get().(*Record) }
 
 // PutRecord puts r back into the pool, empty; r must not be used after.

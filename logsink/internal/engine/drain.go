@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"context"
@@ -179,6 +179,6 @@ func (w *Writer) reportPanic(where string, p any) {
 		what, val = "called runtime.Goexit", ""
 	}
 	defer func() { _ = recover() }()
-	w.logger.Error(w.opts.name+": "+where+" "+what+"; its records are counted in Errors",
+	w.logger.Error(w.opts.Name+": "+where+" "+what+"; its records are counted in Errors",
 		"panic", val, "panics", total, "stack", string(debug.Stack()))
 }

@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // that a stalled destination sends to disk are not the callers'
 // allocations. Decode gives back the same bytes, shard and kind.
 func TestEntryCodecRecyclesWhatItEncodes(t *testing.T) {
-	w, err := New(io.Discard, &Options{Shards: 2})
+	w, err := New(io.Discard, defaults(Settings{Shards: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package logsink
+package engine
 
 import (
 	"sync"
