@@ -2,6 +2,10 @@ package sink
 
 import "testing"
 
+// Every sink of the package's tests checks its ledgers at every step
+// (ledger.go).
+func init() { checkLedgers = true }
+
 // UseStackHomes makes the sinks built until the test ends take the home of
 // the handle-less Push from the goroutine's stack, as on a platform without
 // a cheap CPU number, so that both paths run on one machine.

@@ -58,18 +58,15 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 	for i := range s.shards {
 		began[i] = s.shards[i].seq.Load()
 	}
-	targets := make([]uint64, n)
+	targets := make([]uint64, n) // each shard's accepted values (ledger.go)
 	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		targets[i] = s.handedOrLost(i) + uint64(sh.ring.Len()) + s.spillBacklog(i)
-		sh.mu.Unlock()
+		targets[i] = s.readAccount(i).accepted()
 	}
 	err := s.waitUntil(ctx, func() bool {
 		met := true
 		for i := range s.shards {
 			sh := &s.shards[i]
-			if s.handedOrLost(i) < targets[i] {
+			if s.settledOf(i) < targets[i] {
 				met = false
 				s.nudge(sh)
 			}
@@ -80,7 +77,7 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		return s.flushGaveUp(err, began)
 	}
 	// The batch parity (shard.seq): these loads see the odd value of the
-	// round whose pops the loads of popped above observed, or a later one.
+	// round whose pops the loads of handed above observed, or a later one.
 	seqs := targets // reuse
 	for i := range s.shards {
 		seqs[i] = s.shards[i].seq.Load()
@@ -105,28 +102,6 @@ func (s *Sink[T]) Flush(ctx context.Context) error {
 		s.spill.reclaimAll(s)
 	}
 	return nil
-}
-
-// handedOrLost returns the values of shard i handed to a batch
-// (shard.popped, which leaves out what an earlier sink on the directory
-// left) and, with the spill tier, those the tier lost: with the values in
-// the ring and the tier's backlog, every value accepted (see
-// spilltier.go).
-func (s *Sink[T]) handedOrLost(i int) uint64 {
-	n := s.shards[i].popped.Load()
-	if s.spill != nil {
-		n += s.spill.shards[i].lost.Load()
-	}
-	return n
-}
-
-// spillBacklog returns the values shard i's spill tier holds (0 without
-// one). The shard's consumer mutex is held.
-func (s *Sink[T]) spillBacklog(i int) uint64 {
-	if s.spill == nil {
-		return 0
-	}
-	return s.spill.shards[i].backlog()
 }
 
 // flushGaveUp is the error of a Flush whose wait ended with err. When ctx

@@ -22,7 +22,7 @@ import (
 //     every push only when that is set), and the pointers to the rare paths
 //     (DropOldest's ForcePush, the byte budget, and the counters of drops
 //     with a reason of their own) and to the sink next to them.
-//   - the consumer block: the consumer mutex, the popped counter, the
+//   - the consumer block: the consumer mutex, the handed counter, the
 //     batch sequence number and the drain-panic counter, touched only by
 //     drain workers, Flush and Stats.
 //
@@ -87,29 +87,25 @@ type shard[T any] struct {
 
 	// mu serialises the consumers of this ring: the home worker locks it for
 	// each burst, a stealer takes it with TryLock and skips the shard when it
-	// is busy, and Flush locks it to read popped and the ring length as one
-	// snapshot. Producers never touch it.
+	// is busy, and Flush and Stats lock it to read the shard's ledger
+	// (ledger.go) as one instant's. Producers never touch it.
 	mu sync.Mutex
-	// popped counts the values taken from the ring (and, with the spill
-	// tier, those of this sink's values read back from it; not what an
-	// earlier sink on the directory left, which the tier counts as
-	// recovered). It is only added to while mu is held, after the values
-	// were taken, so that under mu popped + ring.Len() (+ the tier's
-	// backlog) is the number of values ever accepted (the ones taken and
-	// the ones still in the ring).
-	popped atomic.Uint64
+	// handed is the ledger's count of this sink's values handed to a
+	// batch, from the ring or the spill tier (ledger.go). It is only
+	// added to while mu is held, after the values were taken.
+	handed atomic.Uint64
 	// seq is the home worker's batch number, and its parity the rule
 	// Flush relies on: odd from before the worker's first pop of a round
 	// until its batch has been drained and cleared (or found empty), even
-	// otherwise; so "seq odd, then pops, then popped counter", all by the
-	// worker, and a Flush that saw a pop through popped sees that odd
+	// otherwise; so "seq odd, then pops, then handed counter", all by the
+	// worker, and a Flush that saw a pop through handed sees that odd
 	// value or a later one. A batch held for MaxDelay keeps it odd across
 	// rounds. Only worker.beginRound and worker.endRound change it.
 	seq atomic.Uint64
 	// panics counts the Drain calls of the home worker that panicked or
 	// called runtime.Goexit. Only that worker adds to it; Stats loads it.
 	panics atomic.Uint64
-	_      [layout.CacheLine - 8 - 8 - 8 - 8]byte // mutex, popped, seq, panics
+	_      [layout.CacheLine - 8 - 8 - 8 - 8]byte // mutex, handed, seq, panics
 }
 
 // wake rings the doorbell of a sleeping worker. Of all the producers that see

@@ -73,6 +73,9 @@ type Sink[T any] struct {
 	handOffs []handOffQueue
 	drains   []drainState
 	epoch    time.Time
+	// ledgerChecks[i] is shard i's ledger at its last check, under its
+	// consumer mutex; nil unless checkLedgers (ledger.go).
+	ledgerChecks []account
 	// timed is 1 once the Action has timed a call into its destination
 	// (callTimer): the drain states are then judged by those calls, all
 	// together (drainstate.go). A plain int32 used through sync/atomic's
@@ -205,6 +208,9 @@ func buildSettled[T any](st settings[T], action Action[T]) (*Sink[T], error) {
 		waits:       make([]waitQueue, st.shards),
 		drains:      make([]drainState, st.shards),
 		epoch:       time.Now(),
+	}
+	if checkLedgers {
+		s.ledgerChecks = make([]account, st.shards)
 	}
 	if st.handOffWait > 0 {
 		s.handOffs = make([]handOffQueue, st.shards)
@@ -473,7 +479,7 @@ func (s *Sink[T]) droppedForDiskOn(i int) uint64 {
 		return 0
 	}
 	ts := &s.spill.shards[i]
-	return atomic.LoadUint64(&ts.refused) + ts.lost.Load()
+	return atomic.LoadUint64(&ts.refused) + ts.ledger.lost.Load()
 }
 
 // logger returns the configured logger, or slog.Default() as it is now.

@@ -46,19 +46,11 @@ import (
 // Handle's values keep their order; a shard's values reach Drain in the
 // order they were accepted, across memory and disk.
 //
-// Accounting, per shard, under shard.mu: spilled counts the values moved
-// out of the ring into the tier, replayed those handed from the tier to a
-// batch, lost those the tier lost (a failed write's buffered records, a
-// value its Codec could not encode or decode, records that a corrupt
-// frame cut off). spilled - replayed - lost is the backlog: values
-// accepted, not yet handed to Drain, not lost. recovered counts the
-// values an earlier sink on the directory left that were handed to a
-// batch. shard.popped counts every value of this sink's handed to a
-// batch, from the ring or the tier, and not the recovered ones, so that
-// popped + ring.Len() + backlog is every value accepted, as Flush needs:
-// a Flush that counted the recovered values in its progress but not in
-// its target returned while they were handed, before the values accepted
-// behind them. (Stats' Drained is popped + recovered.)
+// Accounting: each shard's ledger (ledger.go, the identity's one home)
+// has the tier's counts in diskLedger, added to under shard.mu: a value
+// moved out of the ring is spilled, one handed from the tier to a batch
+// drained (and handed, by the worker), one the tier lost lost, and one an
+// earlier sink on the directory left recovered.
 //
 // Faults. A full budget (spill.ErrFull) blocks the shard's tier until
 // Drain catches up and the files it finished give the share room again
@@ -277,29 +269,14 @@ type spillShard struct {
 	_       [0]atomic.Uint64
 	refused uint64
 	full    uint32
-	// The counters of the accounting above, written under shard.mu.
-	spilled, replayed, recovered, lost atomic.Uint64
-	// logLost is how many of the records that own lost (spill.Stats.Lost)
-	// lost counts: see countLogLosses. Under shard.mu.
-	logLost uint64
+	// ledger is the tier's part of the shard's ledger (ledger.go),
+	// written under shard.mu.
+	ledger diskLedger
 }
 
-// countLogLosses adds to lost the records that the shard's log lost
-// since it last did: those of failed writes, which the log counts at the
-// failed write, under its lock, whoever wrote (an append, the reader
-// catching up, a Sync), and those of a segment that the reader gave up
-// as unreadable (spill.ReadError). shard.mu is held, as for every other
-// addition to lost, so that the end-of-file sweep of replay, which counts
-// as lost whatever of the backlog is neither handed nor counted, and this
-// count never count a record twice. (The syncer added a Sync's
-// WriteError.Lost once Sync had returned, without the mutex: a worker
-// that read the log to its end during Sync's fsync had swept the same
-// records.)
-func (ts *spillShard) countLogLosses() {
-	n := ts.own.Stats().Lost
-	ts.lost.Add(n - ts.logLost)
-	ts.logLost = n
-}
+// countLogLosses counts as lost the records that the shard's own log
+// lost since the last call (diskLedger.countLogLosses). shard.mu is held.
+func (ts *spillShard) countLogLosses() { ts.ledger.countLogLosses(ts.own.Stats().Lost) }
 
 // refuses reports whether the shard's tier takes none of its values now
 // (epoch is the sink's, for Sink.now): its share of the budget is full,
@@ -312,12 +289,6 @@ func (ts *spillShard) refuses(epoch time.Time) bool {
 	}
 	u := ts.offUntil.Load()
 	return u != 0 && u > sinceEpoch(epoch)
-}
-
-// backlog returns the values the tier holds for the shard. shard.mu is
-// held.
-func (ts *spillShard) backlog() uint64 {
-	return ts.spilled.Load() - ts.replayed.Load() - ts.lost.Load()
 }
 
 // shardDir returns the directory of shard i's log under dir.
@@ -543,6 +514,7 @@ func (t *spillTier[T]) move(s *Sink[T], i int, all bool) {
 	for {
 		sh.mu.Lock()
 		n, ok := t.moveChunk(s, i)
+		s.checkLedger(i)
 		sh.mu.Unlock()
 		if n > 0 {
 			// The parked pushes get the room first, their values pushed
@@ -574,7 +546,7 @@ func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
 			break
 		}
 		moved++
-		ts.spilled.Add(1)
+		ts.ledger.spill()
 		ts.hasDisk.Store(true)
 		if sh.slow != nil && sh.slow.budget != nil {
 			// Out of memory: its bytes go back to the budget.
@@ -598,7 +570,7 @@ func (t *spillTier[T]) append(s *Sink[T], i int, v T) bool {
 		t.enc = enc[:0]
 	}
 	if err != nil {
-		ts.lost.Add(1)
+		ts.ledger.lose(1)
 		t.fault(s, i, "its Codec could not encode a value; the value is lost", err)
 		return true
 	}
@@ -631,7 +603,7 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 		t.pause(s, i, "a write failed", err)
 		return false
 	default: // spill.ErrTooLarge
-		ts.lost.Add(1)
+		ts.ledger.lose(1)
 		t.fault(s, i, "a value is too large to spill; the value is lost", err)
 		return true
 	}
@@ -693,6 +665,7 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 			sh := &s.shards[i]
 			sh.mu.Lock()
 			ts.countLogLosses()
+			s.checkLedger(i)
 			sh.mu.Unlock()
 			t.pause(s, i, "a sync failed", err)
 		} else if err != nil {
@@ -703,7 +676,7 @@ func (t *spillTier[T]) syncAll(s *Sink[T]) {
 
 // replay hands up to limit values of shard i's tier to w's batch, oldest
 // first, and reports how many, how many of them an earlier sink on the
-// directory wrote (counted in recovered, not in the shard's popped), and
+// directory wrote (counted in recovered, not in the shard's handed), and
 // whether the tier is empty now (the worker may go on with the ring).
 // shard.mu is held.
 func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, empty bool) {
@@ -725,7 +698,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 			// counted its records there: countLogLosses sees them all,
 			// and the sweep counts the rest.
 			ts.countLogLosses()
-			ts.lost.Add(ts.backlog())
+			ts.ledger.loseBacklog()
 			ts.hasDisk.Store(false)
 			return n, recovered, true
 		}
@@ -755,12 +728,12 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 		case err != nil && earlier:
 			t.undecodable.Add(1)
 		case err != nil:
-			ts.lost.Add(1)
+			ts.ledger.lose(1)
 		case earlier:
-			ts.recovered.Add(1)
+			ts.ledger.recover()
 			recovered++
 		default:
-			ts.replayed.Add(1)
+			ts.ledger.drain()
 		}
 		if err != nil {
 			t.fault(w.s, i, "its Codec could not decode a record; the record is lost", err)
@@ -924,6 +897,7 @@ func (t *spillTier[T]) close(s *Sink[T], drainErr error) error {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		t.shards[i].countLogLosses()
+		s.checkLedger(i)
 		sh.mu.Unlock()
 	}
 	return err
@@ -944,7 +918,7 @@ func (t *spillTier[T]) dropLeft(s *Sink[T], i int) {
 	n := 0
 	if ts.carrying {
 		ts.carrying = false
-		ts.lost.Add(1)
+		ts.ledger.lose(1)
 		n++
 	}
 	for {
@@ -953,13 +927,14 @@ func (t *spillTier[T]) dropLeft(s *Sink[T], i int) {
 			break
 		}
 		// Moved out of the ring into the tier, which loses it.
-		ts.spilled.Add(1)
-		ts.lost.Add(1)
+		ts.ledger.spill()
+		ts.ledger.lose(1)
 		n++
 		if sh.slow != nil && sh.slow.budget != nil {
 			sh.slow.budget.release(sizeOf(sh.slow.budget.sizeOf, v))
 		}
 	}
+	s.checkLedger(i)
 	sh.mu.Unlock()
 	if n > 0 {
 		t.fault(s, i, "Shutdown's ctx ended while the tier could take no more (full, or off after a failed write); the values it could not write are lost",

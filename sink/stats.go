@@ -228,22 +228,15 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		displaced := sh.displacedCount()
 		waiting := int(atomic.LoadInt32(&q.n))
 		queuedBytes := sh.heldBytes()
-		// The ring's length and popped under the consumer mutex, as Flush
-		// reads them: the workers pop and count under it, so the two are
-		// one instant's, and Drained + Queued (the values accepted) never
-		// counts a batch twice, which a reader that took them apart would
-		// when a batch is taken between its loads, and then go back.
-		sh.mu.Lock()
-		queued := sh.ring.Len()
-		drained := sh.popped.Load()
-		var spillQueued int
-		if s.spill != nil {
-			// popped counts this sink's values; what an earlier sink
-			// left is counted apart (spilltier.go), and in Drained too.
-			drained += s.spill.shards[i].recovered.Load()
-			spillQueued = int(s.spill.shards[i].backlog())
-		}
-		sh.mu.Unlock()
+		// The shard's ledger under the consumer mutex, as Flush reads it
+		// (ledger.go): the workers take and count under it, so Drained +
+		// Queued (the values accepted) never counts a batch twice, which
+		// a reader that took them apart would when a batch is taken
+		// between its loads, and then go back.
+		a := s.readAccount(i)
+		queued := int(a.inRing)
+		drained := a.handed + a.recovered
+		spillQueued := int(a.onDisk())
 		panics := sh.panics.Load()
 		forDisk := s.droppedForDiskOn(i)
 		dropped := sh.fullCount() + forBytes + waitedOut + afterShutdown + displaced + forDisk
@@ -273,14 +266,11 @@ func (s *Sink[T]) ReadStats(st *Stats) {
 		ss.SpillQueued = spillQueued
 		st.DroppedForDisk += forDisk
 		st.SpillQueued += spillQueued
-		if s.spill != nil {
-			ts := &s.spill.shards[i]
-			ss.Spilled = ts.spilled.Load()
-			st.Spilled += ss.Spilled
-			st.SpillDrained += ts.replayed.Load()
-			st.Recovered += ts.recovered.Load()
-			st.SpillLost += ts.lost.Load()
-		}
+		ss.Spilled = a.spilled
+		st.Spilled += a.spilled
+		st.SpillDrained += a.drained
+		st.Recovered += a.recovered
+		st.SpillLost += a.lost
 		st.Dropped += dropped
 		st.DroppedForBytes += forBytes
 		st.WaitedOut += waitedOut
@@ -310,13 +300,8 @@ func (s *Sink[T]) droppedForBytes() uint64 {
 func (s *Sink[T]) queued() int {
 	n := 0
 	for i := range s.shards {
-		sh := &s.shards[i]
-		n += sh.ring.Len()
-		if s.spill != nil {
-			sh.mu.Lock()
-			n += int(s.spill.shards[i].backlog())
-			sh.mu.Unlock()
-		}
+		a := s.readAccount(i)
+		n += int(a.inRing + a.onDisk())
 	}
 	return n
 }

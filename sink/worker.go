@@ -248,12 +248,12 @@ func (w *worker[T]) burst() int {
 		// comes once it is empty (see spilltier.go).
 		var recovered int
 		fromDisk, recovered, ringNext = t.replay(w, w.home, cap(w.batch)-len(w.batch))
-		// Only this sink's values count in popped, which Flush's target
-		// counts too; what an earlier sink left is counted as recovered
-		// (replay), and Stats adds the two for Drained.
+		// Only this sink's values count in handed; what an earlier sink
+		// left is counted as recovered (replay), apart (ledger.go).
 		if own := fromDisk - recovered; own > 0 {
-			w.sh.popped.Add(uint64(own))
+			w.sh.handed.Add(uint64(own))
 		}
+		w.s.checkLedger(w.home)
 	}
 	n := 0
 	if ringNext {
@@ -371,9 +371,10 @@ func (w *worker[T]) take(sh *shard[T], i, limit int) int {
 		n++
 	}
 	if n > 0 {
-		// Under mu, after the pops: Flush, which reads popped and Len under
+		// Under mu, after the pops: Flush, which reads the ledger under
 		// mu, never sees a pop without its count.
-		sh.popped.Add(uint64(n))
+		sh.handed.Add(uint64(n))
+		w.s.checkLedger(i)
 		w.s.wakeHandOffs(i, n)
 	}
 	return n

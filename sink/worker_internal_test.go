@@ -45,7 +45,7 @@ func TestBurstStopsAtBatch(t *testing.T) {
 	require.Equal(t, 10, w.burst())
 	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, w.batch, "FIFO within the shard")
 	require.Equal(t, 40, s.shards[0].ring.Len())
-	require.Equal(t, uint64(10), s.shards[0].popped.Load())
+	require.Equal(t, uint64(10), s.shards[0].handed.Load())
 }
 
 // Port of drain_burst_stops_when_empty.
@@ -68,8 +68,8 @@ func TestStealRespectsVictimAndItemBudgets(t *testing.T) {
 	require.Equal(t, 6, w.steal())
 	require.Equal(t, []int{1000, 1001, 1002, 2000, 2001, 2002}, w.batch, "victims in round-robin order after home")
 	require.Equal(t, 16, s.shards[0].ring.Len(), "stealing never touches home")
-	require.Equal(t, uint64(3), s.shards[1].popped.Load())
-	require.Equal(t, uint64(3), s.shards[2].popped.Load())
+	require.Equal(t, uint64(3), s.shards[1].handed.Load())
+	require.Equal(t, uint64(3), s.shards[2].handed.Load())
 
 	// The cursor persists: the next round starts at shard 3, skips home and
 	// wraps to shard 1.
