@@ -51,12 +51,20 @@ type diskLedger struct {
 	logLost uint64
 }
 
-// spill counts a value moved out of the ring into the tier.
-func (d *diskLedger) spill() { d.spilled.Add(1) }
+// spill counts n values moved out of the ring into the tier.
+func (d *diskLedger) spill(n uint64) {
+	if n > 0 {
+		d.spilled.Add(n)
+	}
+}
 
-// drain counts a value of this sink's handed from the tier to a batch (the
-// worker counts it in handed too).
-func (d *diskLedger) drain() { d.drained.Add(1) }
+// drain counts n values of this sink's handed from the tier to a batch
+// (the worker counts them in handed too).
+func (d *diskLedger) drain(n uint64) {
+	if n > 0 {
+		d.drained.Add(n)
+	}
+}
 
 // recover counts a value an earlier sink left, handed to a batch.
 func (d *diskLedger) recover() { d.recovered.Add(1) }

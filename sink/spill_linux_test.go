@@ -2,7 +2,10 @@ package sink_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,5 +160,57 @@ func TestRecordsThatAFailedSyncLostAreCountedOnce(t *testing.T) {
 		require.NoError(t, s.Shutdown(ctx), "round %d", round)
 		cancel()
 		requireAccounted(t, s.Stats(), pushes)
+	}
+}
+
+// BenchmarkDisk is the disk under BenchmarkSpill's temporary
+// directories, without the sink, as dd measures it (200 bytes an op, as
+// BenchmarkSpill's values): write, in 64 KiB writes to a new file
+// fdatasync'd once at the end (dd bs=64k conv=fdatasync); read, that file
+// read back in 256 KiB reads from the page cache (dd bs=256k). Issue 64
+// holds the spill tier to them: spilling (BenchmarkSpill/stalled) at
+// least half the write rate, reading back (replay) at least twice the
+// spilling rate.
+//
+//	go test -run '^$' -bench '^Benchmark(Spill|Disk)$' -count 10 ./sink/
+func BenchmarkDisk(b *testing.B) {
+	b.Run("write", func(b *testing.B) { diskRate(b, 200, false) })
+	b.Run("read", func(b *testing.B) { diskRate(b, 200, true) })
+}
+
+// diskRate writes b.N records of size bytes to a new file under
+// b.TempDir in 64 KiB writes and fdatasyncs it, timing that; with read,
+// it times reading the file back in 256 KiB reads instead.
+func diskRate(b *testing.B, size int, read bool) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "disk"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(int64(size))
+	total := int64(b.N) * int64(size)
+	block := make([]byte, 64<<10)
+	if read {
+		b.StopTimer()
+	}
+	for left := total; left > 0; left -= int64(len(block)) {
+		if _, err := f.Write(block[:min(left, int64(len(block)))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+		b.Fatal(err)
+	}
+	if !read {
+		return
+	}
+	b.StartTimer()
+	buf := make([]byte, 256<<10)
+	for off := int64(0); off < total; {
+		n, err := f.ReadAt(buf, off)
+		off += int64(n)
+		if err != nil && off < total {
+			b.Fatal(err)
+		}
 	}
 }

@@ -540,14 +540,19 @@ func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
 		}
 		ts.carrying = false
 	}
+	// The moved values are counted once, at the end (a locked add per
+	// value cost the spiller a tenth of its time); under shard.mu, as
+	// the ledger needs.
+	defer func() { ts.ledger.spill(uint64(moved)) }()
 	for moved < spillChunk {
 		v, popped := sh.ring.TryPop()
 		if !popped {
 			break
 		}
 		moved++
-		ts.ledger.spill()
-		ts.hasDisk.Store(true)
+		if !ts.hasDisk.Load() {
+			ts.hasDisk.Store(true)
+		}
 		if sh.slow != nil && sh.slow.budget != nil {
 			// Out of memory: its bytes go back to the budget.
 			sh.slow.budget.release(sizeOf(sh.slow.budget.sizeOf, v))
@@ -593,7 +598,9 @@ func (t *spillTier[T]) write(s *Sink[T], i int, enc []byte) bool {
 		if atomic.LoadUint32(&ts.full) != 0 {
 			atomic.StoreUint32(&ts.full, 0)
 		}
-		t.unsynced.Store(true)
+		if !t.unsynced.Load() {
+			t.unsynced.Store(true)
+		}
 		return true
 	case errors.Is(err, spill.ErrFull):
 		atomic.StoreUint32(&ts.full, 1)
@@ -684,6 +691,10 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 	if !ts.hasDisk.Load() || ts.closed {
 		return 0, 0, true
 	}
+	// This sink's values handed are counted once, at the end, before the
+	// sweep of an end of file (under shard.mu, as the ledger needs).
+	drained := uint64(0)
+	defer func() { ts.ledger.drain(drained) }()
 	for n < limit {
 		p, earlier, err := ts.next()
 		if err == io.EOF && ts.carrying {
@@ -698,6 +709,8 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 			// counted its records there: countLogLosses sees them all,
 			// and the sweep counts the rest.
 			ts.countLogLosses()
+			ts.ledger.drain(drained)
+			drained = 0
 			ts.ledger.loseBacklog()
 			ts.hasDisk.Store(false)
 			return n, recovered, true
@@ -733,7 +746,7 @@ func (t *spillTier[T]) replay(w *worker[T], i, limit int) (n, recovered int, emp
 			ts.ledger.recover()
 			recovered++
 		default:
-			ts.ledger.drain()
+			drained++
 		}
 		if err != nil {
 			t.fault(w.s, i, "its Codec could not decode a record; the record is lost", err)
@@ -927,7 +940,7 @@ func (t *spillTier[T]) dropLeft(s *Sink[T], i int) {
 			break
 		}
 		// Moved out of the ring into the tier, which loses it.
-		ts.ledger.spill()
+		ts.ledger.spill(1)
 		ts.ledger.lose(1)
 		n++
 		if sh.slow != nil && sh.slow.budget != nil {

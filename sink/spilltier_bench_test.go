@@ -33,9 +33,13 @@ import (
 //     value read back from disk and handed to Drain (from the release to
 //     Flush's return).
 //
-//     go test -run '^$' -bench '^BenchmarkSpill$' -count 10 ./sink/
+// BenchmarkDisk (Linux) measures the disk under the same temporary
+// directory without the sink, in the same run:
+//
+//	go test -run '^$' -bench '^Benchmark(Spill|Disk)$' -count 10 ./sink/
 func BenchmarkSpill(b *testing.B) {
 	value := make([]byte, 200)
+
 	for _, tier := range []string{"off", "on"} {
 		b.Run("healthy/tier="+tier, func(b *testing.B) {
 			cfg := sink.Config[[]byte]{Logger: quiet}
