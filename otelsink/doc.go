@@ -4,12 +4,12 @@
 // and OnEmit take no lock, spread over several rings, and wait only as
 // a push does (Model).
 //
-//	exporter, _ := otlptracegrpc.New(ctx)
+//	// exporter: any sdktrace.SpanExporter (otlptracegrpc.New(ctx), say)
 //	tp := sdktrace.NewTracerProvider(
 //		sdktrace.WithSpanProcessor(otelsink.NewSpanProcessor(exporter)))
 //	defer tp.Shutdown(ctx) // drains, stops the workers, shuts the exporter down
 //
-//	logExporter, _ := otlploggrpc.New(ctx)
+//	// logExporter: any sdklog.Exporter (otlploggrpc.New(ctx), say)
 //	lp := sdklog.NewLoggerProvider(
 //		sdklog.WithProcessor(otelsink.NewLogProcessor(logExporter)))
 //	defer lp.Shutdown(ctx)

@@ -2,7 +2,7 @@
 // push 8,000 events into a sink, the program shuts the sink down and reads
 // its Stats. main_test.go keeps the README's copy and its output equal to
 // this file and what it prints; snippets_test.go builds every go block of
-// the README, its fragments in a harness that continues this program.
+// the README (in a harness continuing this program) and the package docs.
 package main
 
 import (

@@ -9,8 +9,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,17 +101,11 @@ func handle(Job) {}
 func main() {}
 `
 
-// fragmentFile renders a go block that is not a complete file as a file
-// of the harness's package: its leading import lines become the file's
-// imports, with those of programImports that it uses, and the rest the
-// body of a function of its own, followed by a blank assignment of each
-// variable it declares, so that a fragment need not use what it shows.
-// Line directives make the compiler's errors point into the markdown file.
-func fragmentFile(t *testing.T, s snippet, fn string) string {
-	t.Helper()
-	lines := strings.SplitAfter(s.code, "\n")
-	var imports []string
-	k := 0
+// leadingImports splits a go block into its leading import lines (each
+// "import" and its path) and the rest, which starts on line k of the block
+// (counting from 0).
+func leadingImports(code string) (imports []string, k int, body string) {
+	lines := strings.SplitAfter(code, "\n")
 	for ; k < len(lines); k++ {
 		l := strings.TrimSpace(lines[k])
 		if l == "" || strings.HasPrefix(l, "import ") {
@@ -120,32 +116,76 @@ func fragmentFile(t *testing.T, s snippet, fn string) string {
 		}
 		break
 	}
-	body := strings.Join(lines[k:], "")
+	return imports, k, strings.Join(lines[k:], "")
+}
+
+// fragmentFile renders a go block that is not a complete file as a file
+// of its harness's package: its leading import lines become the file's
+// imports, with those of known (packages by name) that it uses and does
+// not declare a name of its own for. Statements become the body of a
+// function of their own, followed by a blank assignment of each variable
+// they declare, so that a fragment need not use what it shows; a block
+// that is declarations (funcs, types) stays at the top level. Line
+// directives make the compiler's errors point into the document.
+func fragmentFile(t *testing.T, s snippet, fn string, known map[string]string) string {
+	t.Helper()
+	imports, k, body := leadingImports(s.code)
 
 	// Parse the body to find what it uses and declares.
-	f, err := parser.ParseFile(token.NewFileSet(), s.file, "package p\nfunc _() {\n"+body+"\n}\n", parser.SkipObjectResolution)
-	require.NoError(t, err, "%s:%d: the go block is not a file nor statements", s.file, s.line)
-	used, declared := map[string]bool{}, []string{}
+	const mode = parser.SkipObjectResolution
+	f, err := parser.ParseFile(token.NewFileSet(), s.file, "package p\nfunc _() {\n"+body+"\n}\n", mode)
+	stmts := err == nil
+	if !stmts {
+		var derr error
+		f, derr = parser.ParseFile(token.NewFileSet(), s.file, "package p\n"+body, mode)
+		require.NoError(t, derr, "%s:%d: the go block is not a file, statements nor declarations (as statements: %v)", s.file, s.line, err)
+	}
+	used, own, declared := map[string]bool{}, map[string]bool{}, []string{}
 	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok {
 				used[id.Name] = true
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range n.Lhs {
+					if id, ok := e.(*ast.Ident); ok {
+						own[id.Name] = true
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				own[id.Name] = true
+			}
+		case *ast.Field:
+			for _, id := range n.Names {
+				own[id.Name] = true
 			}
 		}
 		return true
 	})
-	for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
-		if as, ok := st.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
-			for _, e := range as.Lhs {
-				if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
-					declared = append(declared, id.Name)
+	if stmts {
+		for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
+			if as, ok := st.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
+				for _, e := range as.Lhs {
+					if id, ok := e.(*ast.Ident); ok && id.Name != "_" && !slices.Contains(declared, id.Name) {
+						declared = append(declared, id.Name)
+					}
 				}
 			}
 		}
 	}
-	for name, path := range programImports {
-		if used[name] && !slices.ContainsFunc(imports, func(i string) bool { return strings.HasSuffix(i, "/"+name+`"`) || i == `"`+name+`"` }) {
-			imports = append(imports, fmt.Sprintf("%q", path))
+	for name, imp := range known {
+		if used[name] && !own[name] && !slices.ContainsFunc(imports, func(i string) bool {
+			return strings.HasSuffix(i, "/"+name+`"`) || i == `"`+name+`"` || strings.HasPrefix(i, name+" ")
+		}) {
+			if path.Base(imp) == name {
+				imports = append(imports, fmt.Sprintf("%q", imp))
+			} else {
+				imports = append(imports, fmt.Sprintf("%s %q", name, imp))
+			}
 		}
 	}
 	slices.Sort(imports)
@@ -155,6 +195,10 @@ func fragmentFile(t *testing.T, s snippet, fn string) string {
 	for _, i := range imports {
 		fmt.Fprintf(&b, "import %s\n", i)
 	}
+	if !stmts {
+		fmt.Fprintf(&b, "\n//line %s:%d\n%s\n", s.file, s.line+k, body)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "\nfunc %s() {\n//line %s:%d\n%s\n", fn, s.file, s.line+k, body)
 	for _, d := range declared {
 		fmt.Fprintf(&b, "\t_ = %s\n", d)
@@ -163,11 +207,191 @@ func fragmentFile(t *testing.T, s snippet, fn string) string {
 	return b.String()
 }
 
-// TestEveryGoSnippetCompiles builds every go block of snippetDocuments, in
-// a module of its own that a go.work joins to the repository's modules
-// (no network: GOPROXY=off). A block that starts with a package clause is
-// a program of its own; any other is a fragment, compiled in the harness
-// (see harness and fragmentFile for what it may leave undeclared).
+// docHarnesses are the harnesses of the package docs' fragments, by the
+// package's folder: each declares the placeholders that its package's
+// fragments use and leave to the reader (a package without one gets an
+// empty harness). myringPackage stands for the reader's ring backend.
+var docHarnesses = map[string]string{
+	"sink": `package main
+
+import "context"
+
+type Event struct{ Status int }
+
+var (
+	ctx = context.Background()
+	ev  Event
+)
+
+func ship(context.Context, []Event) {}
+`,
+	"mpmc": `package main
+
+import "context"
+
+type Job struct{ ID int }
+
+var (
+	ctx  = context.Background()
+	jobs []Job
+)
+
+func handle(Job) {}
+`,
+	"logsink/frontend": `package main
+
+import (
+	"log/slog"
+
+	"github.com/shardedsink/shardedsink/logsink/frontend"
+)
+
+var (
+	s     frontend.Stream
+	level slog.Level
+	msg   string
+)
+`,
+	"slogsink": `package main
+
+import "os"
+
+var (
+	file = os.Stderr
+	id   = "r-1"
+)
+`,
+	"otelsink": `package main
+
+import (
+	"context"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+var (
+	ctx         = context.Background()
+	exporter    sdktrace.SpanExporter
+	logExporter sdklog.Exporter
+)
+`,
+	"natssink": `package main
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+type Event struct{ ID int }
+
+func (e Event) AppendJSON(dst []byte) []byte {
+	return strconv.AppendInt(append(dst, ` + "`" + `{"id":` + "`" + `...), int64(e.ID), 10)
+}
+
+var (
+	ctx = context.Background()
+	js  jetstream.JetStream
+	ev  Event
+)
+`,
+	"natssink/embedded": `package main
+
+import "github.com/shardedsink/shardedsink/natssink"
+
+type Event struct{ ID int }
+
+var cfg natssink.Config[Event]
+`,
+	"promsink": `package main
+
+import "github.com/shardedsink/shardedsink/sink"
+
+type Event struct{ Status int }
+
+var action sink.ActionFunc[Event]
+`,
+	"promsink/natsprom": `package main
+
+import "github.com/nats-io/nats.go/jetstream"
+
+type Order struct{ ID int }
+
+var js jetstream.JetStream
+`,
+	"otelmetric": `package main
+
+import "github.com/shardedsink/shardedsink/sink"
+
+type Event struct{ Status int }
+
+var action sink.ActionFunc[Event]
+`,
+	"otelmetric/natsmetric": `package main
+
+import "github.com/nats-io/nats.go/jetstream"
+
+type Order struct{ ID int }
+
+var js jetstream.JetStream
+`,
+}
+
+// myringPackage is package myring of ring/ringtest's snippet: a backend
+// of the reader's.
+const myringPackage = `package myring
+
+import (
+	"github.com/shardedsink/shardedsink/ring"
+	"github.com/shardedsink/shardedsink/ring/vyukov"
+)
+
+func Factory[T any](capacity int) ring.Ring[T] { return vyukov.Factory[T](capacity) }
+`
+
+// docImports are the packages, by name, that a package doc's fragment may
+// use without importing them, as a reader knows where they come from: the
+// standard library's and the modules' dependencies' below, the user
+// packages (added by the test), and myring.
+var docImports = map[string]string{
+	"context":    "context",
+	"fmt":        "fmt",
+	"http":       "net/http",
+	"log":        "log",
+	"os":         "os",
+	"slog":       "log/slog",
+	"testing":    "testing",
+	"jetstream":  "github.com/nats-io/nats.go/jetstream",
+	"prometheus": "github.com/prometheus/client_golang/prometheus",
+	"promhttp":   "github.com/prometheus/client_golang/prometheus/promhttp",
+	"zerolog":    "github.com/rs/zerolog",
+	"otel":       "go.opentelemetry.io/otel",
+	"sdklog":     "go.opentelemetry.io/otel/sdk/log",
+	"sdktrace":   "go.opentelemetry.io/otel/sdk/trace",
+	"zap":        "go.uber.org/zap",
+	"zapcore":    "go.uber.org/zap/zapcore",
+	"myring":     "example.com/snippets/myring",
+}
+
+// TestEveryGoSnippetCompiles builds every go block of snippetDocuments and
+// of the package doc of every user package (docPackages: those of sink,
+// mpmc, ring and its backends, logsink and its front-ends, and of the
+// natssink, metrics and OpenTelemetry modules), in a module of its own
+// that a go.work joins to the repository's modules (no network:
+// GOPROXY=off). A block that starts with a package clause is a program of
+// its own; any other is a fragment, compiled in the harness of its
+// document (harness for the markdown files, docHarnesses for package
+// docs; see fragmentFile for what it may leave undeclared or unimported).
+//
+// A package doc's code block is Go when it parses as Go once these
+// conventions are applied (expandEllipses), and must otherwise have a
+// shape of nonGoShapes (a shell command, JSON log lines, a table of
+// metrics, a record layout), or the test fails naming its file and line:
+//   - "..." on a line of its own stands for code the reader writes: dropped;
+//   - "{ ... }" stands for handling the reader writes: a panic;
+//   - "Config{..., X: y}", the fields the reader sets: "Config{X: y}".
 func TestEveryGoSnippetCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go build")
@@ -217,10 +441,46 @@ func TestEveryGoSnippetCompiles(t *testing.T) {
 				write(pkg+"/harness.go", harness)
 			}
 			fragments++
-			write(fmt.Sprintf("%s/fragment%d.go", pkg, i), fragmentFile(t, s, fmt.Sprintf("fragment%d", i)))
+			write(fmt.Sprintf("%s/fragment%d.go", pkg, i), fragmentFile(t, s, fmt.Sprintf("fragment%d", i), programImports))
 		}
 	}
 	require.Positive(t, count, "no go block in %v", snippetDocuments)
+
+	// The package docs: a package of the module for each, in a harness.
+	pkgs := docPackages(t, root)
+	known := maps.Clone(docImports)
+	for _, p := range pkgs {
+		known[p.name] = "github.com/shardedsink/shardedsink/" + p.dir
+	}
+	write("myring/myring.go", myringPackage)
+	var covered []string
+	for _, p := range pkgs {
+		pkg := "pkg_" + strings.ReplaceAll(p.dir, "/", "_")
+		fragments := 0
+		for i, s := range p.blocks {
+			count++
+			if strings.HasPrefix(s.code, "package ") {
+				write(fmt.Sprintf("%s_program%d/main.go", pkg, i), fmt.Sprintf("//line %s:%d\n%s", s.file, s.line, s.code))
+				continue
+			}
+			if fragments == 0 {
+				h, ok := docHarnesses[p.dir]
+				if !ok {
+					h = "package main\n"
+				}
+				write(pkg+"/harness.go", h+"\nfunc main() {}\n")
+			}
+			fragments++
+			write(fmt.Sprintf("%s/fragment%d.go", pkg, i), fragmentFile(t, s, fmt.Sprintf("fragment%d", i), known))
+		}
+		if len(p.blocks) > 0 {
+			covered = append(covered, p.dir)
+		}
+	}
+	for h := range docHarnesses {
+		require.Contains(t, covered, h, "docHarnesses has a harness for %s, whose package doc has no go block", h)
+	}
+	t.Logf("go blocks: %d, of %v and the package docs of %v", count, snippetDocuments, covered)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -228,5 +488,5 @@ func TestEveryGoSnippetCompiles(t *testing.T) {
 	build.Dir = dir
 	build.Env = append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"), "GOPROXY=off", "GOFLAGS=-buildvcs=false")
 	out, err = build.CombinedOutput()
-	require.NoError(t, err, "a go block of %v does not compile:\n%s", snippetDocuments, out)
+	require.NoError(t, err, "a go block of %v or of a package doc does not compile:\n%s", snippetDocuments, out)
 }
