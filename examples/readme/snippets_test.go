@@ -305,38 +305,10 @@ type Event struct{ ID int }
 
 var cfg natssink.Config[Event]
 `,
-	"promsink": `package main
-
-import "github.com/shardedsink/shardedsink/sink"
-
-type Event struct{ Status int }
-
-var action sink.ActionFunc[Event]
-`,
-	"promsink/natsprom": `package main
-
-import "github.com/nats-io/nats.go/jetstream"
-
-type Order struct{ ID int }
-
-var js jetstream.JetStream
-`,
-	"otelmetric": `package main
-
-import "github.com/shardedsink/shardedsink/sink"
-
-type Event struct{ Status int }
-
-var action sink.ActionFunc[Event]
-`,
-	"otelmetric/natsmetric": `package main
-
-import "github.com/nats-io/nats.go/jetstream"
-
-type Order struct{ ID int }
-
-var js jetstream.JetStream
-`,
+	"promsink":              metricsHarness,
+	"promsink/natsprom":     natsMetricsHarness,
+	"otelmetric":            metricsHarness,
+	"otelmetric/natsmetric": natsMetricsHarness,
 }
 
 // myringPackage is package myring of ring/ringtest's snippet: a backend
@@ -490,3 +462,25 @@ func TestEveryGoSnippetCompiles(t *testing.T) {
 	out, err = build.CombinedOutput()
 	require.NoError(t, err, "a go block of %v or of a package doc does not compile:\n%s", snippetDocuments, out)
 }
+
+// metricsHarness and natsMetricsHarness are the harnesses of the two
+// metrics modules' package docs, whose snippets are the same but for the
+// package they show: a sink's, and a natssink sink's.
+const (
+	metricsHarness = `package main
+
+import "github.com/shardedsink/shardedsink/sink"
+
+type Event struct{ Status int }
+
+var action sink.ActionFunc[Event]
+`
+	natsMetricsHarness = `package main
+
+import "github.com/nats-io/nats.go/jetstream"
+
+type Order struct{ ID int }
+
+var js jetstream.JetStream
+`
+)
