@@ -14,7 +14,6 @@ require (
 	github.com/shardedsink/shardedsink/natssink v0.1.0
 	github.com/shardedsink/shardedsink/otelmetric v0.1.0
 	github.com/stretchr/testify v1.12.1
-	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.uber.org/goleak v1.3.0
@@ -36,6 +35,7 @@ require (
 	github.com/synadia-io/orbit.go/jetstreamext v0.4.0 // indirect
 	github.com/synadia-io/orbit.go/natsext v0.1.3 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
