@@ -105,10 +105,6 @@ func (a account) onDisk() uint64 { return a.spilled - a.drained - a.lost }
 // identity.
 func (a account) accepted() uint64 { return a.handed + a.inRing + a.onDisk() + a.lost }
 
-// settled returns the accepted values that left the shard, handed to a
-// batch or lost: what Flush waits for to reach accepted.
-func (a account) settled() uint64 { return a.handed + a.lost }
-
 // accountOf returns shard i's ledger. shard.mu is held.
 func (s *Sink[T]) accountOf(i int) account {
 	a := account{handed: s.shards[i].handed.Load(), inRing: uint64(s.shards[i].ring.Len())}
@@ -127,8 +123,9 @@ func (s *Sink[T]) readAccount(i int) account {
 	return s.accountOf(i)
 }
 
-// settledOf returns shard i's settled count without the mutex (handed and
-// lost only grow): Flush's progress.
+// settledOf returns the values of shard i that left it, handed to a batch
+// or lost, read without the mutex (both only grow): Flush's progress,
+// which it waits for to reach accepted.
 func (s *Sink[T]) settledOf(i int) uint64 {
 	n := s.shards[i].handed.Load()
 	if s.spill != nil {
