@@ -308,7 +308,8 @@ type Config[T any] struct {
 	// latency matters more than the values a starved worker would shed.
 	HandOffWait time.Duration
 	// DisableHandOff turns the hand-off off: a push into a full ring sheds
-	// at once whatever the reason, as the sink did before it had one.
+	// at once whatever the reason, as the sink did before it had one. Set
+	// it where a push must never park, even behind a worker short of CPU.
 	DisableHandOff bool
 
 	// Spill, with a Dir, puts a spill tier on disk behind the rings: the
