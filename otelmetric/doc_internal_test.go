@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/shardedsink/shardedsink/internal/statstable"
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instruments"
 	"github.com/shardedsink/shardedsink/otelmetric/internal/instrumentstest"
 )
@@ -38,4 +39,17 @@ func TestEveryTableIsConsistent(t *testing.T) {
 	bad[len(bad)-1].Unit = "By"
 	_, err := instruments.New(m, bad, "x", 0)
 	require.EqualError(t, err, "otelmetric: rows 0 and 17 of shardedsink.queue.size disagree on unit, description or kind")
+}
+
+// TestLevelIsTheTablesAttribute: Level, which a user filters by, is the
+// attribute by which statstable.Log splits error.type=queue_full.
+func TestLevelIsTheTablesAttribute(t *testing.T) {
+	n := 0
+	for _, r := range statstable.Log {
+		if r.OTel.By != "" {
+			require.Equal(t, string(Level), r.OTel.By, r.OTel.ByValue)
+			n++
+		}
+	}
+	require.Equal(t, 4, n, "a row per level")
 }

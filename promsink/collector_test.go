@@ -66,7 +66,7 @@ shardedsink_slog_dropped_for_bytes_records_total{sink="slogsink"} 6
 # HELP shardedsink_slog_waited_out_records_total Of the records dropped, those at or above KeepLevel that waited KeepWait for room and found none.
 # TYPE shardedsink_slog_waited_out_records_total counter
 shardedsink_slog_waited_out_records_total{sink="slogsink"} 3
-# HELP shardedsink_slog_dropped_records_total Records shed, by level (debug below INFO, info, warn, error and above): ring full in slots or bytes (below KeepLevel), or handled after Close.
+# HELP shardedsink_slog_dropped_records_total Records shed, by level: debug (below INFO), info (INFO), warn (WARN), error (ERROR and above); each found its ring full in slots or bytes (below KeepLevel), or came after Close.
 # TYPE shardedsink_slog_dropped_records_total counter
 shardedsink_slog_dropped_records_total{level="debug",sink="slogsink"} 1
 shardedsink_slog_dropped_records_total{level="error",sink="slogsink"} 12

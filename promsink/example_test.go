@@ -71,7 +71,7 @@ func ExampleNewHandlerCollector() {
 		"shardedsink_slog_written_records_total", "shardedsink_slog_dropped_records_total")
 	os.Stdout.Write(text)
 	// Output:
-	// # HELP shardedsink_slog_dropped_records_total Records shed, by level (debug below INFO, info, warn, error and above): ring full in slots or bytes (below KeepLevel), or handled after Close.
+	// # HELP shardedsink_slog_dropped_records_total Records shed, by level: debug (below INFO), info (INFO), warn (WARN), error (ERROR and above); each found its ring full in slots or bytes (below KeepLevel), or came after Close.
 	// # TYPE shardedsink_slog_dropped_records_total counter
 	// shardedsink_slog_dropped_records_total{level="debug",sink="app"} 0
 	// shardedsink_slog_dropped_records_total{level="error",sink="app"} 1

@@ -2,10 +2,10 @@ package promsink
 
 import (
 	"cmp"
-	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shardedsink/shardedsink/internal/statstable"
 	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/promsink/internal/series"
 	"github.com/shardedsink/shardedsink/slogsink"
@@ -23,65 +23,16 @@ type LogStats interface {
 	Stats() logsink.Stats
 }
 
-// droppedHelp is the help of the dropped-records family.
-const droppedHelp = "Records shed, by level (debug below INFO, info, warn, error and above): ring full in slots or bytes (below KeepLevel), or handled after Close."
-
-// logSeries are the series of a logsink writer, from logsink.Stats, each
-// named with prefix ("log_", or "slog_" for a slogsink handler, whose
-// Stats has the same fields). The package doc lists them; a new Stats
-// field is one more row here.
-func logSeries(prefix string) []series.Series[logsink.Stats] {
-	droppedAt := func(l slog.Level, value string) series.Series[logsink.Stats] {
-		return series.Series[logsink.Stats]{Name: prefix + "dropped_records_total", Type: prometheus.CounterValue,
-			Label: "level", Value: value, Help: droppedHelp,
-			Read: func(s logsink.Stats) float64 { return float64(s.DroppedByLevel[l]) }}
-	}
-	return []series.Series[logsink.Stats]{
-		{Name: prefix + "written_records_total", Type: prometheus.CounterValue,
-			Help: "Records in Writes that succeeded.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Written) }},
-		droppedAt(slog.LevelDebug, "debug"),
-		droppedAt(slog.LevelInfo, "info"),
-		droppedAt(slog.LevelWarn, "warn"),
-		droppedAt(slog.LevelError, "error"),
-		{Name: prefix + "dropped_for_bytes_records_total", Type: prometheus.CounterValue,
-			Help: "Of the records dropped, those shed because their shard's share of MaxQueuedBytes was spent.",
-			Read: func(s logsink.Stats) float64 { return float64(s.DroppedForBytes) }},
-		{Name: prefix + "waited_out_records_total", Type: prometheus.CounterValue,
-			Help: "Of the records dropped, those at or above KeepLevel that waited KeepWait for room and found none.",
-			Read: func(s logsink.Stats) float64 { return float64(s.WaitedOut) }},
-		{Name: prefix + "failed_records_total", Type: prometheus.CounterValue,
-			Help: "Records lost to an error or a panic in a Write or in the Format handler.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Errors) }},
-		{Name: prefix + "panics_total", Type: prometheus.CounterValue,
-			Help: "Recovered panics and runtime.Goexit calls in the writer, the Format handler and OnError.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Panics) }},
-		{Name: prefix + "abandoned_records_total", Type: prometheus.CounterValue,
-			Help: "Records accepted but not written because Close's context ended first.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Abandoned) }},
-		{Name: prefix + "empty_records_total", Type: prometheus.CounterValue,
-			Help: "Records for which the Format handler wrote no bytes.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Empty) }},
-		{Name: prefix + "spilled_records_total", Type: prometheus.CounterValue,
-			Help: "Records moved to the spill directory (SpillDir) while a Write was slow.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Spilled) }},
-		{Name: prefix + "recovered_records_total", Type: prometheus.CounterValue,
-			Help: "Records an earlier writer left in the spill directory, written by this one.",
-			Read: func(s logsink.Stats) float64 { return float64(s.Recovered) }},
-		{Name: prefix + "lost_on_disk_records_total", Type: prometheus.CounterValue,
-			Help: "Records the spill tier lost (a failed disk write, a corrupt record).",
-			Read: func(s logsink.Stats) float64 { return float64(s.LostOnDisk) }},
-		{Name: prefix + "on_disk_records", Type: prometheus.GaugeValue,
-			Help: "Records in the spill directory now.",
-			Read: func(s logsink.Stats) float64 { return float64(s.OnDisk) }},
-	}
-}
+// logAt is where a writer's series are read: its Stats, as a whole.
+type logAt = statstable.At[logsink.Stats]
 
 // handlerSeries and writerSeries are the series of a slogsink handler
-// (shardedsink_slog_*) and of any other logsink writer (shardedsink_log_*).
+// (shardedsink_slog_*, statstable.Slog) and of any other logsink writer
+// (shardedsink_log_*, statstable.Log): slogsink.Stats is logsink.Stats.
+// The package doc lists them.
 var (
-	handlerSeries = logSeries("slog_")
-	writerSeries  = logSeries("log_")
+	handlerSeries = series.FromTable[logsink.Stats](statstable.Slog, false)
+	writerSeries  = series.FromTable[logsink.Stats](statstable.Log, false)
 )
 
 // DefaultHandlerName is the sink label of a handler's series when
@@ -94,7 +45,10 @@ const (
 
 type handlerCollector struct {
 	read func() logsink.Stats
-	t    *series.Table[logsink.Stats]
+	t    *series.Table[logAt]
+	// snaps holds the Stats values that scrapes read into again, so
+	// that the series' pointer to one costs no allocation.
+	snaps statstable.Snapshots[logsink.Stats]
 }
 
 // NewHandlerCollector returns a collector of the handler's series (see
@@ -123,6 +77,7 @@ func (c *handlerCollector) Describe(ch chan<- *prometheus.Desc) { c.t.Describe(c
 // Collect reads the handler's Stats and sends its series. It allocates
 // the Stats' map and one slice holding every metric it sends.
 func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.read()
-	series.Send(ch, c.t.Emit(make([]series.Metric, 0, c.t.Size()), 0, st))
+	st := c.snaps.Read(nil, c.read) // a writer has no ReadStats
+	defer c.snaps.Put(st)
+	series.Send(ch, c.t.Emit(make([]series.Metric, 0, c.t.Size()), 0, statstable.Whole(st)))
 }

@@ -2,6 +2,7 @@ package statstable
 
 import (
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 )
@@ -25,14 +26,21 @@ type Figure[S any] struct {
 	perRing  bool
 }
 
-// field is an integer field of a struct, found by its index path.
+// field is an integer field of a struct, found by its index path, or an
+// element of a map[slog.Level]uint64 field.
 type field struct {
 	index  []int
-	signed bool // Int, not Uint
+	signed bool        // Int, not Uint
+	key    *slog.Level // the element read, where the field is a map
 }
 
 func (f field) get(v reflect.Value) int64 {
 	x := v.FieldByIndex(f.index)
+	if f.key != nil {
+		// Interface of a map copies only its pointer, and indexing the
+		// map itself allocates nothing, as reflect's MapIndex would.
+		return int64(x.Interface().(map[slog.Level]uint64)[*f.key])
+	}
 	if f.signed {
 		return x.Int()
 	}
@@ -61,7 +69,8 @@ func (f *Figure[S]) Read(at At[S]) int64 {
 // order. With perShard each is read per shard too: S must have a PerShard
 // slice of structs that hold the fields of every row (but the PerRing
 // ones, for which S must have Shards). It fails on a field that S (or
-// its shards) lacks or that is not an integer.
+// its shards) lacks or that is not an integer, and on a row with a Key
+// whose Field is not a map[slog.Level]uint64.
 func Compile[S any](rows []Row, perShard bool) ([]Figure[S], error) {
 	typ := reflect.TypeFor[S]()
 	if typ.Kind() != reflect.Struct {
@@ -82,7 +91,7 @@ func Compile[S any](rows []Row, perShard bool) ([]Figure[S], error) {
 		f.perRing, f.perShard = r.PerRing, perShardIndex
 		names := append([]string{r.Field}, r.Less...)
 		var err error
-		if f.whole, err = fields(typ, names); err != nil {
+		if f.whole, err = fields(typ, names, r.Key); err != nil {
 			return nil, err
 		}
 		switch {
@@ -91,7 +100,7 @@ func Compile[S any](rows []Row, perShard bool) ([]Figure[S], error) {
 				return nil, err
 			}
 		case perShard:
-			if f.shard, err = fields(shardType, names); err != nil {
+			if f.shard, err = fields(shardType, names, r.Key); err != nil {
 				return nil, err
 			}
 		}
@@ -109,15 +118,37 @@ func MustCompile[S any](rows []Row, perShard bool) []Figure[S] {
 	return figs
 }
 
-func fields(typ reflect.Type, names []string) ([]field, error) {
+// fields looks up names in typ: the first, a map's element where key is
+// not nil (see Row.Key), and the others, integers.
+func fields(typ reflect.Type, names []string, key any) ([]field, error) {
 	fs := make([]field, len(names))
 	for i, name := range names {
 		var err error
-		if fs[i], err = lookUp(typ, name); err != nil {
+		if i == 0 && key != nil {
+			fs[i], err = lookUpKey(typ, name, key)
+		} else {
+			fs[i], err = lookUp(typ, name)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	return fs, nil
+}
+
+// lookUpKey looks up the element key of typ's field name, a
+// map[slog.Level]uint64: the one kind of map that a Stats has.
+func lookUpKey(typ reflect.Type, name string, key any) (field, error) {
+	sf, ok := typ.FieldByName(name)
+	if !ok || !sf.IsExported() {
+		return field{}, fmt.Errorf("statstable: %v has no field %s", typ, name)
+	}
+	l, ok := key.(slog.Level)
+	if !ok || sf.Type != reflect.TypeFor[map[slog.Level]uint64]() {
+		return field{}, fmt.Errorf("statstable: %v.%s is a %v, read with a key of type %T: only a map[slog.Level]uint64 is read by key",
+			typ, name, sf.Type, key)
+	}
+	return field{index: sf.Index, key: &l}, nil
 }
 
 func lookUp(typ reflect.Type, name string) (field, error) {

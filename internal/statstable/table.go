@@ -5,8 +5,8 @@
 // counter or a gauge, its unit and help, and its name in Prometheus and
 // in OpenTelemetry; each module renders its series or instruments from
 // the rows, so that a new Stats field is one row here. A test fails while
-// a counter or gauge of sink.Stats, sink.ShardStats or natssink.Stats has
-// no row.
+// a counter or gauge of sink.Stats, sink.ShardStats, natssink.Stats or
+// logsink.Stats has no row.
 //
 // The package imports nothing of the repository: internal/ is the floor
 // that sink itself stands on. It reads a Stats by its fields' names,
@@ -14,6 +14,12 @@
 // share besides: a pool of the Stats that scrapes read into ([Snapshots])
 // and their per-shard option ([Options]).
 package statstable
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+)
 
 // Kind is what a row's figure is.
 type Kind uint8
@@ -42,6 +48,11 @@ type Name struct {
 	// rows that share Metric, or "". Such a metric's help is in
 	// [Families].
 	Label, Value string
+	// By and ByValue are a second attribute, which splits the rows of
+	// one Value further (error.type=queue_full by
+	// shardedsink.log.level), or "". OpenTelemetry names only: a
+	// promsink series has one label at most.
+	By, ByValue string
 }
 
 // Row is one figure of a Stats, and its names.
@@ -59,7 +70,11 @@ type Row struct {
 	// (RingCapacity): a shard reads it from the Stats, and the total is
 	// it times Stats.Shards.
 	PerRing bool
-	Kind    Kind
+	// Key, where Field is a map[slog.Level]uint64 (logsink.Stats'
+	// DroppedByLevel), is the slog.Level whose element the row reads (0
+	// where the map lacks it); nil for any other Field.
+	Key  any
+	Kind Kind
 	// Unit is the UCUM unit of the figure, as OpenTelemetry gives it
 	// ("{value}", "By"), or Nanoseconds.
 	Unit string
@@ -92,15 +107,30 @@ var Families = map[string]string{
 		"queue_bytes_full (MaxQueuedBytes spent), waited_out (a PushWait whose context ended before room came), " +
 		"shutdown (pushed once Shutdown had begun), displaced (pushed out of a full ring by DropOldest), " +
 		"disk (the spill tier was full or off, or lost the value).",
+	"log_dropped_records_total":  logDropped,
+	"slog_dropped_records_total": logDropped,
+	"shardedsink.log.processed":  logProcessed,
+	"shardedsink.slog.processed": logProcessed,
 	"shardedsink.nats.exported": "Values the stream acknowledged (no error.type) or given up: error.type=failed " +
 		"(out of attempts or budget, a permanent or an Encode error, or given up by Shutdown).",
 }
+
+// logDropped and logProcessed are the help of the families of [Log] and
+// [Slog].
+const (
+	logDropped = "Records shed, by level: debug (below INFO), info (INFO), warn (WARN), error (ERROR and above); " +
+		"each found its ring full in slots or bytes (below KeepLevel), or came after Close."
+	logProcessed = "Records written (no error.type) or not: error.type=queue_full (shed: ring full in slots or bytes below KeepLevel, " +
+		"or handled after Close; by shardedsink.log.level), write_failed (an error or a panic in a Write or the Format handler), " +
+		"abandoned (Close's context ended first), spill_lost (lost by the spill tier: a failed disk write, a corrupt record)."
+)
 
 // dropped is the row of a reason of Stats.Dropped: a value of
 // dropped_total's reason label and of shardedsink.processed's error.type.
 func dropped(field, reason, errorType, help string, less ...string) Row {
 	return Row{Field: field, Less: less, Kind: Counter, Unit: "{value}", Help: help,
-		Prom: Name{"dropped_total", "reason", reason}, OTel: Name{"shardedsink.processed", "error.type", errorType}}
+		Prom: Name{Metric: "dropped_total", Label: "reason", Value: reason},
+		OTel: Name{Metric: "shardedsink.processed", Label: "error.type", Value: errorType}}
 }
 
 // Rings are the rows of a sink's rings, from sink.Stats: read per shard
@@ -203,7 +233,7 @@ var NATS = []Row{
 		Prom: Name{Metric: "nats_acked_values_total"}, OTel: Name{Metric: "shardedsink.nats.exported"}},
 	{Field: "Failed", Kind: Counter, Unit: "{value}",
 		Help: "Values given up: out of attempts or budget, a permanent error, an Encode error, or given up by Shutdown.",
-		Prom: Name{Metric: "nats_failed_values_total"}, OTel: Name{"shardedsink.nats.exported", "error.type", "failed"}},
+		Prom: Name{Metric: "nats_failed_values_total"}, OTel: Name{Metric: "shardedsink.nats.exported", Label: "error.type", Value: "failed"}},
 	{Field: "Duplicates", Kind: Counter, Unit: "{ack}",
 		Help: "Acks saying the stream already held the value (a retry after a lost ack); each value is counted once among those acked.",
 		Prom: Name{Metric: "nats_duplicate_acks_total"}, OTel: Name{Metric: "shardedsink.nats.duplicates"}},
@@ -213,4 +243,76 @@ var NATS = []Row{
 	{Field: "Retried", Kind: Counter, Unit: "{publish}",
 		Help: "Publishes after a value's first.",
 		Prom: Name{Metric: "nats_retries_total"}, OTel: Name{Metric: "shardedsink.nats.retries"}},
+}
+
+// droppedAt is the row of a level of logsink.Stats.DroppedByLevel: a
+// value of log_dropped_records_total's level label, and of
+// shardedsink.log.processed's error.type=queue_full by
+// shardedsink.log.level.
+func droppedAt(l slog.Level, level, help string) Row {
+	return Row{Field: "DroppedByLevel", Key: l, Kind: Counter, Unit: "{record}", Help: help,
+		Prom: Name{Metric: "log_dropped_records_total", Label: "level", Value: level},
+		OTel: Name{Metric: "shardedsink.log.processed", Label: "error.type", Value: "queue_full", By: "shardedsink.log.level", ByValue: level}}
+}
+
+// Log are the rows of a logsink writer (of any front-end), from
+// logsink.Stats, named as promsink and otelmetric name a writer's series
+// and instruments (log_, shardedsink.log.); [Slog] are the same under a
+// slogsink handler's names. Stats.Dropped is the sum of the
+// DroppedByLevel rows. OpenTelemetry names follow the SDK's log
+// processor self-metric otel.sdk.processor.log.processed.
+var Log = []Row{
+	{Field: "Written", Kind: Counter, Unit: "{record}",
+		Help: "Records in Writes that succeeded.",
+		Prom: Name{Metric: "log_written_records_total"}, OTel: Name{Metric: "shardedsink.log.processed"}},
+	droppedAt(slog.LevelDebug, "debug", "Records below INFO shed."),
+	droppedAt(slog.LevelInfo, "info", "Records of level INFO shed."),
+	droppedAt(slog.LevelWarn, "warn", "Records of level WARN shed."),
+	droppedAt(slog.LevelError, "error", "Records of level ERROR and above shed."),
+	{Field: "DroppedForBytes", Kind: Counter, Unit: "{record}",
+		Help: "Of the records dropped, those shed because their shard's share of MaxQueuedBytes was spent.",
+		Prom: Name{Metric: "log_dropped_for_bytes_records_total"}, OTel: Name{Metric: "shardedsink.log.dropped_for_bytes"}},
+	{Field: "WaitedOut", Kind: Counter, Unit: "{record}",
+		Help: "Of the records dropped, those at or above KeepLevel that waited KeepWait for room and found none.",
+		Prom: Name{Metric: "log_waited_out_records_total"}, OTel: Name{Metric: "shardedsink.log.waited_out"}},
+	{Field: "Errors", Kind: Counter, Unit: "{record}",
+		Help: "Records lost to an error or a panic in a Write or in the Format handler.",
+		Prom: Name{Metric: "log_failed_records_total"}, OTel: Name{Metric: "shardedsink.log.processed", Label: "error.type", Value: "write_failed"}},
+	{Field: "Panics", Kind: Counter, Unit: "{panic}",
+		Help: "Recovered panics and runtime.Goexit calls in the writer, the Format handler and OnError.",
+		Prom: Name{Metric: "log_panics_total"}, OTel: Name{Metric: "shardedsink.log.panics"}},
+	{Field: "Abandoned", Kind: Counter, Unit: "{record}",
+		Help: "Records accepted but not written because Close's context ended first.",
+		Prom: Name{Metric: "log_abandoned_records_total"}, OTel: Name{Metric: "shardedsink.log.processed", Label: "error.type", Value: "abandoned"}},
+	{Field: "Empty", Kind: Counter, Unit: "{record}",
+		Help: "Records for which the Format handler wrote no bytes.",
+		Prom: Name{Metric: "log_empty_records_total"}, OTel: Name{Metric: "shardedsink.log.empty"}},
+	{Field: "Spilled", Kind: Counter, Unit: "{record}",
+		Help: "Records moved to the spill directory (SpillDir) while a Write was slow.",
+		Prom: Name{Metric: "log_spilled_records_total"}, OTel: Name{Metric: "shardedsink.log.spill.spilled"}},
+	{Field: "Recovered", Kind: Counter, Unit: "{record}",
+		Help: "Records an earlier writer left in the spill directory, written by this one.",
+		Prom: Name{Metric: "log_recovered_records_total"}, OTel: Name{Metric: "shardedsink.log.spill.recovered"}},
+	{Field: "LostOnDisk", Kind: Counter, Unit: "{record}",
+		Help: "Records the spill tier lost (a failed disk write, a corrupt record).",
+		Prom: Name{Metric: "log_lost_on_disk_records_total"}, OTel: Name{Metric: "shardedsink.log.processed", Label: "error.type", Value: "spill_lost"}},
+	{Field: "OnDisk", Kind: Gauge, Unit: "{record}",
+		Help: "Records in the spill directory now.",
+		Prom: Name{Metric: "log_on_disk_records"}, OTel: Name{Metric: "shardedsink.log.spill.queue.size"}},
+}
+
+// Slog are the rows of [Log] under the names of a slogsink handler's
+// series and instruments (slog_, shardedsink.slog.), from slogsink.Stats,
+// which is logsink.Stats.
+var Slog = renamed(Log, "log_", "slog_", "shardedsink.log.", "shardedsink.slog.")
+
+// renamed returns rows with their Prom names' prefix prom in place of
+// fromProm and their OTel names' otel in place of fromOTel.
+func renamed(rows []Row, fromProm, prom, fromOTel, otel string) []Row {
+	out := slices.Clone(rows)
+	for i := range out {
+		out[i].Prom.Metric = prom + strings.TrimPrefix(out[i].Prom.Metric, fromProm)
+		out[i].OTel.Metric = otel + strings.TrimPrefix(out[i].OTel.Metric, fromOTel)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package statstable_test
 
 import (
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardedsink/shardedsink/internal/statstable"
+	"github.com/shardedsink/shardedsink/logsink"
 	"github.com/shardedsink/shardedsink/sink"
 )
 
@@ -25,6 +27,60 @@ func TestEveryFieldOfStatsHasARow(t *testing.T) {
 	for _, f := range statstable.FieldsOf(reflect.TypeFor[sink.Stats]()) {
 		require.Contains(t, all, f, "sink.Stats.%s has no row in statstable.Rings or statstable.Sink", f)
 	}
+}
+
+// TestEveryFieldOfLogStatsHasARow is the drift test of Log: every
+// counter and gauge of logsink.Stats (slogsink.Stats is the same type) is
+// read by a row of Log, but Dropped, the sum of DroppedByLevel, which Log
+// reads at each level that the map has a key for. (internal/floor checks
+// the builds of internal/, not their tests: this test may import logsink.)
+func TestEveryFieldOfLogStatsHasARow(t *testing.T) {
+	reads := statstable.Reads(statstable.Log)
+	for _, f := range statstable.FieldsOf(reflect.TypeFor[logsink.Stats](), "Dropped") {
+		require.Contains(t, reads, f, "logsink.Stats.%s has no row in statstable.Log", f)
+	}
+	var levels []any
+	for _, r := range statstable.Log {
+		if r.Field == "DroppedByLevel" {
+			levels = append(levels, r.Key)
+		}
+	}
+	require.ElementsMatch(t, []any{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}, levels,
+		"statstable.Log reads DroppedByLevel at every key of logsink.Stats")
+}
+
+// TestEachLogRowReadsItsFigure reads every row of Log from a Stats whose
+// fields differ: its field, or its level's element of DroppedByLevel (0
+// for a level the map lacks). A read allocates nothing.
+func TestEachLogRowReadsItsFigure(t *testing.T) {
+	st := &logsink.Stats{DroppedByLevel: map[slog.Level]uint64{slog.LevelDebug: 1, slog.LevelInfo: 2, slog.LevelError: 12}}
+	v := reflect.ValueOf(st).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int:
+			f.SetInt(int64(100 + i))
+		case reflect.Uint64:
+			f.SetUint(uint64(100 + i))
+		}
+	}
+	figs := statstable.MustCompile[logsink.Stats](statstable.Log, false)
+	at := statstable.Whole(st)
+	for i, r := range statstable.Log {
+		var want int64
+		if r.Key != nil {
+			want = int64(st.DroppedByLevel[r.Key.(slog.Level)])
+		} else {
+			want = value(v, r.Field)
+		}
+		require.Equal(t, want, figs[i].Read(at), "%s %v", r.Field, r.Key)
+	}
+	var sum int64
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		for i := range figs {
+			sum += figs[i].Read(at)
+		}
+	}))
+	require.NotZero(t, sum)
 }
 
 // TestFieldsOfSeesEveryFigure: FieldsOf, which the drift test reads,
@@ -137,6 +193,8 @@ func TestCompileNamesWhatIsWrong(t *testing.T) {
 		{statstable.Row{Field: "Name"}, false, "statstable: sink.Stats.Name is a string, not an integer"},
 		{statstable.Row{Field: "Overloads"}, true, "statstable: sink.ShardStats has no field Overloads"},
 		{statstable.Row{Field: "Dropped", Less: []string{"Spilled", "Nope"}}, false, "statstable: sink.Stats has no field Nope"},
+		{statstable.Row{Field: "Dropped", Key: slog.LevelInfo}, false,
+			"statstable: sink.Stats.Dropped is a uint64, read with a key of type slog.Level: only a map[slog.Level]uint64 is read by key"},
 	} {
 		_, err := statstable.Compile[sink.Stats]([]statstable.Row{c.row}, c.perShard)
 		require.EqualError(t, err, c.err)
@@ -144,11 +202,13 @@ func TestCompileNamesWhatIsWrong(t *testing.T) {
 	_, err := statstable.Compile[sink.ShardStats](statstable.Rings, true)
 	require.EqualError(t, err, "statstable: sink.ShardStats has no PerShard slice of structs")
 	require.Panics(t, func() { statstable.MustCompile[sink.Stats]([]statstable.Row{{Field: "Nope"}}, false) })
+	_, err = statstable.Compile[logsink.Stats]([]statstable.Row{{Field: "DroppedByLevel", Key: 1}}, false)
+	require.EqualError(t, err, "statstable: logsink.Stats.DroppedByLevel is a map[slog.Level]uint64, read with a key of type int: only a map[slog.Level]uint64 is read by key")
 }
 
 // TestEveryRowIsWhole: each row has what the modules render.
 func TestEveryRowIsWhole(t *testing.T) {
-	for _, r := range slices.Concat(statstable.Rings, statstable.Sink, statstable.NATS) {
+	for _, r := range slices.Concat(statstable.Rings, statstable.Sink, statstable.NATS, statstable.Log, statstable.Slog) {
 		require.NotEmpty(t, r.Help, r.Field)
 		require.True(t, strings.HasSuffix(r.Help, "."), "%s: the help is a sentence", r.Field)
 		require.Contains(t, []statstable.Kind{statstable.Counter, statstable.Gauge}, r.Kind, r.Field)
@@ -157,6 +217,17 @@ func TestEveryRowIsWhole(t *testing.T) {
 		require.True(t, strings.HasPrefix(r.OTel.Metric, "shardedsink."), r.Field)
 		require.Equal(t, r.Kind == statstable.Counter, strings.HasSuffix(r.Prom.Metric, "_total"),
 			"%s: a Prometheus counter, and only one, ends in _total", r.Prom.Metric)
+		require.Empty(t, r.Prom.By, "%s: a promsink series has one label at most", r.Prom.Metric)
+		require.Equal(t, r.OTel.By == "", r.OTel.ByValue == "", r.OTel.Metric)
+	}
+	require.Len(t, statstable.Slog, len(statstable.Log))
+	for i, r := range statstable.Log {
+		s := statstable.Slog[i]
+		require.True(t, strings.HasPrefix(r.Prom.Metric, "log_"), r.Prom.Metric)
+		require.True(t, strings.HasPrefix(r.OTel.Metric, "shardedsink.log."), r.OTel.Metric)
+		require.Equal(t, "s"+r.Prom.Metric, s.Prom.Metric)
+		require.Equal(t, strings.Replace(r.OTel.Metric, ".log.", ".slog.", 1), s.OTel.Metric)
+		require.Equal(t, r.Field, s.Field)
 	}
 }
 
@@ -166,7 +237,7 @@ func TestEveryRowIsWhole(t *testing.T) {
 // Families has no other entry.
 func TestRowsOfOneMetricAgree(t *testing.T) {
 	used := map[string]bool{}
-	for _, table := range [][]statstable.Row{statstable.Rings, statstable.Sink, statstable.NATS} {
+	for _, table := range [][]statstable.Row{statstable.Rings, statstable.Sink, statstable.NATS, statstable.Log, statstable.Slog} {
 		for _, name := range []func(statstable.Row) statstable.Name{
 			func(r statstable.Row) statstable.Name { return r.Prom },
 			func(r statstable.Row) statstable.Name { return r.OTel },
@@ -195,8 +266,8 @@ func TestRowsOfOneMetricAgree(t *testing.T) {
 					require.Equal(t, rows[0].Kind, r.Kind, "%s: rows of one metric, one kind", m)
 					require.Equal(t, rows[0].Unit, r.Unit, "%s: rows of one metric, one unit", m)
 					n := name(r)
-					require.False(t, values[n.Value], "%s: two rows of %s=%q", m, n.Label, n.Value)
-					values[n.Value] = true
+					require.False(t, values[n.Value+","+n.ByValue], "%s: two rows of %s=%q %s=%q", m, n.Label, n.Value, n.By, n.ByValue)
+					values[n.Value+","+n.ByValue] = true
 					if n.Label == "" {
 						continue
 					}

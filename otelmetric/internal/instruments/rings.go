@@ -35,6 +35,9 @@ func FromTable[S any](rows []statstable.Row, perShard bool) []Row[statstable.At[
 		if r.OTel.Label != "" {
 			row.Attrs = []attribute.KeyValue{attribute.String(r.OTel.Label, r.OTel.Value)}
 		}
+		if r.OTel.By != "" {
+			row.Attrs = append(row.Attrs, attribute.String(r.OTel.By, r.OTel.ByValue))
+		}
 		return row
 	})
 }

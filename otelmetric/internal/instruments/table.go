@@ -34,8 +34,8 @@ const (
 // shard where asked for) read from a Stats value of type S at collection
 // time. Rows that share a Name observe one instrument; they must agree on
 // Unit, Desc and Kind, and tell themselves apart by Attrs. A new field of
-// a sink's or a natssink sink's Stats is a row of internal/statstable,
-// not here.
+// a sink's, a natssink sink's or a logsink writer's Stats is a row of
+// internal/statstable, not here.
 type Row[S any] struct {
 	Name, Unit, Desc string
 	Kind             Kind

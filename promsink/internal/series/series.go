@@ -20,7 +20,7 @@ const Namespace = "shardedsink"
 // shard where asked for) read from a Stats value of type S at scrape time.
 // Rows that share a Name form one metric family; they must agree on Help,
 // Type and Label, and tell themselves apart by the Label's Value. A new
-// field of a sink's or a natssink sink's Stats is a row of
+// field of a sink's, a natssink sink's or a logsink writer's Stats is a row of
 // internal/statstable, not here.
 type Series[S any] struct {
 	Name  string // without the namespace
