@@ -86,12 +86,33 @@ func TestSettleDisableStealing(t *testing.T) {
 	require.Equal(t, 2, settle(t, Config[int]{Shards: 4}).stealVictims)
 }
 
-// DefaultShards' doc states the unexported factors of the default shard
-// count as numbers: they follow the constants.
-func TestDefaultShardsDocStatesItsFactors(t *testing.T) {
-	src, err := os.ReadFile("cpuhome.go")
-	require.NoError(t, err)
-	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(src), "//", "")), " ")
-	require.Contains(t, doc, fmt.Sprintf("at most %d × GOMAXPROCS and at most %d:", defaultShardsPerP, defaultMaxCPUShards))
-	require.Contains(t, doc, fmt.Sprintf("default is %d × GOMAXPROCS clamped to [1, %d]:", defaultShardsPerP, defaultMaxShards))
+// The docs state the unexported defaults as numbers: DefaultShards' doc
+// the factors of the shard count, Config.IdleSleep's and IdleMode's the
+// idle sleeps, docs/design.md the steal budgets. They follow the
+// constants.
+func TestTheDocsStateTheUnexportedDefaults(t *testing.T) {
+	text := func(path string) string {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return strings.Join(strings.Fields(strings.ReplaceAll(string(src), "//", "")), " ")
+	}
+	spaced := func(d time.Duration) string { // 100ms as the docs write it: 100 ms
+		s := d.String()
+		i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+		return s[:i] + " " + s[i:]
+	}
+	has := func(doc, path, want string) {
+		t.Helper()
+		require.Truef(t, strings.Contains(doc, want), "%s does not say %q", path, want)
+	}
+	cpuhome := text("cpuhome.go")
+	has(cpuhome, "cpuhome.go", fmt.Sprintf("at most %d × GOMAXPROCS and at most %d:", defaultShardsPerP, defaultMaxCPUShards))
+	has(cpuhome, "cpuhome.go", fmt.Sprintf("default is %d × GOMAXPROCS clamped to [1, %d]:", defaultShardsPerP, defaultMaxShards))
+	config := text("config.go")
+	has(config, "config.go", fmt.Sprintf("IdleSleep] (default %s), fires", spaced(defaultWakeRecheck)))
+	has(config, "config.go", fmt.Sprintf("IdleSleep] (default %s) and looks again", spaced(defaultPollSleep)))
+	has(config, "config.go", fmt.Sprintf("IdlePoll mode (default %s)", spaced(defaultPollSleep)))
+	has(config, "config.go", fmt.Sprintf("IdleWake mode (default %s)", spaced(defaultWakeRecheck)))
+	design := text("../docs/design.md")
+	has(design, "docs/design.md", fmt.Sprintf("at most %d shards and %d values from each per round", defaultStealVictims, defaultStealItems))
 }

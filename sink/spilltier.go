@@ -540,9 +540,8 @@ func (t *spillTier[T]) moveChunk(s *Sink[T], i int) (moved int, ok bool) {
 		}
 		ts.carrying = false
 	}
-	// The moved values are counted once, at the end (a locked add per
-	// value cost the spiller a tenth of its time); under shard.mu, as
-	// the ledger needs.
+	// The moved values are counted once, at the end, rather than with a
+	// locked add per value; under shard.mu, as the ledger needs.
 	defer func() { ts.ledger.spill(uint64(moved)) }()
 	for moved < spillChunk {
 		v, popped := sh.ring.TryPop()

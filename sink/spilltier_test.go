@@ -381,6 +381,22 @@ func TestHandOffStateSeesTheSpillTierTake(t *testing.T) {
 	}
 }
 
+// gatedWithValues starts a sink with a spill tier in dir, whose Drain
+// holds its first batch of each shard until g is released, and pushes n
+// values into each of its shards (producerValue(shard, i)).
+func gatedWithValues(t *testing.T, dir string, shards, n int) (*sink.Sink[uint64], *gate[uint64]) {
+	t.Helper()
+	g := newGate[uint64]()
+	s, err := sink.New(spillCfg(dir, shards), g)
+	require.NoError(t, err)
+	for p, h := range shardHandles(s, shards) {
+		for i := range n {
+			require.True(t, h.Push(producerValue(p, i)))
+		}
+	}
+	return s, g
+}
+
 // shardHandles returns a Handle of each of s's shards, by shard.
 func shardHandles[T any](s *sink.Sink[T], shards int) []*sink.Handle[T] {
 	hs := make([]*sink.Handle[T], shards)
@@ -427,14 +443,7 @@ func (c *pacedCollector) Drain(ctx context.Context, batch []uint64) {
 func TestFlushWaitsForNewValuesBehindWhatAnEarlierSinkLeft(t *testing.T) {
 	dir := t.TempDir()
 	const shards, n = 2, 2000
-	g := newGate[uint64]()
-	s, err := sink.New(spillCfg(dir, shards), g)
-	require.NoError(t, err)
-	for p, h := range shardHandles(s, shards) {
-		for i := range n {
-			require.True(t, h.Push(producerValue(p, i)))
-		}
-	}
+	s, _ := gatedWithValues(t, dir, shards, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded)
@@ -596,14 +605,7 @@ func segmentFiles(t *testing.T, dir string) (files []string, bytes int64) {
 func TestACleanShutdownLeavesNoValueOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	const shards, n = 2, 2000
-	g := newGate[uint64]()
-	s, err := sink.New(spillCfg(dir, shards), g)
-	require.NoError(t, err)
-	for p, h := range shardHandles(s, shards) {
-		for i := range n {
-			require.True(t, h.Push(producerValue(p, i)))
-		}
-	}
+	s, g := gatedWithValues(t, dir, shards, n)
 	require.Positive(t, s.Stats().Spilled)
 	g.release()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
